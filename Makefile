@@ -1,0 +1,57 @@
+# pm_index: PostgreSQL index access methods whose nodes live in persistent memory.
+#
+#   make                 the extension, the C unit tests and the core micro-benchmarks
+#   make install         install into the PostgreSQL that pg_config names
+#   make installcheck    pg_regress against a running server (PGHOST/PGPORT);
+#                        the server must have shared_preload_libraries = 'pm_index'
+#   tests/run            everything, on a throwaway cluster (see README.md)
+
+EXTENSION = pm_index
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
+MODULE_big = pm_index
+
+CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o
+PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/inspect.o
+OBJS = $(CORE_OBJS) $(PG_OBJS)
+
+DATA = src/$(EXTENSION)--$(EXTVERSION).sql
+REGRESS = pm_index_basics
+REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
+
+PG_CPPFLAGS = -I$(srcdir)/src/core -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+# Keep build-machine paths out of the library (debug info, __FILE__).
+PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	-Wno-missing-field-initializers -Wno-sign-compare \
+	-ffile-prefix-map=$(CURDIR)=.
+SHLIB_LINK = -lpmem -lpthread
+
+# JIT bitcode of this module buys nothing and needs clang; skip it.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# ---- C unit tests and micro-benchmarks of src/core (no server) ----
+
+TEST_OBJS = $(CORE_OBJS) src/core/crashsim.o
+UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
+CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(wildcard bench/core/bench_*.c))
+STANDALONE_LIBS = -lpmem -lpthread -lm
+
+tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+
+bench/bin/%: bench/core/%.c $(TEST_OBJS) $(wildcard src/core/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+
+all: $(UNIT_TESTS) $(CORE_BENCHES)
+
+unit: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+EXTRA_CLEAN = tests/unit/bin bench/bin src/core/crashsim.o tests/regress_out
+
+.PHONY: unit

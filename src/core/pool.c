@@ -1,0 +1,635 @@
+/*
+ * pool.c
+ *	  Pool files: create, open, map, grow, header validation, and the slow
+ *	  paths of the persistence primitives.
+ *
+ * Mapping: each process maps a pool once, with a window of the pool's
+ * max_size (recorded in the header), MAP_SHARED and MAP_NORESERVE.  Bytes
+ * past end of file are never touched: the allocator hands out only offsets
+ * below the committed extent.  Growing the file therefore makes new space
+ * usable in every process at once, with no remap and no moving base address,
+ * which is what lets a lock-free reader follow an offset written by a
+ * process that has just grown the pool.  pmem_map_file cannot map past end
+ * of file, so the mapping is made here the way libpmem makes it (MAP_SYNC
+ * first, which only DAX filesystems accept) and libpmem provides the flush,
+ * drain, msync and detection primitives.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+static const char pm_pool_magic[8] = {'P', 'M', 'I', 'N', 'D', 'E', 'X', '1'};
+
+__thread pm_counters pm_tls_counters;
+
+/* ---------- modes ---------- */
+
+const char *
+pm_mode_name(pm_mode mode)
+{
+	switch (mode)
+	{
+		case PM_MODE_AUTO:
+			return "auto";
+		case PM_MODE_EADR:
+			return "eadr";
+		case PM_MODE_ADR:
+			return "adr";
+		case PM_MODE_MSYNC:
+			return "msync";
+		case PM_MODE_VOLATILE:
+			return "volatile";
+	}
+	return "unknown";
+}
+
+bool
+pm_mode_parse(const char *name, pm_mode *mode)
+{
+	for (pm_mode m = PM_MODE_AUTO; m <= PM_MODE_MSYNC; m++)
+	{
+		if (strcmp(name, pm_mode_name(m)) == 0)
+		{
+			*mode = m;
+			return true;
+		}
+	}
+	return false;
+}
+
+pm_mode
+pm_mode_resolve(pm_mode requested, bool is_pmem, bool has_auto_flush, bool *weak)
+{
+	if (weak)
+		*weak = false;
+	if (requested != PM_MODE_AUTO)
+		return requested;
+	if (is_pmem)
+		return has_auto_flush ? PM_MODE_EADR : PM_MODE_ADR;
+	if (weak)
+		*weak = true;
+	return PM_MODE_EADR;
+}
+
+/* ---------- persistence slow paths ---------- */
+
+void
+pm_flush_slow(const pm_persister *p, const void *addr, size_t len)
+{
+	uintptr_t	first = (uintptr_t) addr & ~(uintptr_t) (PM_CACHELINE - 1);
+	uintptr_t	end = (uintptr_t) addr + len;
+
+	if (p->trace != NULL && p->trace->on_flush != NULL)
+		p->trace->on_flush(p->trace->ctx, addr, len);
+
+	switch (p->mode)
+	{
+		case PM_MODE_ADR:
+			pm_tls_counters.flushes += (end - first + PM_CACHELINE - 1) / PM_CACHELINE;
+			pmem_flush(addr, len);
+			break;
+		case PM_MODE_MSYNC:
+			pm_tls_counters.flushes += (end - first + PM_CACHELINE - 1) / PM_CACHELINE;
+			/* pmem_msync aligns to pages itself; it cannot fail on a live map */
+			(void) pmem_msync(addr, len);
+			break;
+		case PM_MODE_EADR:
+		case PM_MODE_VOLATILE:
+		case PM_MODE_AUTO:
+			break;
+	}
+}
+
+void
+pm_drain_slow(const pm_persister *p)
+{
+	if (p->trace != NULL && p->trace->on_drain != NULL)
+		p->trace->on_drain(p->trace->ctx);
+	if (p->mode == PM_MODE_VOLATILE)
+		return;
+	pm_tls_counters.fences++;
+	if (p->mode == PM_MODE_ADR)
+		pmem_drain();
+	else
+		pm_full_fence();
+}
+
+/* ---------- helpers ---------- */
+
+static pm_errcode
+errno_code(int e)
+{
+	switch (e)
+	{
+		case ENOENT:
+			return PM_ERR_NOTFOUND;
+		case EEXIST:
+			return PM_ERR_EXISTS;
+		case EACCES:
+		case EPERM:
+		case EROFS:
+			return PM_ERR_PERMISSION;
+		case ENOSPC:
+		case EDQUOT:
+		case EFBIG:
+			return PM_ERR_NOSPACE;
+		default:
+			return PM_ERR_IO;
+	}
+}
+
+static pm_errcode
+sys_error(pm_error *err, const char *what, const char *path)
+{
+	int			e = errno;
+
+	return pm_error_set(err, errno_code(e), e, "could not %s pool file \"%s\": %s",
+						what, path, strerror(e));
+}
+
+static uint64_t
+round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static uint64_t
+header_checksum(const pm_pool_header *hdr)
+{
+	return pm_fnv1a64(hdr, offsetof(pm_pool_header, static_checksum));
+}
+
+void
+pm_uuid_format(const uint8_t uuid[16], char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	int			o = 0;
+
+	for (int i = 0; i < 16; i++)
+	{
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[uuid[i] >> 4];
+		out[o++] = hex[uuid[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Validate a header against the file it came from.  Each mutable word is
+ * checked on its own; the static part by its checksum.
+ */
+static pm_errcode
+header_validate(const pm_pool_header *hdr, uint64_t file_size, const char *path,
+				pm_error *err)
+{
+	uint64_t	size = pm_load(&hdr->size);
+	uint64_t	mode = pm_load(&hdr->mode);
+	uint64_t	clean = pm_load(&hdr->clean_shutdown);
+
+	if (file_size < PM_POOL_HEADER_SIZE)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" is truncated (%llu bytes, header needs %d)",
+							path, (unsigned long long) file_size, PM_POOL_HEADER_SIZE);
+	if (memcmp(hdr->magic, pm_pool_magic, sizeof(pm_pool_magic)) != 0)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has no pm_index pool header", path);
+	if (hdr->format_version != PM_POOL_FORMAT_VERSION)
+		return pm_error_set(err, PM_ERR_VERSION, 0,
+							"pool file \"%s\" has format version %u, this build reads version %d",
+							path, hdr->format_version, PM_POOL_FORMAT_VERSION);
+	if (hdr->static_checksum != header_checksum(hdr))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has a header checksum mismatch", path);
+	if (hdr->header_size != PM_POOL_HEADER_SIZE ||
+		hdr->chunk_size != PM_POOL_CHUNK_SIZE ||
+		hdr->data_offset != PM_POOL_HEADER_SIZE ||
+		hdr->max_size < PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE ||
+		hdr->created_mode < PM_MODE_EADR || hdr->created_mode > PM_MODE_MSYNC)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has an invalid header geometry", path);
+
+	if (size < hdr->data_offset || (size - hdr->data_offset) % hdr->chunk_size != 0 ||
+		size > hdr->max_size)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has an invalid size word %llu", path,
+							(unsigned long long) size);
+	if (size > file_size)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" is truncated (%llu bytes, header says %llu)",
+							path, (unsigned long long) file_size, (unsigned long long) size);
+	if (mode < PM_MODE_EADR || mode > PM_MODE_MSYNC)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has an invalid persistence mode word", path);
+	if (clean != PM_POOL_CLEAN && clean != PM_POOL_IN_USE)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has an invalid shutdown marker", path);
+	for (int i = 0; i < PM_POOL_NROOTS; i++)
+	{
+		uint64_t	r = pm_load(&hdr->roots[i]);
+
+		if (r != 0 && (r < hdr->data_offset || r >= size || r % 8 != 0))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"pool file \"%s\" has an invalid root offset %llu in slot %d",
+								path, (unsigned long long) r, i);
+	}
+	return PM_OK;
+}
+
+pm_errcode
+pm_pool_read_header(const char *path, pm_pool_header *hdr, uint64_t *file_size,
+					pm_error *err)
+{
+	int			fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t		n;
+	pm_errcode	rc;
+
+	if (fd < 0)
+		return sys_error(err, "open", path);
+	if (fstat(fd, &st) != 0)
+	{
+		rc = sys_error(err, "stat", path);
+		close(fd);
+		return rc;
+	}
+	memset(hdr, 0, sizeof(*hdr));
+	n = pread(fd, hdr, sizeof(*hdr), 0);
+	if (n < 0)
+	{
+		rc = sys_error(err, "read", path);
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	if (file_size)
+		*file_size = (uint64_t) st.st_size;
+	return header_validate(hdr, (uint64_t) st.st_size, path, err);
+}
+
+/* Extend the file with real blocks, so a full disk is an error now, not SIGBUS later. */
+static pm_errcode
+reserve_file_space(int fd, uint64_t from, uint64_t to, const char *path, pm_error *err)
+{
+	int			e;
+
+	if (to <= from)
+		return PM_OK;
+	e = posix_fallocate(fd, (off_t) from, (off_t) (to - from));
+	if (e != 0)
+	{
+		errno = e;
+		return sys_error(err, "extend", path);
+	}
+	return PM_OK;
+}
+
+/* Flush file metadata in modes that promise durability beyond a process crash. */
+static pm_errcode
+sync_file(pm_pool *pool, pm_error *err)
+{
+	if (pool->persist.mode == PM_MODE_ADR || pool->persist.mode == PM_MODE_MSYNC)
+	{
+		if (fdatasync(pool->fd) != 0)
+			return sys_error(err, "sync", pool->path);
+	}
+	return PM_OK;
+}
+
+/* ---------- open / create / close ---------- */
+
+/*
+ * Map fd with a window of len bytes.  MAP_SYNC is tried first: only a DAX
+ * filesystem accepts it, and then stores reach PM without page-cache
+ * writeback, which is what "is PM" means here.
+ */
+static void *
+map_window(int fd, uint64_t len, bool *is_pmem)
+{
+	void	   *addr;
+
+	*is_pmem = true;
+	addr = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE, fd, 0);
+	if (addr == MAP_FAILED)
+	{
+		*is_pmem = false;
+		addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	}
+	/* pmem_is_pmem honours PMEM_IS_PMEM_FORCE (used to exercise PM code paths) */
+	if (addr != MAP_FAILED && !*is_pmem)
+		*is_pmem = pmem_is_pmem(addr, 64) != 0;
+	return addr;
+}
+
+static pm_errcode
+map_pool(pm_pool *pool, uint64_t window, pm_error *err)
+{
+	void	   *addr = map_window(pool->fd, window, &pool->is_pmem);
+
+	if (addr == MAP_FAILED)
+		return sys_error(err, "map", pool->path);
+	pool->base = addr;
+	pool->window = window;
+	pool->hdr = (pm_pool_header *) addr;
+	return PM_OK;
+}
+
+pm_errcode
+pm_path_is_pmem(const char *path, bool *is_pmem, pm_error *err)
+{
+	int			fd = open(path, O_RDWR | O_CLOEXEC);
+	void	   *addr;
+
+	if (fd < 0)
+		return sys_error(err, "open", path);
+	addr = map_window(fd, 4096, is_pmem);
+	if (addr == MAP_FAILED)
+	{
+		pm_errcode	rc = sys_error(err, "map", path);
+
+		close(fd);
+		return rc;
+	}
+	munmap(addr, 4096);
+	close(fd);
+	return PM_OK;
+}
+
+pm_errcode
+pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
+{
+	pm_pool    *pool;
+	pm_pool_header hdr;
+	uint64_t	file_size;
+	pm_errcode	rc;
+	struct stat st;
+
+	*out = NULL;
+	rc = pm_pool_read_header(path, &hdr, &file_size, err);
+	if (rc != PM_OK)
+		return rc;
+
+	pool = calloc(1, sizeof(*pool));
+	if (pool == NULL || (pool->path = strdup(path)) == NULL)
+	{
+		free(pool);
+		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory opening pool file \"%s\"", path);
+	}
+	pthread_mutex_init(&pool->grow_mutex, NULL);
+	pool->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (pool->fd < 0)
+	{
+		rc = sys_error(err, "open", path);
+		goto fail;
+	}
+	if (fstat(pool->fd, &st) != 0)
+	{
+		rc = sys_error(err, "stat", path);
+		goto fail;
+	}
+	rc = map_pool(pool, hdr.max_size, err);
+	if (rc != PM_OK)
+		goto fail;
+	/* revalidate through the mapping: the file may have changed since the read */
+	rc = header_validate(pool->hdr, (uint64_t) st.st_size, path, err);
+	if (rc != PM_OK)
+		goto fail;
+
+	pool->persist.mode = pm_mode_resolve(mode, pool->is_pmem, pmem_has_auto_flush() == 1,
+										 &pool->weak_durability);
+	if (pm_load(&pool->hdr->mode) != (uint64_t) pool->persist.mode)
+	{
+		pm_store(&pool->hdr->mode, (uint64_t) pool->persist.mode);
+		pm_persist(&pool->persist, &pool->hdr->mode, sizeof(uint64_t));
+	}
+	*out = pool;
+	return PM_OK;
+
+fail:
+	pm_pool_close(pool);
+	return rc;
+}
+
+pm_errcode
+pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
+			   pm_error *err)
+{
+	char		tmp[4096];
+	pm_pool_header hdr;
+	uint64_t	size;
+	uint64_t	max_size = opts->max_size ? opts->max_size : PM_POOL_DEFAULT_MAX_SIZE;
+	int			fd;
+	pm_errcode	rc;
+
+	*out = NULL;
+	if (opts->mode > PM_MODE_MSYNC)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "invalid persistence mode for pool \"%s\"", path);
+	size = PM_POOL_HEADER_SIZE +
+		round_up(opts->initial_size ? opts->initial_size : PM_POOL_CHUNK_SIZE, PM_POOL_CHUNK_SIZE);
+	max_size = round_up(max_size, PM_POOL_CHUNK_SIZE) + PM_POOL_HEADER_SIZE;
+	if (size > max_size)
+		return pm_error_set(err, PM_ERR_INVALID, 0,
+							"initial size of pool \"%s\" exceeds its maximum size", path);
+	if ((size_t) snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return pm_error_set(err, PM_ERR_INVALID, 0, "pool path \"%s\" is too long", path);
+
+	/*
+	 * Build the whole file under a temporary name and link it into place, so
+	 * a crash never leaves a half-written pool under the real name; the
+	 * orphan sweep removes leftover *.tmp files.
+	 */
+	(void) unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sys_error(err, "create", tmp);
+	rc = reserve_file_space(fd, 0, size, tmp, err);
+	if (rc != PM_OK)
+		goto fail;
+
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, pm_pool_magic, sizeof(hdr.magic));
+	hdr.format_version = PM_POOL_FORMAT_VERSION;
+	hdr.header_size = PM_POOL_HEADER_SIZE;
+	if (getrandom(hdr.uuid, sizeof(hdr.uuid), 0) != (ssize_t) sizeof(hdr.uuid))
+	{
+		rc = sys_error(err, "generate a UUID for", tmp);
+		goto fail;
+	}
+	hdr.uuid[6] = (hdr.uuid[6] & 0x0f) | 0x40;	/* RFC 4122 version 4 */
+	hdr.uuid[8] = (hdr.uuid[8] & 0x3f) | 0x80;
+	hdr.owner = opts->owner;
+	hdr.created_mode = opts->mode == PM_MODE_AUTO ? PM_MODE_EADR : opts->mode;
+	hdr.chunk_size = PM_POOL_CHUNK_SIZE;
+	hdr.data_offset = PM_POOL_HEADER_SIZE;
+	hdr.max_size = max_size;
+	hdr.static_checksum = header_checksum(&hdr);
+	hdr.size = size;
+	hdr.mode = hdr.created_mode;
+	hdr.clean_shutdown = PM_POOL_IN_USE;
+	if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
+	{
+		rc = sys_error(err, "write", tmp);
+		goto fail;
+	}
+	if (opts->mode == PM_MODE_ADR || opts->mode == PM_MODE_MSYNC)
+	{
+		if (fsync(fd) != 0)
+		{
+			rc = sys_error(err, "sync", tmp);
+			goto fail;
+		}
+	}
+	close(fd);
+	fd = -1;
+
+	if (opts->replace)
+	{
+		if (rename(tmp, path) != 0)
+		{
+			rc = sys_error(err, "rename", tmp);
+			goto fail;
+		}
+	}
+	else
+	{
+		if (link(tmp, path) != 0)
+		{
+			rc = sys_error(err, "create", path);
+			goto fail;
+		}
+		(void) unlink(tmp);
+	}
+	return pm_pool_open(path, opts->mode, out, err);
+
+fail:
+	if (fd >= 0)
+		close(fd);
+	(void) unlink(tmp);
+	return rc;
+}
+
+void
+pm_pool_close(pm_pool *pool)
+{
+	if (pool == NULL)
+		return;
+	if (pool->base != NULL)
+		munmap(pool->base, pool->window);
+	if (pool->fd >= 0)
+		close(pool->fd);
+	pthread_mutex_destroy(&pool->grow_mutex);
+	free(pool->path);
+	free(pool);
+}
+
+/* ---------- growth ---------- */
+
+/*
+ * Threads of one process serialize on grow_mutex; processes on an fcntl
+ * lock of the file (released by the kernel if the holder dies).  The order
+ * is: extend the file (real blocks), sync its metadata where the mode asks
+ * for durability, then publish the new size word.  A crash between the two
+ * leaves a file longer than the size word; open accepts that, the tail is
+ * zeroes and is never handed out.
+ */
+pm_errcode
+pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	uint64_t	cur;
+	uint64_t	target;
+	pm_errcode	rc = PM_OK;
+
+	min_size = PM_POOL_HEADER_SIZE + round_up(min_size - PM_POOL_HEADER_SIZE, PM_POOL_CHUNK_SIZE);
+	if (min_size <= pm_pool_size(pool))
+		return PM_OK;
+	if (min_size > pool->window)
+		return pm_error_set(err, PM_ERR_LIMIT, 0,
+							"pool file \"%s\" would exceed its maximum size of %llu bytes",
+							pool->path, (unsigned long long) pool->window);
+
+	pthread_mutex_lock(&pool->grow_mutex);
+	while (fcntl(pool->fd, F_SETLKW, &fl) != 0)
+	{
+		if (errno != EINTR)
+		{
+			rc = sys_error(err, "lock", pool->path);
+			pthread_mutex_unlock(&pool->grow_mutex);
+			return rc;
+		}
+	}
+	cur = pm_pool_size(pool);
+	if (min_size > cur)
+	{
+		/* grow by at least an eighth, so many small indexes stay small and big ones grow rarely */
+		target = cur + round_up(cur / 8, PM_POOL_CHUNK_SIZE);
+		if (target < min_size)
+			target = min_size;
+		if (target > pool->window)
+			target = pool->window;
+		rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
+		if (rc != PM_OK && target > min_size)
+		{
+			/* on a nearly full disk, settle for what was asked */
+			target = min_size;
+			rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
+		}
+		if (rc == PM_OK)
+			rc = sync_file(pool, err);
+		if (rc == PM_OK)
+		{
+			pm_store(&pool->hdr->size, target);
+			pm_persist(&pool->persist, &pool->hdr->size, sizeof(uint64_t));
+		}
+	}
+	fl.l_type = F_UNLCK;
+	(void) fcntl(pool->fd, F_SETLK, &fl);
+	pthread_mutex_unlock(&pool->grow_mutex);
+	return rc;
+}
+
+void
+pm_pool_set_root(pm_pool *pool, int i, uint64_t off)
+{
+	pm_store(&pool->hdr->roots[i], off);
+	pm_persist(&pool->persist, &pool->hdr->roots[i], sizeof(uint64_t));
+}
+
+void
+pm_pool_set_clean(pm_pool *pool, bool clean)
+{
+	pm_store(&pool->hdr->clean_shutdown, clean ? PM_POOL_CLEAN : PM_POOL_IN_USE);
+	pm_persist(&pool->persist, &pool->hdr->clean_shutdown, sizeof(uint64_t));
+}
+
+void
+pm_pool_set_trace(pm_pool *pool, const pm_trace_hooks *hooks)
+{
+	if (hooks == NULL)
+		pool->persist.trace = NULL;
+	else
+	{
+		pool->trace = *hooks;
+		pool->persist.trace = &pool->trace;
+	}
+}

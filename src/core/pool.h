@@ -1,0 +1,222 @@
+/*
+ * pool.h
+ *	  Pool files: create, open, map, grow; the header; offset translation;
+ *	  the persistence primitives of the four persistence modes.
+ *
+ * See src/core/README.md for the format and the crash and concurrency rules.
+ */
+#ifndef PM_POOL_H
+#define PM_POOL_H
+
+#include "pm_common.h"
+
+#include <pthread.h>
+
+/* ---------- persistence modes and primitives ---------- */
+
+typedef enum pm_mode
+{
+	PM_MODE_AUTO = 0,			/* resolve from the mapping at open */
+	PM_MODE_EADR = 1,			/* visible means persistent: fences only */
+	PM_MODE_ADR = 2,			/* flush cache lines + fence */
+	PM_MODE_MSYNC = 3,			/* msync the page range (ordinary disks) */
+	PM_MODE_VOLATILE = 4		/* DRAM tier: no persistence, no counting */
+} pm_mode;
+
+extern const char *pm_mode_name(pm_mode mode);
+extern bool pm_mode_parse(const char *name, pm_mode *mode);
+
+/*
+ * Resolve AUTO: eadr on PM whose caches are in the persistence domain, adr on
+ * PM without that, else eadr (which then protects against process crashes
+ * only; *weak is set so the host can say so).
+ */
+extern pm_mode pm_mode_resolve(pm_mode requested, bool is_pmem,
+							   bool has_auto_flush, bool *weak);
+
+/*
+ * Test hooks: an instrumented persistence layer (tests/unit, crashsim.c)
+ * observes every flush and drain.  NULL in production; one predictable
+ * branch per primitive.
+ */
+typedef struct pm_trace_hooks
+{
+	void		(*on_flush) (void *ctx, const void *addr, size_t len);
+	void		(*on_drain) (void *ctx);
+	void	   *ctx;
+} pm_trace_hooks;
+
+typedef struct pm_persister
+{
+	pm_mode		mode;			/* never PM_MODE_AUTO */
+	const pm_trace_hooks *trace;
+} pm_persister;
+
+/*
+ * Per-thread counters of flushed cache lines and fences.  A caller that
+ * wants "persists per operation" reads them before and after.
+ */
+typedef struct pm_counters
+{
+	uint64_t	flushes;
+	uint64_t	fences;
+} pm_counters;
+
+extern __thread pm_counters pm_tls_counters;
+
+extern void pm_flush_slow(const pm_persister *p, const void *addr, size_t len);
+extern void pm_drain_slow(const pm_persister *p);
+
+/* Start writing back [addr, addr+len); durable after the next pm_drain. */
+static inline void
+pm_flush(const pm_persister *p, const void *addr, size_t len)
+{
+	if (p->trace != NULL || p->mode == PM_MODE_ADR || p->mode == PM_MODE_MSYNC)
+		pm_flush_slow(p, addr, len);
+}
+
+/* Order and complete preceding flushes; a store fence in eadr mode. */
+static inline void
+pm_drain(const pm_persister *p)
+{
+	if (p->mode == PM_MODE_VOLATILE && p->trace == NULL)
+		return;
+	if (p->trace != NULL || p->mode != PM_MODE_EADR)
+		pm_drain_slow(p);
+	else
+	{
+		pm_tls_counters.fences++;
+		pm_full_fence();
+	}
+}
+
+static inline void
+pm_persist(const pm_persister *p, const void *addr, size_t len)
+{
+	pm_flush(p, addr, len);
+	pm_drain(p);
+}
+
+/* ---------- pool files ---------- */
+
+#define PM_POOL_FORMAT_VERSION	1
+#define PM_POOL_HEADER_SIZE		4096
+#define PM_POOL_NROOTS			8
+#define PM_POOL_CHUNK_SIZE		(256 * 1024)
+#define PM_POOL_DEFAULT_MAX_SIZE	(UINT64_C(64) << 30)
+
+/* clean_shutdown word values */
+#define PM_POOL_IN_USE			UINT64_C(0)
+#define PM_POOL_CLEAN			UINT64_C(0x434c45414e)	/* "CLEAN" */
+
+/* Who the pool belongs to; for PostgreSQL an index relfilenode. */
+typedef struct pm_owner
+{
+	uint64_t	system_id;		/* the host's instance identifier */
+	uint32_t	tablespace;
+	uint32_t	database;
+	uint32_t	relfilenode;
+	uint32_t	kind;			/* which structure: PM_KIND_* */
+} pm_owner;
+
+#define PM_KIND_TEST	0
+#define PM_KIND_NBTREE	1
+#define PM_KIND_FBRTREE	2
+
+typedef struct pm_pool_header
+{
+	/* static part: written once at creation, covered by static_checksum */
+	char		magic[8];
+	uint32_t	format_version;
+	uint32_t	header_size;
+	uint8_t		uuid[16];
+	pm_owner	owner;
+	uint32_t	created_mode;
+	uint32_t	chunk_size;
+	uint64_t	data_offset;
+	uint64_t	max_size;		/* the virtual window every process maps */
+	uint64_t	static_checksum;
+
+	/*
+	 * Mutable part: independent 8-byte words, each stored atomically and
+	 * validated on its own at open (a checksum over them could not be
+	 * updated failure-atomically).
+	 */
+	uint64_t	size;			/* committed extent in bytes */
+	uint64_t	mode;			/* persistence mode of the current writer */
+	uint64_t	clean_shutdown; /* PM_POOL_CLEAN or PM_POOL_IN_USE */
+	uint64_t	roots[PM_POOL_NROOTS];
+} pm_pool_header;
+
+typedef struct pm_pool_create_opts
+{
+	pm_owner	owner;
+	pm_mode		mode;
+	uint64_t	initial_size;	/* bytes of data area; rounded up to chunks */
+	uint64_t	max_size;		/* 0: PM_POOL_DEFAULT_MAX_SIZE */
+	bool		replace;		/* overwrite an existing file at path */
+} pm_pool_create_opts;
+
+typedef struct pm_pool
+{
+	char	   *path;
+	int			fd;
+	char	   *base;			/* mapping of max_size bytes; never moves */
+	uint64_t	window;			/* == hdr->max_size */
+	pm_pool_header *hdr;
+	pm_persister persist;
+	bool		is_pmem;
+	bool		weak_durability;	/* auto chose eadr on a non-PM file */
+	pthread_mutex_t grow_mutex; /* threads of this process; fcntl across */
+	pm_trace_hooks trace;
+} pm_pool;
+
+extern pm_errcode pm_pool_create(const char *path, const pm_pool_create_opts *opts,
+								 pm_pool **out, pm_error *err);
+extern pm_errcode pm_pool_open(const char *path, pm_mode mode,
+							   pm_pool **out, pm_error *err);
+extern void pm_pool_close(pm_pool *pool);
+
+/* Read and validate a header without mapping (inspection, orphan sweep). */
+extern pm_errcode pm_pool_read_header(const char *path, pm_pool_header *hdr,
+									  uint64_t *file_size, pm_error *err);
+
+/* Make the committed extent at least min_size bytes; ENOSPC is an error. */
+extern pm_errcode pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err);
+
+extern void pm_pool_set_root(pm_pool *pool, int i, uint64_t off);
+extern void pm_pool_set_clean(pm_pool *pool, bool clean);
+
+/* Install test hooks (instrumented persistence). */
+extern void pm_pool_set_trace(pm_pool *pool, const pm_trace_hooks *hooks);
+
+static inline uint64_t
+pm_pool_size(const pm_pool *pool)
+{
+	return pm_load(&pool->hdr->size);
+}
+
+static inline uint64_t
+pm_pool_root(const pm_pool *pool, int i)
+{
+	return pm_load(&pool->hdr->roots[i]);
+}
+
+static inline void *
+pm_pool_addr(const pm_pool *pool, uint64_t off)
+{
+	return pool->base + off;
+}
+
+static inline uint64_t
+pm_pool_off(const pm_pool *pool, const void *addr)
+{
+	return (uint64_t) ((const char *) addr - pool->base);
+}
+
+/* Would a file at path be mapped as PM? (path must exist; opened read-write) */
+extern pm_errcode pm_path_is_pmem(const char *path, bool *is_pmem, pm_error *err);
+
+extern void pm_uuid_format(const uint8_t uuid[16], char out[37]);
+
+#endif							/* PM_POOL_H */

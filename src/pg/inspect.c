@@ -1,0 +1,114 @@
+/*
+ * inspect.c
+ *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools().
+ */
+#include "pm_index.h"
+
+#include <sys/stat.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/builtins.h"
+#include "utils/relfilenodemap.h"
+
+PG_FUNCTION_INFO_V1(pm_index_version);
+PG_FUNCTION_INFO_V1(pm_index_pools);
+
+Datum
+pm_index_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(PM_INDEX_VERSION));
+}
+
+#define POOLS_COLS 9
+
+/*
+ * One row per file in the pool directory: path, owning index (when it is in
+ * the current database), database, relfilenode, bytes, mode, is_pmem, state,
+ * detail.  State: clean (shut down cleanly), in use, orphan (its relation's
+ * file is gone), corrupt (the header does not validate; detail says why),
+ * temporary (an unfinished pool creation).
+ */
+Datum
+pm_index_pools(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *dir = pmi_pool_dir();
+	DIR		   *d;
+	struct dirent *de;
+
+	InitMaterializedSRF(fcinfo, 0);
+	d = AllocateDir(dir);
+	if (d == NULL && errno == ENOENT)
+		return (Datum) 0;		/* no pool created yet */
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		Datum		values[POOLS_COLS] = {0};
+		bool		nulls[POOLS_COLS] = {0};
+		RelFileNode rnode;
+		char	   *path;
+		struct stat st;
+		pm_pool_header hdr;
+		pm_error	err;
+		bool		is_pmem;
+		size_t		len = strlen(de->d_name);
+		bool		is_tmp = len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!is_tmp && !pmi_parse_pool_name(de->d_name, &rnode))
+			continue;
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (stat(path, &st) != 0)
+			continue;			/* removed meanwhile */
+		values[0] = CStringGetTextDatum(path);
+		values[4] = Int64GetDatum((int64) st.st_size);
+		if (is_tmp)
+		{
+			nulls[1] = nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[8] = true;
+			values[7] = CStringGetTextDatum("temporary");
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
+		}
+		if (rnode.dbNode == MyDatabaseId)
+		{
+			Oid			relid = RelidByRelfilenode(rnode.spcNode == MyDatabaseTableSpace ? 0 : rnode.spcNode,
+												   rnode.relNode);
+
+			values[1] = ObjectIdGetDatum(relid);
+			nulls[1] = !OidIsValid(relid);
+		}
+		else
+			nulls[1] = true;
+		values[2] = ObjectIdGetDatum(rnode.dbNode);
+		values[3] = ObjectIdGetDatum(rnode.relNode);
+		nulls[5] = nulls[6] = nulls[8] = true;
+		if (pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK)
+		{
+			values[5] = CStringGetTextDatum(pm_mode_name((pm_mode) hdr.mode));
+			nulls[5] = false;
+			if (pm_path_is_pmem(path, &is_pmem, &err) == PM_OK)
+			{
+				values[6] = BoolGetDatum(is_pmem);
+				nulls[6] = false;
+			}
+		}
+		else
+		{
+			values[8] = CStringGetTextDatum(err.msg);
+			nulls[8] = false;
+		}
+		/* an orphan is garbage whatever its header says: the sweep will remove it */
+		if (!pmi_relfilenode_exists(rnode))
+			values[7] = CStringGetTextDatum("orphan");
+		else if (nulls[5])
+			values[7] = CStringGetTextDatum("corrupt");
+		else
+			values[7] = CStringGetTextDatum(hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use");
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(path);
+	}
+	FreeDir(d);
+	return (Datum) 0;
+}

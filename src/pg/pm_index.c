@@ -1,0 +1,268 @@
+/*
+ * pm_index.c
+ *	  Module entry point: preload check, GUCs, shared memory (epoch domain and
+ *	  the DRAM-tier arena), the per-backend epoch participant, and the
+ *	  mapping of core errors to ereport.
+ */
+#include "pm_index.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+PG_MODULE_MAGIC;
+
+char	   *pmi_pool_dir_guc = NULL;
+int			pmi_persistence_guc = PM_MODE_AUTO;
+int			pmi_dram_tier_mb = 64;
+
+PmIndexShared *pmi_shared = NULL;
+
+#define EPOCH_LIMBO_PER_SLOT 1024
+
+static const struct config_enum_entry persistence_options[] = {
+	{"auto", PM_MODE_AUTO, false},
+	{"eadr", PM_MODE_EADR, false},
+	{"adr", PM_MODE_ADR, false},
+	{"msync", PM_MODE_MSYNC, false},
+	{NULL, 0, false}
+};
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static pm_epoch_handle epoch_handle = {.slot = -1};
+static pm_alloc dram_alloc;
+static bool dram_attached = false;
+
+void		_PG_init(void);
+
+static uint32
+epoch_slots(void)
+{
+	/* every PGPROC may run index code: backends, autovacuum, bgworkers, aux */
+	return (uint32) (MaxBackends + NUM_AUXILIARY_PROCS);
+}
+
+static Size
+shared_size(void)
+{
+	Size		size = MAXALIGN(sizeof(PmIndexShared));
+
+	size = add_size(size, MAXALIGN(pm_epoch_domain_size(epoch_slots(), EPOCH_LIMBO_PER_SLOT)));
+	size = add_size(size, 4096);	/* align the arena to a page */
+	size = add_size(size, (Size) pmi_dram_tier_mb * 1024 * 1024);
+	return size;
+}
+
+static void
+pmi_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shared_size());
+}
+
+static void
+pmi_shmem_startup(void)
+{
+	bool		found;
+	Size		size = shared_size();
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	pmi_shared = ShmemInitStruct("pm_index", size, &found);
+	if (!found)
+	{
+		base = (char *) pmi_shared;
+		pmi_shared->nslots = epoch_slots();
+		pmi_shared->epoch_offset = MAXALIGN(sizeof(PmIndexShared));
+		pmi_shared->arena_offset =
+			TYPEALIGN(4096, (uintptr_t) base + pmi_shared->epoch_offset +
+					  MAXALIGN(pm_epoch_domain_size(pmi_shared->nslots, EPOCH_LIMBO_PER_SLOT))) -
+			(uintptr_t) base;
+		pmi_shared->arena_size = size - pmi_shared->arena_offset;
+		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
+							 EPOCH_LIMBO_PER_SLOT);
+		pm_arena_format(base + pmi_shared->arena_offset, pmi_shared->arena_size);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+_PG_init(void)
+{
+	BackgroundWorker worker;
+
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pm_index must be loaded via shared_preload_libraries"),
+				 errhint("Add pm_index to shared_preload_libraries in postgresql.conf, "
+						 "for example shared_preload_libraries = 'pm_index', and restart the server.")));
+
+	DefineCustomStringVariable("pm_index.pool_dir",
+							   "Directory holding the pool files of pm_index indexes.",
+							   "Empty means pm_index under the data directory. On a machine with "
+							   "persistent memory, point it into a DAX-mounted filesystem.",
+							   &pmi_pool_dir_guc,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("pm_index.persistence",
+							 "How pool writes are made durable: auto, eadr, adr or msync.",
+							 "eadr: fences only (caches are persistent, or only process crashes "
+							 "matter); adr: cache-line flushes; msync: for ordinary disks that must "
+							 "survive an OS crash; auto picks from the pool's mapping.",
+							 &pmi_persistence_guc,
+							 PM_MODE_AUTO,
+							 persistence_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.dram_tier_size",
+							"Shared memory reserved for the volatile DRAM tier of pm_index indexes.",
+							"Inner nodes and leaf metadata live here; they are rebuilt from the "
+							"pools after a restart.",
+							&pmi_dram_tier_mb,
+							64,
+							1,
+							INT_MAX / 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("pm_index");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = pmi_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = pmi_shmem_startup;
+
+	/* once recovery has finished: create the pool directory, remove orphans */
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_sweeper_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index pool sweeper");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index pool sweeper");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* The pool directory as an absolute path (messages name files in full). */
+const char *
+pmi_pool_dir(void)
+{
+	static char *dir = NULL;
+
+	if (dir == NULL)
+	{
+		const char *setting = (pmi_pool_dir_guc && pmi_pool_dir_guc[0]) ? pmi_pool_dir_guc : "pm_index";
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+		dir = is_absolute_path(setting) ? pstrdup(setting) : psprintf("%s/%s", DataDir, setting);
+		canonicalize_path(dir);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return dir;
+}
+
+/* The DRAM tier allocator of this backend, attached on first use. */
+pm_alloc *
+pmi_dram(void)
+{
+	if (!dram_attached)
+	{
+		pm_alloc_attach_arena(&dram_alloc, (char *) pmi_shared + pmi_shared->arena_offset,
+							  "pm_index DRAM tier (pm_index.dram_tier_size)");
+		dram_attached = true;
+	}
+	return &dram_alloc;
+}
+
+/* Free a retired block; space 0 is the DRAM tier. */
+static void
+epoch_free(void *ctx, uint32 space, uint32 tag, uint64 off)
+{
+	pm_error	err;
+
+	if (space == 0 && pm_free_block(pmi_dram(), off, &err) != PM_OK)
+		elog(LOG, "pm_index: %s", err.msg);
+}
+
+static void
+epoch_shutdown(int code, Datum arg)
+{
+	pm_epoch_unregister(&epoch_handle);
+}
+
+/* This backend's epoch participant, registered on first use. */
+pm_epoch_handle *
+pmi_epoch(void)
+{
+	if (epoch_handle.slot < 0)
+	{
+		pm_error	err;
+
+		if (pm_epoch_register((pm_epoch_domain *) ((char *) pmi_shared + pmi_shared->epoch_offset),
+							  (uint64) MyProcPid, MyProc->pgprocno, epoch_free, NULL, NULL,
+							  &epoch_handle, &err) != PM_OK)
+			pmi_report_core_error(ERROR, &err);
+		before_shmem_exit(epoch_shutdown, 0);
+	}
+	return &epoch_handle;
+}
+
+void
+pmi_report_core_error(int elevel, const pm_error *err)
+{
+	int			sqlstate;
+	const char *hint = NULL;
+
+	switch (err->code)
+	{
+		case PM_ERR_NOTFOUND:
+			sqlstate = ERRCODE_UNDEFINED_FILE;
+			hint = "If the pool file was removed, REINDEX the index to rebuild it.";
+			break;
+		case PM_ERR_EXISTS:
+			sqlstate = ERRCODE_DUPLICATE_FILE;
+			break;
+		case PM_ERR_PERMISSION:
+			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			hint = "Check that pm_index.pool_dir and its files are writable by the server's operating system user.";
+			break;
+		case PM_ERR_NOSPACE:
+			sqlstate = ERRCODE_DISK_FULL;
+			hint = "Free space in the filesystem of pm_index.pool_dir (or raise pm_index.dram_tier_size for the DRAM tier).";
+			break;
+		case PM_ERR_CORRUPT:
+		case PM_ERR_VERSION:
+			sqlstate = ERRCODE_INDEX_CORRUPTED;
+			hint = "REINDEX the index to rebuild its pool.";
+			break;
+		case PM_ERR_INVALID:
+			sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		case PM_ERR_LIMIT:
+			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			break;
+		case PM_ERR_IO:
+		default:
+			sqlstate = ERRCODE_IO_ERROR;
+			break;
+	}
+	ereport(elevel,
+			(errcode(sqlstate),
+			 errmsg("%s", err->msg),
+			 hint ? errhint("%s", hint) : 0));
+}

@@ -1,0 +1,300 @@
+/*
+ * pool_registry.c
+ *	  Pool files of PostgreSQL relations: naming, the per-backend cache of
+ *	  open pools, and the orphan sweep.
+ *
+ * A pool is named after its index's (tablespace, database, relfilenode), so
+ * it follows PostgreSQL's own file lifecycle: REINDEX, TRUNCATE, VACUUM FULL
+ * and SET TABLESPACE make a new relfilenode and therefore a new pool.  The
+ * rule for removal is the one PostgreSQL applies to its own files: a pool
+ * whose relation's main fork no longer exists is garbage.  The sweep runs
+ * once per postmaster start, after recovery has finished (before that a
+ * main fork can be missing only because redo has not recreated it yet).
+ */
+#include "pm_index.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+typedef struct PoolCacheEntry
+{
+	RelFileNode rnode;			/* hash key */
+	Oid			relid;			/* index that opened it, for invalidation */
+	pm_pool    *pool;
+	dev_t		dev;			/* identity of the mapped file */
+	ino_t		ino;
+	bool		revalidate;		/* relcache invalidation seen since last use */
+} PoolCacheEntry;
+
+static HTAB *pool_cache = NULL;
+
+char *
+pmi_pool_path(RelFileNode rnode)
+{
+	return psprintf("%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
+					rnode.relNode, PMI_POOL_SUFFIX);
+}
+
+bool
+pmi_parse_pool_name(const char *name, RelFileNode *rnode)
+{
+	unsigned	spc,
+				db,
+				rel;
+	int			consumed = 0;
+
+	if (sscanf(name, "%u_%u_%u%n", &spc, &db, &rel, &consumed) != 3 ||
+		strcmp(name + consumed, PMI_POOL_SUFFIX) != 0)
+		return false;
+	rnode->spcNode = spc;
+	rnode->dbNode = db;
+	rnode->relNode = rel;
+	return true;
+}
+
+/* Does the relation's main fork exist?  (It does while the relfilenode is live.) */
+bool
+pmi_relfilenode_exists(RelFileNode rnode)
+{
+	char	   *path = GetRelationPath(rnode.dbNode, rnode.spcNode, rnode.relNode,
+									   InvalidBackendId, MAIN_FORKNUM);
+	struct stat st;
+	bool		exists = stat(path, &st) == 0 || errno != ENOENT;
+
+	pfree(path);
+	return exists;
+}
+
+/* Create the default pool directory; a configured one must exist already. */
+void
+pmi_ensure_pool_dir(void)
+{
+	const char *dir = pmi_pool_dir();
+	struct stat st;
+
+	if (stat(dir, &st) == 0)
+	{
+		if (!S_ISDIR(st.st_mode))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("pm_index.pool_dir \"%s\" is not a directory", dir)));
+		return;
+	}
+	if (errno == ENOENT && !(pmi_pool_dir_guc && pmi_pool_dir_guc[0]))
+	{
+		if (MakePGDirectory(dir) == 0 || errno == EEXIST)
+			return;
+	}
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not access pool directory \"%s\": %m", dir),
+			 errhint("Create the directory named by pm_index.pool_dir, owned by the server's "
+					 "operating system user, or reset pm_index.pool_dir to use the data directory.")));
+}
+
+static void
+pool_cache_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	PoolCacheEntry *e;
+
+	if (pool_cache == NULL)
+		return;
+	hash_seq_init(&status, pool_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+	{
+		if (relid == InvalidOid || e->relid == relid)
+			e->revalidate = true;
+	}
+}
+
+static void
+pool_cache_init(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(RelFileNode);
+	ctl.entrysize = sizeof(PoolCacheEntry);
+	ctl.hcxt = TopMemoryContext;
+	pool_cache = hash_create("pm_index pool cache", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	CacheRegisterRelcacheCallback(pool_cache_invalidate, (Datum) 0);
+}
+
+/*
+ * Open (map) the pool of rnode, or return this backend's open mapping of it.
+ * A mapping is re-checked against the file after any relcache invalidation
+ * of its index, so a pool replaced on disk is never used through a stale
+ * mapping.  Errors are reported with ERROR.
+ */
+pm_pool *
+pmi_pool_open(RelFileNode rnode)
+{
+	PoolCacheEntry *e;
+	bool		found;
+	char	   *path = NULL;
+	struct stat st;
+	pm_error	err;
+	pm_pool    *pool;
+
+	if (pool_cache == NULL)
+		pool_cache_init();
+	e = hash_search(pool_cache, &rnode, HASH_ENTER, &found);
+	if (found && e->pool != NULL)
+	{
+		if (!e->revalidate)
+			return e->pool;
+		path = pmi_pool_path(rnode);
+		if (stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+		{
+			e->revalidate = false;
+			pfree(path);
+			return e->pool;
+		}
+		pm_pool_close(e->pool);
+		e->pool = NULL;
+	}
+	if (path == NULL)
+		path = pmi_pool_path(rnode);
+	e->relid = InvalidOid;
+	e->pool = NULL;
+	if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
+	{
+		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+		pmi_report_core_error(ERROR, &err);
+	}
+	if (fstat(pool->fd, &st) != 0)
+	{
+		pm_pool_close(pool);
+		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat pool file \"%s\": %m", path)));
+	}
+	e->pool = pool;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->revalidate = false;
+	pfree(path);
+	return pool;
+}
+
+/* Drop this backend's mapping of a pool (before removing or replacing it). */
+void
+pmi_pool_forget(RelFileNode rnode)
+{
+	PoolCacheEntry *e;
+
+	if (pool_cache == NULL)
+		return;
+	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+	if (e == NULL)
+		return;
+	pm_pool_close(e->pool);
+	hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+}
+
+/*
+ * Remove pools whose relfilenode is gone, and temporary files that an
+ * interrupted pool creation left before this postmaster started.  Returns
+ * the number of files removed.
+ */
+int
+pmi_sweep_orphans(void)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int			removed = 0;
+	pg_time_t	started = timestamptz_to_time_t(PgStartTime);
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNode rnode;
+		char	   *path;
+		struct stat st;
+		size_t		len = strlen(de->d_name);
+		bool		orphan = false;
+
+		CHECK_FOR_INTERRUPTS();
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
+			orphan = stat(path, &st) == 0 && st.st_mtime < started;
+		else if (pmi_parse_pool_name(de->d_name, &rnode))
+			orphan = !pmi_relfilenode_exists(rnode);
+		if (orphan)
+		{
+			if (unlink(path) == 0)
+			{
+				removed++;
+				ereport(LOG,
+						(errmsg("pm_index: removed orphaned pool file \"%s\"", path),
+						 errdetail("Its relation's file no longer exists.")));
+			}
+			else if (errno != ENOENT)
+				ereport(LOG,
+						(errcode_for_file_access(),
+						 errmsg("pm_index: could not remove orphaned pool file \"%s\": %m", path)));
+		}
+		pfree(path);
+	}
+	FreeDir(d);
+	return removed;
+}
+
+/* Tell the administrator once per start what durability the pools get. */
+static void
+report_durability(void)
+{
+	char	   *probe = psprintf("%s/durability_probe.tmp", pmi_pool_dir());
+	int			fd = open(probe, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	bool		is_pmem = false;
+	pm_error	err;
+
+	if (fd < 0 || ftruncate(fd, 4096) != 0)
+	{
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("pm_index: could not create a file in pool directory \"%s\": %m",
+						pmi_pool_dir()),
+				 errhint("pm_index indexes cannot be created until the directory is writable.")));
+		if (fd >= 0)
+			close(fd);
+		pfree(probe);
+		return;
+	}
+	close(fd);
+	if (pm_path_is_pmem(probe, &is_pmem, &err) != PM_OK)
+		is_pmem = false;
+	unlink(probe);
+	if (!is_pmem && pmi_persistence_guc == PM_MODE_AUTO)
+		ereport(LOG,
+				(errmsg("pm_index: pool directory \"%s\" is not on persistent memory; "
+						"pm_index.persistence = auto uses eadr semantics there",
+						pmi_pool_dir()),
+				 errdetail("Pools survive process and server crashes, but not an operating "
+						   "system crash or power failure."),
+				 errhint("Point pm_index.pool_dir into a DAX filesystem on persistent memory, "
+						 "or set pm_index.persistence = msync.")));
+	pfree(probe);
+}
+
+void
+pmi_sweeper_main(Datum arg)
+{
+	BackgroundWorkerUnblockSignals();
+	pmi_ensure_pool_dir();
+	report_durability();
+	(void) pmi_sweep_orphans();
+	proc_exit(0);
+}

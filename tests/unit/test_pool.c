@@ -1,0 +1,212 @@
+/*
+ * test_pool.c
+ *	  Pool files: create, reopen, grow, roots, clean marker, corrupt and
+ *	  truncated headers (clear error, never a crash), persistence counters.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "pool.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+static char path[600];
+
+static pm_pool *
+make_pool(pm_mode mode, pm_error *err)
+{
+	pm_pool_create_opts o = {0};
+	pm_pool    *pool = NULL;
+
+	o.owner.relfilenode = 4242;
+	o.owner.database = 5;
+	o.owner.kind = PM_KIND_TEST;
+	o.mode = mode;
+	o.max_size = 64 << 20;
+	o.replace = true;
+	pm_pool_create(path, &o, &pool, err);
+	return pool;
+}
+
+/* Overwrite len bytes at off of the closed pool file. */
+static void
+poke(off_t off, const void *bytes, size_t len)
+{
+	int			fd = open(path, O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, bytes, len, off) != (ssize_t) len)
+		tap_diag("poke failed: %s", strerror(errno));
+	close(fd);
+}
+
+static void
+expect_open_error(pm_errcode want, const char *what, const char *needle)
+{
+	pm_error	err = {0};
+	pm_pool    *pool = NULL;
+	pm_errcode	rc = pm_pool_open(path, PM_MODE_EADR, &pool, &err);
+
+	tap_ok(rc == want && pool == NULL && strstr(err.msg, path) != NULL &&
+		   strstr(err.msg, needle) != NULL,
+		   "%s: %s (\"%s\")", what, pm_errcode_name(want), err.msg);
+	pm_pool_close(pool);
+}
+
+int
+main(void)
+{
+	char	   *dir = tap_tmpdir("pool");
+	pm_error	err = {0};
+	pm_pool    *pool;
+	pm_pool_header hdr;
+	uint64_t	fsize;
+	uint8_t		uuid[16];
+	bool		weak;
+
+	tap_plan(27);
+	snprintf(path, sizeof(path), "%s/pool.pm", dir);
+
+	/* create and reopen */
+	pool = make_pool(PM_MODE_EADR, &err);
+	tap_ok(pool != NULL, "create pool (%s)", pool ? "ok" : err.msg);
+	if (pool == NULL)
+		return 1;
+	tap_ok(pm_pool_size(pool) == PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE,
+		   "new pool has one chunk");
+	memcpy(uuid, pool->hdr->uuid, 16);
+	tap_ok((uuid[6] >> 4) == 4, "uuid is version 4");
+	*(uint64_t *) pm_pool_addr(pool, PM_POOL_HEADER_SIZE + 64) = 0xfeedfacecafebeefULL;
+	pm_pool_set_root(pool, 3, PM_POOL_HEADER_SIZE + 64);
+	tap_ok(pm_pool_off(pool, pm_pool_addr(pool, 12345)) == 12345, "offset <-> address round trip");
+	pm_pool_close(pool);
+
+	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK, "reopen");
+	tap_ok(memcmp(pool->hdr->uuid, uuid, 16) == 0 && pool->hdr->owner.relfilenode == 4242 &&
+		   pool->hdr->owner.database == 5, "uuid and owner survive reopen");
+	tap_ok(pm_pool_root(pool, 3) == PM_POOL_HEADER_SIZE + 64 &&
+		   *(uint64_t *) pm_pool_addr(pool, pm_pool_root(pool, 3)) == 0xfeedfacecafebeefULL,
+		   "root and data survive reopen");
+
+	/* grow; the new space is usable at once, through the same base address */
+	{
+		char	   *base = pool->base;
+		uint64_t	want = PM_POOL_HEADER_SIZE + 5 * PM_POOL_CHUNK_SIZE;
+		struct stat st;
+
+		tap_ok(pm_pool_grow(pool, want, &err) == PM_OK && pm_pool_size(pool) >= want,
+			   "grow to five chunks");
+		memset(pm_pool_addr(pool, want - 4096), 0x5a, 4096);
+		tap_ok(pool->base == base && stat(path, &st) == 0 && (uint64_t) st.st_size >= want &&
+			   st.st_blocks * 512 >= (long) want - PM_POOL_HEADER_SIZE,
+			   "growth allocates real blocks and keeps the base address");
+		tap_ok(pm_pool_grow(pool, (uint64_t) 1 << 40, &err) == PM_ERR_LIMIT,
+			   "growth past the maximum size is refused: %s", err.msg);
+	}
+	pm_pool_set_clean(pool, true);
+	pm_pool_close(pool);
+
+	tap_ok(pm_pool_read_header(path, &hdr, &fsize, &err) == PM_OK &&
+		   hdr.clean_shutdown == PM_POOL_CLEAN && hdr.size >= PM_POOL_HEADER_SIZE + 5 * PM_POOL_CHUNK_SIZE,
+		   "header readable without mapping; clean marker and size persisted");
+
+	/* a create over an existing file without replace fails */
+	{
+		pm_pool_create_opts o = {0};
+		pm_pool    *p2 = NULL;
+
+		o.mode = PM_MODE_EADR;
+		tap_ok(pm_pool_create(path, &o, &p2, &err) == PM_ERR_EXISTS && p2 == NULL,
+			   "create refuses to overwrite: %s", err.msg);
+	}
+
+	/* persistence counters */
+	{
+		pm_pool    *p = make_pool(PM_MODE_ADR, &err);
+		pm_counters before = pm_tls_counters;
+		char	   *a = pm_pool_addr(p, PM_POOL_HEADER_SIZE);
+
+		pm_persist(&p->persist, a + 10, 100);	/* lines 0..1 */
+		tap_ok(pm_tls_counters.flushes - before.flushes == 2 &&
+			   pm_tls_counters.fences - before.fences == 1, "adr: 2 lines flushed, 1 fence");
+		pm_pool_close(p);
+		p = make_pool(PM_MODE_EADR, &err);
+		before = pm_tls_counters;
+		pm_persist(&p->persist, pm_pool_addr(p, PM_POOL_HEADER_SIZE), 4096);
+		tap_ok(pm_tls_counters.flushes == before.flushes &&
+			   pm_tls_counters.fences - before.fences == 1, "eadr: no flush, 1 fence");
+		pm_pool_close(p);
+		p = make_pool(PM_MODE_MSYNC, &err);
+		before = pm_tls_counters;
+		pm_persist(&p->persist, pm_pool_addr(p, PM_POOL_HEADER_SIZE), 64);
+		tap_ok(pm_tls_counters.flushes - before.flushes == 1, "msync: range counted");
+		pm_pool_close(p);
+	}
+
+	/* mode resolution */
+	tap_ok(pm_mode_resolve(PM_MODE_AUTO, true, true, &weak) == PM_MODE_EADR && !weak &&
+		   pm_mode_resolve(PM_MODE_AUTO, true, false, &weak) == PM_MODE_ADR && !weak &&
+		   pm_mode_resolve(PM_MODE_AUTO, false, false, &weak) == PM_MODE_EADR && weak &&
+		   pm_mode_resolve(PM_MODE_MSYNC, false, false, &weak) == PM_MODE_MSYNC,
+		   "auto resolves to eadr/adr on PM, eadr (weak) elsewhere");
+	{
+		pm_mode		m;
+
+		tap_ok(pm_mode_parse("adr", &m) && m == PM_MODE_ADR && !pm_mode_parse("bogus", &m),
+			   "mode names parse");
+	}
+
+	/* corruption: each damaged header is a clear error naming the file */
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_close(pool);
+	poke(0, "XXXX", 4);
+	expect_open_error(PM_ERR_CORRUPT, "bad magic", "no pm_index pool header");
+
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_close(pool);
+	{
+		uint32_t	v = 99;
+
+		poke(offsetof(pm_pool_header, format_version), &v, sizeof(v));
+	}
+	expect_open_error(PM_ERR_VERSION, "future format version", "format version 99");
+
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_close(pool);
+	poke(offsetof(pm_pool_header, owner) + 8, "\x01", 1);
+	expect_open_error(PM_ERR_CORRUPT, "flipped owner byte", "checksum");
+
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_close(pool);
+	{
+		uint64_t	bogus = 12345;
+
+		poke(offsetof(pm_pool_header, size), &bogus, sizeof(bogus));
+	}
+	expect_open_error(PM_ERR_CORRUPT, "bad size word", "size word");
+
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_close(pool);
+	{
+		uint64_t	bogus = 7;
+
+		poke(offsetof(pm_pool_header, roots) + 8, &bogus, sizeof(bogus));
+	}
+	expect_open_error(PM_ERR_CORRUPT, "bad root offset", "root offset");
+
+	pool = make_pool(PM_MODE_EADR, &err);
+	pm_pool_grow(pool, PM_POOL_HEADER_SIZE + 3 * PM_POOL_CHUNK_SIZE, &err);
+	pm_pool_close(pool);
+	tap_ok(truncate(path, PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE) == 0, "truncate pool file");
+	expect_open_error(PM_ERR_CORRUPT, "truncated data", "truncated");
+	tap_ok(truncate(path, 100) == 0, "truncate into the header");
+	expect_open_error(PM_ERR_CORRUPT, "truncated header", "truncated");
+
+	unlink(path);
+	expect_open_error(PM_ERR_NOTFOUND, "missing file", "No such file");
+
+	tap_rmdir(dir);
+	return tap_done();
+}
