@@ -1,0 +1,216 @@
+/*
+ * bench_platform.c
+ *	  Micro-benchmark of the platform primitives, no server: allocator
+ *	  alloc/free pairs (1 and N threads, pool and arena), epoch enter/exit and
+ *	  retire, and persist of one cache line in each persistence mode.
+ *
+ *	  bench/bin/bench_platform [--threads N] [--ops N] [--dir DIR]
+ *
+ * Prints CSV: benchmark,threads,ops,seconds,mops_per_s,flushes_per_op,fences_per_op
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "alloc.h"
+#include "epoch.h"
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct job
+{
+	const char *name;
+	pm_alloc   *alloc;			/* shared allocator, or NULL */
+	pm_pool    *pool;
+	pm_epoch_domain *dom;
+	long		ops;
+	int			id;
+	pm_counters counters;		/* this thread's flushes/fences */
+} job;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+noop_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
+{
+	pm_error	err;
+
+	(void) space;
+	(void) tag;
+	pm_free_block(ctx, off, &err);
+}
+
+static void *
+run_job(void *arg)
+{
+	job		   *j = arg;
+	pm_counters before = pm_tls_counters;
+	pm_error	err;
+
+	if (strcmp(j->name, "alloc_free") == 0)
+	{
+		uint64_t	ring[64] = {0};
+
+		for (long i = 0; i < j->ops; i++)
+		{
+			int			k = (int) (i & 63);
+
+			if (ring[k])
+				pm_free_block(j->alloc, ring[k], &err);
+			ring[k] = pm_alloc_block(j->alloc, 1024, &err);
+		}
+		for (int k = 0; k < 64; k++)
+			if (ring[k])
+				pm_free_block(j->alloc, ring[k], &err);
+	}
+	else if (strcmp(j->name, "epoch_enter_exit") == 0 || strcmp(j->name, "epoch_retire") == 0)
+	{
+		pm_epoch_handle h;
+		bool		retire = strcmp(j->name, "epoch_retire") == 0;
+
+		pm_epoch_register(j->dom, (uint64_t) getpid() | ((uint64_t) (j->id + 1) << 32), j->id,
+						  noop_free, j->alloc, NULL, &h, &err);
+		for (long i = 0; i < j->ops; i++)
+		{
+			pm_epoch_enter(&h);
+			if (retire)
+				pm_epoch_retire(&h, 0, 0, pm_alloc_block(j->alloc, 64, &err));
+			pm_epoch_exit(&h);
+		}
+		pm_epoch_drain(&h);
+		pm_epoch_unregister(&h);
+	}
+	else
+	{
+		/* persist one line per op: a store, then flush + drain */
+		uint64_t   *line = (uint64_t *) pm_pool_addr(j->pool, PM_POOL_HEADER_SIZE + PM_CHUNK_HEADER_SIZE +
+													 (uint64_t) j->id * 4096);
+
+		for (long i = 0; i < j->ops; i++)
+		{
+			pm_store_relaxed(line, (uint64_t) i);
+			pm_persist(&j->pool->persist, line, 8);
+		}
+	}
+	j->counters.flushes = pm_tls_counters.flushes - before.flushes;
+	j->counters.fences = pm_tls_counters.fences - before.fences;
+	return NULL;
+}
+
+static void
+run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, pm_pool *pool,
+	pm_epoch_domain *dom)
+{
+	pthread_t	t[64];
+	job			jobs[64];
+	double		t0,
+				secs;
+	uint64_t	flushes = 0,
+				fences = 0;
+
+	for (int i = 0; i < threads; i++)
+	{
+		jobs[i] = (job) {name, a, pool, dom, ops, i, {0, 0}};
+	}
+	t0 = now();
+	for (int i = 0; i < threads; i++)
+		pthread_create(&t[i], NULL, run_job, &jobs[i]);
+	for (int i = 0; i < threads; i++)
+	{
+		pthread_join(t[i], NULL);
+		flushes += jobs[i].counters.flushes;
+		fences += jobs[i].counters.fences;
+	}
+	secs = now() - t0;
+	printf("%s%s,%d,%ld,%.3f,%.2f,%.2f,%.2f\n", name, variant, threads, ops * threads, secs,
+		   ops * threads / secs / 1e6, (double) flushes / (ops * threads),
+		   (double) fences / (ops * threads));
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	int			threads = 2;
+	long		ops = 2000000;
+	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	char		path[512];
+	pm_pool_create_opts o = {0};
+	pm_pool    *pool;
+	pm_alloc	a;
+	pm_error	err;
+	size_t		arena_size = 64u << 20;
+	void	   *arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t		dsize;
+	pm_epoch_domain *dom;
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
+			ops = atol(argv[++i]);
+		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+			dir = argv[++i];
+		else
+		{
+			fprintf(stderr, "usage: %s [--threads N] [--ops N] [--dir DIR]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (threads < 1 || threads > 64)
+		threads = 2;
+	dsize = pm_epoch_domain_size(64, 1024);
+	dom = malloc(dsize);
+	snprintf(path, sizeof(path), "%s/pm_index_bench_%d.pm", dir, (int) getpid());
+	o.mode = PM_MODE_EADR;
+	o.initial_size = 64u << 20;
+	o.replace = true;
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
+	{
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	printf("benchmark,threads,ops,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
+	pm_alloc_attach_pool(&a, pool);
+	for (int t = 1; t <= threads; t *= 2)
+		run("alloc_free", "_pool", t, ops, &a, pool, NULL);
+	pm_arena_format(arena, arena_size);
+	pm_alloc_attach_arena(&a, arena, "bench arena");
+	for (int t = 1; t <= threads; t *= 2)
+	{
+		pm_epoch_domain_init(dom, 64, 1024);
+		run("epoch_enter_exit", "", t, ops, &a, pool, dom);
+		pm_epoch_domain_init(dom, 64, 1024);
+		run("epoch_retire", "", t, ops / 4, &a, pool, dom);
+	}
+	pm_pool_close(pool);
+	for (pm_mode m = PM_MODE_EADR; m <= PM_MODE_MSYNC; m++)
+	{
+		char		variant[32];
+
+		if (pm_pool_open(path, m, &pool, &err) != PM_OK)
+		{
+			fprintf(stderr, "%s\n", err.msg);
+			return 1;
+		}
+		snprintf(variant, sizeof(variant), "_%s", pm_mode_name(m));
+		run("persist_line", variant, 1, m == PM_MODE_MSYNC ? ops / 100 : ops, &a, pool, NULL);
+		pm_pool_close(pool);
+	}
+	unlink(path);
+	return 0;
+}
