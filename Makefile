@@ -10,7 +10,9 @@ EXTENSION = pm_index
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 MODULE_big = pm_index
 
-CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o
+CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o \
+	src/core/nbtree/nbt_inner.o src/core/nbtree/nbt_leaf.o src/core/nbtree/nbt_smo.o \
+	src/core/nbtree/nbt_build.o
 PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/inspect.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
@@ -18,7 +20,7 @@ DATA = src/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = pm_index_basics
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src/core -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare \
@@ -32,6 +34,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies here: rebuild on any header change.
+$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/pg/*.h)
+
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 
 TEST_OBJS = $(CORE_OBJS) src/core/crashsim.o
@@ -39,13 +44,13 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/te
 CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(wildcard bench/core/bench_*.c))
 STANDALONE_LIBS = -lpmem -lpthread -lm
 
-tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h)
+tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
-bench/bin/%: bench/core/%.c $(TEST_OBJS) $(wildcard src/core/*.h)
+bench/bin/%: bench/core/%.c $(TEST_OBJS) $(wildcard src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 all: $(UNIT_TESTS) $(CORE_BENCHES)
 

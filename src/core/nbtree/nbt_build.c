@@ -1,0 +1,598 @@
+/*
+ * nbt_build.c
+ *	  Formatting, bulk loading, rebuilding the DRAM layer from the PM layer
+ *	  (recovery and first use), releasing it, verification and statistics.
+ *
+ * The PM layer is a list of KV blocks in key order, each with its low fence;
+ * it is the whole persistent state.  Rebuild walks it once: each block
+ * becomes a DRAM leaf (bitmap of live slots, fingerprints, fences from its
+ * own low and the next block's low), and the inner levels are built bottom
+ * up, each node filled to 90% so the first inserts do not split them all.
+ */
+#include "nbt_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INNER_BUILD_FILL ((NBT_INNER_CAP * 9) / 10)
+
+void
+nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
+		   uint32_t space_pm, uint32_t space_dram, uint64_t dram_root)
+{
+	memset(t, 0, sizeof(*t));
+	t->pool = pool;
+	pm_alloc_attach_pool(&t->pm, pool);
+	t->dram = dram;
+	t->epoch = epoch;
+	t->space_pm = space_pm;
+	t->space_dram = space_dram;
+	t->dram_root = dram_root;
+}
+
+static uint64_t
+new_kv_block(pm_alloc *a, const nbt_skey *low, pm_error *err)
+{
+	uint64_t	off = pm_alloc_block(a, sizeof(nbt_kv), err);
+	nbt_kv	   *kv;
+
+	if (off == 0)
+		return 0;
+	kv = pm_alloc_addr(a, off);
+	memset(kv, 0, sizeof(*kv));
+	kv->low = *low;
+	return off;
+}
+
+pm_errcode
+nbt_format(pm_pool *pool, pm_error *err)
+{
+	pm_alloc	a;
+	uint64_t	meta_off;
+	uint64_t	kv_off;
+	nbt_pm_meta *meta;
+	nbt_skey	min = NBT_SKEY_MIN;
+
+	pm_alloc_attach_pool(&a, pool);
+	meta_off = pm_alloc_block(&a, sizeof(nbt_pm_meta), err);
+	if (meta_off == 0)
+		return err->code;
+	kv_off = new_kv_block(&a, &min, err);
+	if (kv_off == 0)
+		return err->code;
+	pm_persist(&pool->persist, pm_pool_addr(pool, kv_off), sizeof(nbt_kv));
+	meta = pm_pool_addr(pool, meta_off);
+	memset(meta, 0, sizeof(*meta));
+	meta->magic = NBT_META_MAGIC;
+	meta->version = NBT_META_VERSION;
+	meta->head = kv_off;
+	pm_persist(&pool->persist, meta, sizeof(*meta));
+	pm_pool_set_root(pool, 0, meta_off);
+	return PM_OK;
+}
+
+static pm_errcode
+check_meta(pm_pool *pool, nbt_pm_meta **out, pm_error *err)
+{
+	uint64_t	off = pm_pool_root(pool, 0);
+	nbt_pm_meta *meta;
+
+	if (off == 0)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no nbtree", pool->path);
+	meta = pm_pool_addr(pool, off);
+	if (meta->magic != NBT_META_MAGIC)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has no nbtree meta block",
+							pool->path);
+	if (meta->version != NBT_META_VERSION)
+		return pm_error_set(err, PM_ERR_VERSION, 0,
+							"pool file \"%s\" holds nbtree version %llu, this build reads %d",
+							pool->path, (unsigned long long) meta->version, NBT_META_VERSION);
+	*out = meta;
+	return PM_OK;
+}
+
+pm_errcode
+nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk), void *ctx,
+			  pm_error *err)
+{
+	pm_alloc	a;
+	nbt_pm_meta *meta;
+	uint64_t	old_head;
+	uint64_t	first = 0;
+	nbt_kv	   *cur = NULL;
+	int			per_block = NBT_LEAF_CAP * fill_pct / 100;
+	int			used = 0;
+	nbt_skey	sk;
+	nbt_skey	prev = NBT_SKEY_MIN;
+	pm_errcode	rc = check_meta(pool, &meta, err);
+
+	if (rc != PM_OK)
+		return rc;
+	if (per_block < 1)
+		per_block = 1;
+	if (per_block > NBT_LEAF_CAP)
+		per_block = NBT_LEAF_CAP;
+	pm_alloc_attach_pool(&a, pool);
+	old_head = meta->head;
+
+	while (next(ctx, &sk))
+	{
+		if (sk.rest == 0 || sk.rest > NBT_REST_MAX ||
+			(cur != NULL && nbt_skey_cmp(&sk, &prev) <= 0))
+			return pm_error_set(err, PM_ERR_INVALID, 0,
+								"bulk load input is not sorted by (key, rest) or has a bad rest");
+		if (cur == NULL || used == per_block)
+		{
+			nbt_skey	low = cur == NULL ? NBT_SKEY_MIN : sk;
+			uint64_t	off = new_kv_block(&a, &low, err);
+
+			if (off == 0)
+				return err->code;	/* the blocks so far are unreachable: freed at recovery */
+			if (cur == NULL)
+				first = off;
+			else
+			{
+				cur->next = off;
+				pm_flush(&pool->persist, cur, sizeof(*cur));
+			}
+			cur = pm_pool_addr(pool, off);
+			used = 0;
+		}
+		cur->slot[used].key = sk.key;
+		cur->slot[used].val = sk.rest;
+		used++;
+		prev = sk;
+	}
+	if (cur == NULL)
+		return PM_OK;			/* empty input: the formatted empty leaf stays */
+	pm_flush(&pool->persist, cur, sizeof(*cur));
+	pm_drain(&pool->persist);
+	pm_store(&meta->head, first);
+	pm_persist(&pool->persist, &meta->head, sizeof(uint64_t));
+	return pm_free_block(&a, old_head, err);
+}
+
+/* Grow-only array of (low, DRAM offset) for the level being built. */
+typedef struct level_vec
+{
+	nbt_skey   *low;
+	uint64_t   *off;
+	size_t		n;
+	size_t		cap;
+} level_vec;
+
+static bool
+vec_push(level_vec *v, const nbt_skey *low, uint64_t off)
+{
+	if (v->n == v->cap)
+	{
+		size_t		cap = v->cap ? v->cap * 2 : 1024;
+		nbt_skey   *nl = realloc(v->low, cap * sizeof(nbt_skey));
+		uint64_t   *no;
+
+		if (nl == NULL)
+			return false;
+		v->low = nl;
+		no = realloc(v->off, cap * sizeof(uint64_t));
+		if (no == NULL)
+			return false;
+		v->off = no;
+		v->cap = cap;
+	}
+	v->low[v->n] = *low;
+	v->off[v->n] = off;
+	v->n++;
+	return true;
+}
+
+static void
+vec_free(level_vec *v)
+{
+	free(v->low);
+	free(v->off);
+	memset(v, 0, sizeof(*v));
+}
+
+static bool
+valid_block_offset(pm_pool *pool, uint64_t off)
+{
+	return off >= PM_POOL_HEADER_SIZE && off % sizeof(nbt_kv) == 0 &&
+		off + sizeof(nbt_kv) <= pm_pool_size(pool);
+}
+
+/* Build inner levels over the leaves in v (consumed); sets the root. */
+static pm_errcode
+build_inner(nbt_tree *t, level_vec *v, pm_error *err)
+{
+	uint32_t	level = 1;
+
+	for (;;)
+	{
+		level_vec	up = {0};
+		nbt_inner  *prev = NULL;
+
+		for (size_t i = 0; i < v->n; i += INNER_BUILD_FILL + 1)
+		{
+			uint64_t	off = nbt_inner_new(t, level, err);
+			nbt_inner  *n;
+			size_t		end = i + INNER_BUILD_FILL + 1;
+
+			if (off == 0 || !vec_push(&up, &v->low[i], off))
+			{
+				vec_free(&up);
+				return off == 0 ? err->code :
+					pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory building the tree");
+			}
+			n = nbt_inner_at(t, off);
+			if (end > v->n)
+				end = v->n;
+			n->child0 = v->off[i];
+			for (size_t j = i + 1; j < end; j++)
+			{
+				n->e[n->count].sep = v->low[j];
+				n->e[n->count].child = v->off[j];
+				n->count++;
+			}
+			if (prev != NULL)
+			{
+				prev->high = v->low[i];
+				prev->sibling = off;
+			}
+			prev = n;
+		}
+		vec_free(v);
+		*v = up;
+		if (v->n == 1)
+		{
+			pm_store(&nbt_droot_at(t)->root, v->off[0]);
+			vec_free(v);
+			return PM_OK;
+		}
+		level++;
+	}
+}
+
+pm_errcode
+nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
+{
+	nbt_pm_meta *meta;
+	nbt_droot  *dr;
+	level_vec	leaves = {0};
+	nbt_leaf   *prev = NULL;
+	uint64_t	off;
+	pm_errcode	rc = check_meta(t->pool, &meta, err);
+
+	if (rc != PM_OK)
+		return rc;
+	if (recover_alloc)
+	{
+		pm_alloc_recover_begin(&t->pm);
+		rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, 0), err);
+		if (rc != PM_OK)
+			return rc;
+	}
+	t->dram_root = pm_alloc_block(t->dram, sizeof(nbt_droot), err);
+	if (t->dram_root == 0)
+		return err->code;
+	dr = nbt_droot_at(t);
+	memset(dr, 0, sizeof(*dr));
+	dr->magic = NBT_DROOT_MAGIC;
+
+	for (off = meta->head; off != 0;)
+	{
+		nbt_kv	   *kv;
+		uint64_t	leaf_off;
+		nbt_leaf   *l;
+		uint64_t	next;
+
+		if (!valid_block_offset(t->pool, off))
+		{
+			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
+							  "pool file \"%s\": leaf block offset %llu is invalid",
+							  t->pool->path, (unsigned long long) off);
+			goto fail;
+		}
+		if (recover_alloc && (rc = pm_alloc_mark(&t->pm, off, err)) != PM_OK)
+			goto fail;
+		kv = nbt_kv_at(t, off);
+		next = kv->next;
+		if (prev != NULL && nbt_skey_cmp(&kv->low, &prev->low) <= 0)
+		{
+			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
+							  "pool file \"%s\": leaf blocks out of key order at offset %llu",
+							  t->pool->path, (unsigned long long) off);
+			goto fail;
+		}
+		leaf_off = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
+		if (leaf_off == 0)
+		{
+			rc = err->code;
+			goto fail;
+		}
+		l = nbt_leaf_at(t, leaf_off);
+		memset(l, 0, sizeof(*l));
+		l->kv = off;
+		l->low = prev == NULL ? NBT_SKEY_MIN : kv->low;
+		l->high = NBT_SKEY_MAX;
+		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+		{
+			uint64_t	val = kv->slot[pos].val;
+
+			if (val == 0)
+				continue;
+			l->num = (uint32_t) pos + 1;
+			if (nbt_val_live(val))
+			{
+				l->bitmap |= UINT64_C(1) << pos;
+				l->fp[pos] = nbt_fingerprint(kv->slot[pos].key);
+			}
+		}
+		if (prev != NULL)
+		{
+			prev->high = l->low;
+			prev->next = leaf_off;
+		}
+		else
+			dr->first = leaf_off;
+		dr->leaves++;
+		if (!vec_push(&leaves, &l->low, leaf_off))
+		{
+			rc = pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory rebuilding the tree");
+			goto fail;
+		}
+		prev = l;
+		off = next;
+	}
+	if (prev == NULL)
+	{
+		rc = pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\": the tree has no leaf block",
+						  t->pool->path);
+		goto fail;
+	}
+	rc = build_inner(t, &leaves, err);
+	if (rc != PM_OK)
+		goto fail;
+	if (recover_alloc)
+		pm_alloc_recover_end(&t->pm);
+	return PM_OK;
+
+fail:
+	vec_free(&leaves);
+	nbt_release_dram(t);
+	if (recover_alloc)
+		pm_alloc_recover_end(&t->pm);
+	return rc;
+}
+
+void
+nbt_release_dram(nbt_tree *t)
+{
+	nbt_droot  *dr;
+	pm_error	err;
+	uint64_t	level_head;
+
+	if (t->dram_root == 0)
+		return;
+	dr = nbt_droot_at(t);
+	for (uint64_t off = dr->first; off != 0;)
+	{
+		uint64_t	next = nbt_leaf_at(t, off)->next & ~NBT_FROZEN;
+
+		pm_free_block(t->dram, off, &err);
+		off = next;
+	}
+	/* inner levels: leftmost node of each level via child0, then siblings */
+	level_head = dr->root;
+	while (level_head != 0)
+	{
+		nbt_inner  *n = nbt_inner_at(t, level_head);
+		uint64_t	below = n->level > 1 ? n->child0 : 0;
+
+		for (uint64_t off = level_head; off != 0;)
+		{
+			uint64_t	sib = nbt_inner_at(t, off)->sibling;
+
+			pm_free_block(t->dram, off, &err);
+			off = sib;
+		}
+		level_head = below;
+	}
+	pm_free_block(t->dram, t->dram_root, &err);
+	t->dram_root = 0;
+}
+
+pm_errcode
+nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
+{
+	nbt_pm_meta *meta;
+	pm_errcode	rc = check_meta(pool, &meta, err);
+
+	if (rc == PM_OK)
+		rc = pm_alloc_mark(a, pm_pool_root(pool, 0), err);
+	for (uint64_t off = meta->head; rc == PM_OK && off != 0;
+		 off = ((nbt_kv *) pm_pool_addr(pool, off))->next)
+	{
+		if (!valid_block_offset(pool, off))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0, "leaf block offset %llu is invalid",
+								(unsigned long long) off);
+		rc = pm_alloc_mark(a, off, err);
+	}
+	return rc;
+}
+
+uint64_t
+nbt_count_pm(pm_pool *pool)
+{
+	nbt_pm_meta *meta;
+	pm_error	err;
+	uint64_t	n = 0;
+
+	if (check_meta(pool, &meta, &err) != PM_OK)
+		return 0;
+	for (uint64_t off = meta->head; off != 0; off = ((nbt_kv *) pm_pool_addr(pool, off))->next)
+	{
+		nbt_kv	   *kv = pm_pool_addr(pool, off);
+
+		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+			n += nbt_val_live(kv->slot[pos].val);
+	}
+	return n;
+}
+
+void
+nbt_get_stats(nbt_tree *t, nbt_stats *st)
+{
+	nbt_droot  *dr = nbt_droot_at(t);
+
+	memset(st, 0, sizeof(*st));
+	st->inserts = pm_load(&dr->inserts);
+	st->deletes = pm_load(&dr->deletes);
+	st->smo_splits = pm_load(&dr->smo_splits);
+	st->smo_compactions = pm_load(&dr->smo_compactions);
+	st->leaves = pm_load(&dr->leaves);
+	st->inner_nodes = pm_load(&dr->inner_nodes);
+	st->height = nbt_inner_at(t, pm_load(&dr->root))->level;
+	st->dram_bytes = st->leaves * pm_alloc_class_size(sizeof(nbt_leaf)) +
+		st->inner_nodes * pm_alloc_class_size(sizeof(nbt_inner)) +
+		pm_alloc_class_size(sizeof(nbt_droot));
+	st->pm_bytes = pm_pool_size(t->pool);
+}
+
+static char check_msg[256];
+
+#define CHECK_FAIL(...) \
+	do { snprintf(check_msg, sizeof(check_msg), __VA_ARGS__); return check_msg; } while (0)
+
+const char *
+nbt_check(nbt_tree *t, uint64_t *entries)
+{
+	nbt_pm_meta *meta;
+	pm_error	err;
+	nbt_droot  *dr = nbt_droot_at(t);
+	uint64_t	kv_off;
+	uint64_t	leaf_off;
+	uint64_t	n = 0;
+	uint64_t	nleaves = 0;
+	uint64_t	node_off;
+	nbt_inner  *node;
+
+	if (check_meta(t->pool, &meta, &err) != PM_OK)
+		CHECK_FAIL("%s", err.msg);
+
+	/* PM list and DRAM leaf list walk in step */
+	kv_off = meta->head;
+	leaf_off = dr->first;
+	while (kv_off != 0 || leaf_off != 0)
+	{
+		nbt_kv	   *kv;
+		nbt_leaf   *l;
+		nbt_skey	high;
+
+		if (kv_off == 0 || leaf_off == 0)
+			CHECK_FAIL("PM list and DRAM leaf list differ in length at leaf %llu",
+					   (unsigned long long) nleaves);
+		if (!valid_block_offset(t->pool, kv_off))
+			CHECK_FAIL("invalid PM block offset %llu", (unsigned long long) kv_off);
+		kv = nbt_kv_at(t, kv_off);
+		l = nbt_leaf_at(t, leaf_off);
+		if (l->kv != kv_off)
+			CHECK_FAIL("leaf %llu: DRAM leaf names PM block %llu, list has %llu",
+					   (unsigned long long) nleaves, (unsigned long long) l->kv,
+					   (unsigned long long) kv_off);
+		if (nleaves > 0 && nbt_skey_cmp(&kv->low, &l->low) != 0)
+			CHECK_FAIL("leaf %llu: low fence differs between PM and DRAM", (unsigned long long) nleaves);
+		if (l->next & NBT_FROZEN || l->copy != 0 || (l->flags & NBT_PENDING))
+			CHECK_FAIL("leaf %llu: unfinished SMO", (unsigned long long) nleaves);
+		high = l->next ? nbt_leaf_at(t, l->next)->low : NBT_SKEY_MAX;
+		if (nbt_skey_cmp(&l->high, &high) != 0 || nbt_skey_cmp(&l->low, &l->high) >= 0)
+			CHECK_FAIL("leaf %llu: fences out of order", (unsigned long long) nleaves);
+		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+		{
+			uint64_t	val = kv->slot[pos].val;
+			nbt_skey	sk = {kv->slot[pos].key, val & NBT_VAL_REST};
+			bool		committed = (l->bitmap >> pos) & 1;
+
+			if (!nbt_val_live(val))
+				continue;
+			if (!committed && !(l->bitmap & NBT_SMO_BIT))
+				CHECK_FAIL("leaf %llu slot %d: live in PM but not committed", (unsigned long long) nleaves, pos);
+			if (committed && (uint32_t) pos >= l->num)
+				CHECK_FAIL("leaf %llu slot %d: committed beyond the claimed count", (unsigned long long) nleaves, pos);
+			if (committed && l->fp[pos] != nbt_fingerprint(sk.key))
+				CHECK_FAIL("leaf %llu slot %d: fingerprint mismatch", (unsigned long long) nleaves, pos);
+			if (nbt_skey_cmp(&sk, &l->low) < 0 || nbt_skey_cmp(&sk, &l->high) >= 0)
+				CHECK_FAIL("leaf %llu slot %d: entry outside the leaf's fences", (unsigned long long) nleaves, pos);
+			n += committed;
+		}
+		nleaves++;
+		kv_off = kv->next;
+		leaf_off = l->next & ~NBT_FROZEN;
+	}
+
+	/* inner levels: every level, left to right, routes exactly the level below */
+	node_off = dr->root;
+	while (node_off != 0)
+	{
+		uint64_t	below_first = 0;
+		nbt_skey	expect_low = NBT_SKEY_MIN;
+		uint64_t	expect_child = 0;
+		uint32_t	level = nbt_inner_at(t, node_off)->level;
+
+		for (uint64_t off = node_off; off != 0; off = nbt_inner_at(t, off)->sibling)
+		{
+			node = nbt_inner_at(t, off);
+			if (node->version & 1)
+				CHECK_FAIL("inner node locked");
+			if (node->level != level || node->count > NBT_INNER_CAP)
+				CHECK_FAIL("inner node at level %u malformed", level);
+			for (int i = -1; i < (int) node->count; i++)
+			{
+				uint64_t	child = i < 0 ? node->child0 : node->e[i].child;
+				nbt_skey	low = i < 0 ? expect_low : node->e[i].sep;
+				nbt_skey	clow;
+
+				if (i >= 0 && nbt_skey_cmp(&low, &expect_low) <= 0)
+					CHECK_FAIL("level %u: separators out of order", level);
+				if (below_first == 0)
+					below_first = child;
+				if (expect_child != 0 && child != expect_child)
+					CHECK_FAIL("level %u: children are not the level below in order", level);
+				if (level == 1)
+				{
+					clow = nbt_leaf_at(t, child)->low;
+					expect_child = nbt_leaf_at(t, child)->next & ~NBT_FROZEN;
+				}
+				else
+				{
+					nbt_inner  *c = nbt_inner_at(t, child);
+
+					clow = expect_low;
+					if (i >= 0)
+						clow = node->e[i].sep;
+					expect_child = c->sibling;
+				}
+				if (level == 1 && nbt_skey_cmp(&clow, &low) != 0)
+					CHECK_FAIL("level 1: separator differs from its leaf's low fence");
+				expect_low = low;
+			}
+			if (node->sibling == 0 && !nbt_skey_is_max(&node->high))
+				CHECK_FAIL("level %u: rightmost node has a finite high fence", level);
+			if (node->sibling != 0)
+			{
+				nbt_inner  *sib = nbt_inner_at(t, node->sibling);
+
+				(void) sib;
+				expect_low = node->high;
+			}
+		}
+		if (expect_child != 0)
+			CHECK_FAIL("level %u: does not reach the last node below", level);
+		node_off = level > 1 ? below_first : 0;
+		if (level == 1 && below_first != dr->first)
+			CHECK_FAIL("level 1 does not start at the first leaf");
+	}
+	if (entries)
+		*entries = n;
+	return NULL;
+}

@@ -1,0 +1,280 @@
+/*
+ * nbt_inner.c
+ *	  Inner nodes: optimistic version locks, B-link descent, separator
+ *	  insertion with splits and root growth.
+ *
+ * Writers lock one node at a time (a version word, odd while locked) and
+ * move up the tree after releasing the child, as in Lehman and Yao's B-link
+ * tree: the right-sibling pointer and high fence keep every key reachable
+ * while a split has not reached the parent yet.  Readers never lock: they
+ * read the version, the node, and the version again, and retry from the
+ * root if it changed.  A writer is never blocked by a reader.
+ */
+#include "nbt_internal.h"
+
+#include <string.h>
+
+static inline uint64_t
+read_begin(nbt_inner *n)
+{
+	uint64_t	v;
+
+	for (unsigned attempt = 0; ((v = pm_load(&n->version)) & 1) != 0; attempt++)
+		pm_spin_delay(attempt);
+	return v;
+}
+
+static inline bool
+read_valid(nbt_inner *n, uint64_t v)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return pm_load_relaxed(&n->version) == v;
+}
+
+static inline void
+write_lock(nbt_inner *n)
+{
+	for (unsigned attempt = 0;; attempt++)
+	{
+		uint64_t	v = pm_load(&n->version);
+
+		if ((v & 1) == 0 && pm_cas(&n->version, &v, v + 1))
+			return;
+		pm_spin_delay(attempt);
+	}
+}
+
+static inline void
+write_unlock(nbt_inner *n)
+{
+	pm_store(&n->version, pm_load_relaxed(&n->version) + 1);
+}
+
+/* Index of the child covering sk: -1 for child0, else an entry. */
+static int
+search_node(nbt_inner *n, const nbt_skey *sk, uint32_t count)
+{
+	int			lo = 0,
+				hi = (int) count - 1,
+				found = -1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		nbt_skey	sep = nbt_skey_load(&n->e[mid].sep);
+
+		if (nbt_skey_cmp(&sep, sk) <= 0)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return found;
+}
+
+static inline uint64_t
+child_at(nbt_inner *n, int i)
+{
+	return i < 0 ? pm_load_relaxed(&n->child0) : pm_load_relaxed(&n->e[i].child);
+}
+
+/*
+ * Descend to the node at stop_level whose range covers sk (stop_level 0:
+ * the leaf the tree routes sk to).  Returns its DRAM offset.
+ */
+uint64_t
+nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level)
+{
+	nbt_droot  *dr = nbt_droot_at(t);
+
+restart:
+	{
+		uint64_t	off = pm_load(&dr->root);
+
+		for (;;)
+		{
+			nbt_inner  *n = nbt_inner_at(t, off);
+			uint64_t	v = read_begin(n);
+			uint32_t	level = pm_load_relaxed(&n->level);
+			uint32_t	count = pm_load_relaxed(&n->count);
+			nbt_skey	high = nbt_skey_load(&n->high);
+			uint64_t	sibling = pm_load_relaxed(&n->sibling);
+			bool		move_right = nbt_skey_cmp(sk, &high) >= 0 && sibling != 0;
+			uint64_t	next = 0;
+
+			if (count > NBT_INNER_CAP)
+				count = NBT_INNER_CAP;	/* torn read; validation below fails */
+			if (!move_right && level > stop_level)
+				next = child_at(n, search_node(n, sk, count));
+			if (!read_valid(n, v))
+				goto restart;
+			if (move_right)
+				off = sibling;
+			else if (level <= stop_level)
+				return off;
+			else if (level == 1)
+				return next;	/* a leaf */
+			else
+				off = next;
+		}
+	}
+}
+
+uint64_t
+nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err)
+{
+	uint64_t	off = pm_alloc_block(t->dram, sizeof(nbt_inner), err);
+	nbt_inner  *n;
+
+	if (off == 0)
+		return 0;
+	n = nbt_inner_at(t, off);
+	memset(n, 0, sizeof(*n));
+	n->level = level;
+	n->high = NBT_SKEY_MAX;
+	pm_fetch_add(&nbt_droot_at(t)->inner_nodes, 1);
+	return off;
+}
+
+/* Lock the node at level covering sk, moving right past concurrent splits. */
+static nbt_inner *
+lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out)
+{
+	uint64_t	off = nbt_descend(t, sk, level);
+
+	for (;;)
+	{
+		nbt_inner  *n = nbt_inner_at(t, off);
+		nbt_skey	high;
+
+		write_lock(n);
+		high = n->high;
+		if (nbt_skey_cmp(sk, &high) < 0 || n->sibling == 0)
+		{
+			*off_out = off;
+			return n;
+		}
+		off = n->sibling;
+		write_unlock(n);
+	}
+}
+
+/* Insert (sep, child) into a locked node that has room. */
+static void
+insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
+{
+	int			pos = search_node(n, sep, n->count) + 1;
+
+	memmove(&n->e[pos + 1], &n->e[pos], (n->count - pos) * sizeof(nbt_inner_entry));
+	n->e[pos].sep = *sep;
+	n->e[pos].child = child;
+	n->count++;
+}
+
+/*
+ * Insert (sep, child) into the locked node n (at off); split it if full and
+ * carry the new separator upward.  Releases n's lock.
+ */
+static pm_errcode
+insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child,
+		   pm_error *err)
+{
+	nbt_droot  *dr = nbt_droot_at(t);
+
+	for (;;)
+	{
+		uint64_t	right_off;
+		nbt_inner  *right;
+		uint32_t	mid;
+		nbt_skey	up;
+
+		if (n->count < NBT_INNER_CAP)
+		{
+			insert_entry(n, &sep, child);
+			write_unlock(n);
+			return PM_OK;
+		}
+
+		/* split: the upper half moves to a new right sibling */
+		right_off = nbt_inner_new(t, n->level, err);
+		if (right_off == 0)
+		{
+			write_unlock(n);
+			return err->code;
+		}
+		right = nbt_inner_at(t, right_off);
+		mid = n->count / 2;
+		up = n->e[mid].sep;
+		right->child0 = n->e[mid].child;
+		right->count = n->count - mid - 1;
+		memcpy(right->e, &n->e[mid + 1], right->count * sizeof(nbt_inner_entry));
+		right->high = n->high;
+		right->sibling = n->sibling;
+		/* readers see none of this until the unlock: they validate the version */
+		n->count = mid;
+		n->high = up;
+		n->sibling = right_off;
+		if (nbt_skey_cmp(&sep, &up) < 0)
+			insert_entry(n, &sep, child);
+		else
+			insert_entry(right, &sep, child);
+
+		if (pm_load(&dr->root) == off)
+		{
+			/* n is the root: grow the tree under n's lock */
+			uint64_t	root_off = nbt_inner_new(t, n->level + 1, err);
+			nbt_inner  *root;
+
+			if (root_off == 0)
+			{
+				/* the tree stays correct through the sibling link; only taller later */
+				write_unlock(n);
+				return err->code;
+			}
+			root = nbt_inner_at(t, root_off);
+			root->child0 = off;
+			root->e[0].sep = up;
+			root->e[0].child = right_off;
+			root->count = 1;
+			pm_store(&dr->root, root_off);
+			write_unlock(n);
+			return PM_OK;
+		}
+		write_unlock(n);
+		n = lock_covering(t, &up, n->level + 1, &off);
+		sep = up;
+		child = right_off;
+	}
+}
+
+/*
+ * In the level-1 node covering low, replace old_child by new_child and, if
+ * right_child, insert (sep, right_child) after it.  A no-op if old_child is
+ * no longer there (another helper of the same SMO did it).
+ */
+pm_errcode
+nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t new_child,
+				  const nbt_skey *sep, uint64_t right_child, pm_error *err)
+{
+	uint64_t	off;
+	nbt_inner  *n = lock_covering(t, low, 1, &off);
+	int			i = search_node(n, low, n->count);
+
+	if (child_at(n, i) != old_child)
+	{
+		write_unlock(n);
+		return PM_OK;
+	}
+	if (i < 0)
+		n->child0 = new_child;
+	else
+		n->e[i].child = new_child;
+	if (right_child == 0)
+	{
+		write_unlock(n);
+		return PM_OK;
+	}
+	return insert_sep(t, n, off, *sep, right_child, err);
+}

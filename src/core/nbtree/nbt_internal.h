@@ -1,0 +1,214 @@
+/*
+ * nbt_internal.h
+ *	  Layouts and helpers shared by the files of src/core/nbtree.
+ *
+ * PM offsets are relative to the pool; DRAM offsets to the shared arena.
+ * Every word that another process may read concurrently is accessed with
+ * the pm_load/pm_store/pm_cas macros.
+ */
+#ifndef PM_NBT_INTERNAL_H
+#define PM_NBT_INTERNAL_H
+
+#include "nbtree.h"
+
+/* ---------- PM layer ---------- */
+
+#define NBT_META_MAGIC	UINT64_C(0x314d45455254424e)	/* "NBTREEM1" */
+#define NBT_META_VERSION 1
+
+typedef struct nbt_pm_meta
+{
+	uint64_t	magic;
+	uint64_t	version;
+	uint64_t	head;			/* first KV block; CAS at the link of its SMO */
+	uint64_t	pad[5];
+} nbt_pm_meta;
+
+/*
+ * A slot is valid when val holds a rest (non-zero) without the DEAD bit.
+ * Insert writes key, then val: the val store is the durability point.
+ * Delete sets DEAD (keeping the rest, so the SMO sync phase can still name
+ * the entry).
+ */
+#define NBT_VAL_DEAD	(UINT64_C(1) << 62)
+#define NBT_VAL_REST	NBT_REST_MAX
+
+typedef struct nbt_pm_slot
+{
+	uint64_t	key;
+	uint64_t	val;
+} nbt_pm_slot;
+
+typedef struct nbt_kv
+{
+	uint64_t	next;			/* next block in key order, 0 at the end */
+	uint64_t	reserved;
+	nbt_skey	low;			/* low fence, immutable */
+	nbt_pm_slot slot[NBT_LEAF_CAP];
+} nbt_kv;
+
+_Static_assert(sizeof(nbt_kv) == 1024, "KV block must be 1 KiB");
+
+static inline bool
+nbt_val_live(uint64_t val)
+{
+	return val != 0 && !(val & NBT_VAL_DEAD);
+}
+
+/* ---------- DRAM layer ---------- */
+
+#define NBT_FROZEN		UINT64_C(1)		/* in leaf.next: its SMO has copied it */
+#define NBT_SMO_BIT		(UINT64_C(1) << 63)	/* in leaf.bitmap */
+
+/* leaf.flags */
+#define NBT_SYNC_DONE	0x01u	/* deletes of the copy phase are replayed */
+#define NBT_LINK_DONE	0x02u	/* replacement linked in PM: durability point */
+#define NBT_PARENT_DONE 0x04u	/* parent points to the replacement */
+#define NBT_PENDING		0x08u	/* created by an SMO whose link is not done */
+
+typedef struct nbt_leaf
+{
+	uint64_t	kv;				/* PM offset of the KV block */
+	uint64_t	next;			/* DRAM offset of the next leaf | NBT_FROZEN */
+	uint64_t	bitmap;			/* committed slots | NBT_SMO_BIT */
+	uint64_t	copy;			/* first replacement leaf, 0 before the copy */
+	uint64_t	origin;			/* while PENDING: the leaf whose SMO made this */
+	uint64_t	birth_right;	/* the second replacement leaf of that SMO, or 0 */
+	uint64_t	copied;			/* the origin's slots this SMO copied (first leaf) */
+	uint32_t	num;			/* claimed slots (fetch-and-add; may pass CAP) */
+	uint32_t	flags;
+	uint32_t	pad[2];
+	nbt_skey	low;			/* immutable fences */
+	nbt_skey	high;
+	uint8_t		fp[NBT_LEAF_CAP];	/* 1-byte hash of each slot's key */
+} nbt_leaf;
+
+#define NBT_INNER_CAP	82
+
+typedef struct nbt_inner_entry
+{
+	nbt_skey	sep;
+	uint64_t	child;			/* covers [sep, next sep) */
+} nbt_inner_entry;
+
+typedef struct nbt_inner
+{
+	uint64_t	version;		/* optimistic lock: odd while a writer holds it */
+	uint32_t	count;
+	uint32_t	level;			/* 1: children are leaves */
+	uint64_t	sibling;		/* right neighbour at this level (B-link) */
+	nbt_skey	high;			/* exclusive upper bound; MAX on the right edge */
+	uint64_t	child0;			/* covers keys below e[0].sep */
+	uint64_t	pad[2];
+	nbt_inner_entry e[NBT_INNER_CAP];
+} nbt_inner;
+
+_Static_assert(sizeof(nbt_inner) <= 2048, "inner node must fit 2 KiB");
+
+#define NBT_DROOT_MAGIC UINT64_C(0x544f4f5244544247)
+
+/* The shared DRAM descriptor of one tree. */
+typedef struct nbt_droot
+{
+	uint64_t	magic;
+	uint64_t	root;			/* DRAM offset of the root inner node */
+	uint64_t	first;			/* DRAM offset of the first leaf */
+	uint64_t	inserts;
+	uint64_t	deletes;
+	uint64_t	smo_splits;
+	uint64_t	smo_compactions;
+	uint64_t	leaves;
+	uint64_t	inner_nodes;
+} nbt_droot;
+
+/* ---------- helpers ---------- */
+
+static inline nbt_kv *
+nbt_kv_at(const nbt_tree *t, uint64_t off)
+{
+	return (nbt_kv *) pm_pool_addr(t->pool, off);
+}
+
+static inline nbt_leaf *
+nbt_leaf_at(const nbt_tree *t, uint64_t off)
+{
+	return (nbt_leaf *) pm_alloc_addr(t->dram, off);
+}
+
+static inline nbt_inner *
+nbt_inner_at(const nbt_tree *t, uint64_t off)
+{
+	return (nbt_inner *) pm_alloc_addr(t->dram, off);
+}
+
+static inline nbt_droot *
+nbt_droot_at(const nbt_tree *t)
+{
+	return (nbt_droot *) pm_alloc_addr(t->dram, t->dram_root);
+}
+
+static inline nbt_pm_meta *
+nbt_meta(const nbt_tree *t)
+{
+	return (nbt_pm_meta *) pm_pool_addr(t->pool, pm_pool_root(t->pool, 0));
+}
+
+static inline uint8_t
+nbt_fingerprint(uint64_t key)
+{
+	uint64_t	h = key * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (uint8_t) (h >> 56);
+}
+
+/* The greatest skey below sk (sk must not be MIN). */
+static inline nbt_skey
+nbt_skey_pred(const nbt_skey *sk)
+{
+	nbt_skey	p = *sk;
+
+	if (p.rest > 0)
+		p.rest--;
+	else
+	{
+		p.key--;
+		p.rest = UINT64_MAX;
+	}
+	return p;
+}
+
+/* Atomic snapshot of a 16-byte skey that never changes after publication. */
+static inline nbt_skey
+nbt_skey_load(const nbt_skey *p)
+{
+	nbt_skey	s;
+
+	s.key = pm_load_relaxed(&p->key);
+	s.rest = pm_load_relaxed(&p->rest);
+	return s;
+}
+
+/* nbt_inner.c */
+extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
+extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
+									uint64_t new_child, const nbt_skey *sep,
+									uint64_t right_child, pm_error *err);
+extern uint64_t nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err);
+
+/* nbt_smo.c */
+extern pm_errcode nbt_help_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
+
+/* nbt_leaf.c */
+typedef enum nbt_find_mode
+{
+	NBT_FIND_READ,				/* resolve through finished copies */
+	NBT_FIND_WRITE,				/* help SMOs and pending leaves first */
+	NBT_FIND_RAW				/* the leaf as reached; no helping */
+} nbt_find_mode;
+
+extern pm_errcode nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode,
+								uint64_t *leaf_off, pm_error *err);
+extern bool nbt_leaf_mark_dead(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk);
+extern int	nbt_skey_qsort_cmp(const void *a, const void *b);
+
+#endif							/* PM_NBT_INTERNAL_H */

@@ -1,0 +1,248 @@
+/*
+ * nbt_leaf.c
+ *	  Leaf operations: locate, insert (log-structured), delete (in place),
+ *	  and leaf reads for scans.
+ *
+ * Insert claims a slot with fetch-and-add, writes key then val into the PM
+ * block (the val store is the durability point), persists the slot, then
+ * commits it in the DRAM bitmap with a CAS that fails once the leaf's SMO
+ * bit is set; a failed commit helps the SMO and retries in the replacement.
+ * Delete sets the DEAD bit of the matching slot, then repeats that in the
+ * replacement leaf if an SMO has copied the leaf meanwhile (sync-on-write).
+ */
+#include "nbt_internal.h"
+
+#include <stdlib.h>
+
+int
+nbt_skey_qsort_cmp(const void *a, const void *b)
+{
+	return nbt_skey_cmp(&((const nbt_entry *) a)->sk, &((const nbt_entry *) b)->sk);
+}
+
+/*
+ * Find the leaf whose [low, high) covers sk.  READ resolves a leaf whose
+ * SMO has finished its sync phase to the replacement (complete and clean);
+ * WRITE first helps any SMO or pending leaf it meets, so the returned leaf
+ * is linked in PM and accepts commits; RAW returns the leaf as reached.
+ */
+pm_errcode
+nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *leaf_off,
+			  pm_error *err)
+{
+	for (;;)
+	{
+		uint64_t	off = nbt_descend(t, sk, 0);
+		bool		restart = false;
+
+		while (!restart)
+		{
+			nbt_leaf   *l = nbt_leaf_at(t, off);
+			uint32_t	flags;
+
+			if (nbt_skey_cmp(sk, &l->low) < 0)
+			{
+				restart = true; /* stale route; descend again */
+				break;
+			}
+			if (nbt_skey_cmp(sk, &l->high) >= 0)
+			{
+				off = pm_load(&l->next) & ~NBT_FROZEN;
+				continue;
+			}
+			flags = pm_load(&l->flags);
+			if (mode == NBT_FIND_READ)
+			{
+				uint64_t	copy = pm_load(&l->copy);
+
+				if (copy != 0 && (flags & NBT_SYNC_DONE))
+				{
+					off = copy;
+					continue;
+				}
+			}
+			else if (mode == NBT_FIND_WRITE)
+			{
+				pm_errcode	rc = PM_OK;
+
+				if (flags & NBT_PENDING)
+					rc = nbt_help_smo(t, pm_load(&l->origin), err);
+				else if (pm_load(&l->bitmap) & NBT_SMO_BIT)
+					rc = nbt_help_smo(t, off, err);
+				else
+				{
+					*leaf_off = off;
+					return PM_OK;
+				}
+				if (rc != PM_OK)
+					return rc;
+				restart = true;
+				break;
+			}
+			*leaf_off = off;
+			return PM_OK;
+		}
+	}
+}
+
+pm_errcode
+nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
+{
+	pm_errcode	rc = PM_OK;
+
+	if (sk->rest == 0 || sk->rest > NBT_REST_MAX)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
+	pm_epoch_enter(t->epoch);
+	for (;;)
+	{
+		uint64_t	off;
+		nbt_leaf   *l;
+		uint32_t	pos;
+		nbt_pm_slot *slot;
+		uint64_t	b;
+
+		rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
+		if (rc != PM_OK)
+			break;
+		l = nbt_leaf_at(t, off);
+		pos = pm_fetch_add(&l->num, 1);
+		if (pos >= NBT_LEAF_CAP)
+		{
+			/* full: split or compact it, then retry in the replacement */
+			rc = nbt_help_smo(t, off, err);
+			if (rc != PM_OK)
+				break;
+			continue;
+		}
+		slot = &nbt_kv_at(t, l->kv)->slot[pos];
+		pm_store_relaxed(&slot->key, sk->key);
+		pm_store(&slot->val, sk->rest);
+		pm_persist(&t->pool->persist, slot, sizeof(*slot));
+		pm_store_relaxed(&l->fp[pos], nbt_fingerprint(sk->key));
+
+		b = pm_load(&l->bitmap);
+		while (!(b & NBT_SMO_BIT) && !pm_cas(&l->bitmap, &b, b | (UINT64_C(1) << pos)))
+			;
+		if (!(b & NBT_SMO_BIT))
+		{
+			pm_fetch_add(&nbt_droot_at(t)->inserts, 1);
+			break;
+		}
+		/* an SMO froze the leaf before our commit: the slot is abandoned */
+		rc = nbt_help_smo(t, off, err);
+		if (rc != PM_OK)
+			break;
+	}
+	pm_epoch_exit(t->epoch);
+	return rc;
+}
+
+/* Set DEAD on the committed slot holding sk; true if this call did it. */
+bool
+nbt_leaf_mark_dead(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+	uint8_t		fp = nbt_fingerprint(sk->key);
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+		nbt_pm_slot *slot = &kv->slot[pos];
+		uint64_t	val;
+
+		bits &= bits - 1;
+		if (pm_load_relaxed(&l->fp[pos]) != fp || pm_load_relaxed(&slot->key) != sk->key)
+			continue;
+		val = pm_load(&slot->val);
+		while ((val & NBT_VAL_REST) == sk->rest && !(val & NBT_VAL_DEAD))
+		{
+			if (pm_cas(&slot->val, &val, val | NBT_VAL_DEAD))
+			{
+				pm_persist(&t->pool->persist, &slot->val, sizeof(uint64_t));
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+pm_errcode
+nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
+{
+	uint64_t	off;
+	pm_errcode	rc;
+
+	*found = false;
+	pm_epoch_enter(t->epoch);
+	rc = nbt_find_leaf(t, sk, NBT_FIND_RAW, &off, err);
+	while (rc == PM_OK)
+	{
+		nbt_leaf   *l = nbt_leaf_at(t, off);
+		uint64_t	copy;
+
+		if (nbt_leaf_mark_dead(t, l, sk))
+			*found = true;
+		/* the leaf was copied: the entry may live on in the replacement */
+		copy = pm_load(&l->copy);
+		if (copy == 0)
+			break;
+		off = copy;
+		while (nbt_skey_cmp(sk, &nbt_leaf_at(t, off)->high) >= 0)
+			off = pm_load(&nbt_leaf_at(t, off)->next) & ~NBT_FROZEN;
+	}
+	if (*found)
+		pm_fetch_add(&nbt_droot_at(t)->deletes, 1);
+	pm_epoch_exit(t->epoch);
+	return rc;
+}
+
+/* Collect the live committed entries of leaf l into b, sorted. */
+static void
+collect(nbt_tree *t, nbt_leaf *l, nbt_batch *b)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+
+	b->n = 0;
+	b->low = l->low;
+	b->high = l->high;
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+		uint64_t	val = pm_load(&kv->slot[pos].val);
+
+		bits &= bits - 1;
+		if (nbt_val_live(val))
+		{
+			b->e[b->n].sk.key = pm_load_relaxed(&kv->slot[pos].key);
+			b->e[b->n].sk.rest = val & NBT_VAL_REST;
+			b->n++;
+		}
+	}
+	qsort(b->e, b->n, sizeof(nbt_entry), nbt_skey_qsort_cmp);
+}
+
+void
+nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b)
+{
+	nbt_skey	target = *sk;
+	uint64_t	off;
+	pm_error	err;
+
+	if (backward)
+	{
+		if (nbt_skey_is_min(sk))
+		{
+			b->n = 0;
+			b->low = b->high = NBT_SKEY_MIN;
+			return;
+		}
+		target = nbt_skey_pred(sk);
+	}
+	pm_epoch_enter(t->epoch);
+	/* READ mode never helps, so it cannot fail */
+	(void) nbt_find_leaf(t, &target, NBT_FIND_READ, &off, &err);
+	collect(t, nbt_leaf_at(t, off), b);
+	pm_epoch_exit(t->epoch);
+}

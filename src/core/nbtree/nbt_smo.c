@@ -1,0 +1,341 @@
+/*
+ * nbt_smo.c
+ *	  Structure modification of a leaf: copy, sync, link, then the parent
+ *	  update; cooperative, so any process that meets the leaf can finish it.
+ *
+ * copy:   freeze the leaf (SMO bit in the bitmap: no more commits; FROZEN in
+ *         next: no more relinking of its successor pointer), copy its live
+ *         committed entries into one new leaf (compaction) or two (split at
+ *         the median (key, rest)), persist the new PM blocks, publish with a
+ *         CAS on leaf.copy.  Losers of the CAS free their private copies.
+ * sync:   replay deletes that hit the old leaf while it was being copied.
+ * link:   the durability point.  CAS the predecessor's next, DRAM first and
+ *         then PM (persisted), from the old leaf to the first new one.  A
+ *         frozen predecessor is helped first, so no next pointer is lost to
+ *         a concurrent copy.  New leaves are PENDING until this is done:
+ *         writers that reach them help the SMO instead of committing into a
+ *         block that PM does not reach yet.
+ * parent: swap the parent's child pointer and insert the new separator;
+ *         then the old leaf is retired through epochs.
+ * Every step is idempotent; the flags record what is done.
+ */
+#include "nbt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void
+free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
+{
+	pm_error	err;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (pm_blocks[i])
+			pm_free_block(&t->pm, pm_blocks[i], &err);
+		if (dram_blocks[i])
+		{
+			pm_free_block(t->dram, dram_blocks[i], &err);
+			pm_fetch_add(&nbt_droot_at(t)->leaves, -1);
+		}
+	}
+}
+
+/* Fill a new leaf (PM block + DRAM meta) with entries e[0..n). */
+static void
+fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, int n,
+		  const nbt_skey *low, const nbt_skey *high, uint64_t next_kv, uint64_t next_leaf,
+		  uint64_t origin, uint64_t birth_right)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, kv_off);
+	nbt_leaf   *l = nbt_leaf_at(t, leaf_off);
+
+	memset(kv, 0, sizeof(*kv));
+	kv->next = next_kv;
+	kv->low = *low;
+	for (int i = 0; i < n; i++)
+	{
+		kv->slot[i].key = e[i].sk.key;
+		kv->slot[i].val = e[i].sk.rest;
+	}
+	pm_flush(&t->pool->persist, kv, sizeof(*kv));
+
+	memset(l, 0, sizeof(*l));
+	l->kv = kv_off;
+	l->next = next_leaf;
+	l->bitmap = n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+	l->num = (uint32_t) n;
+	l->flags = NBT_PENDING;
+	l->origin = origin;
+	l->birth_right = birth_right;
+	l->low = *low;
+	l->high = *high;
+	for (int i = 0; i < n; i++)
+		l->fp[i] = nbt_fingerprint(e[i].sk.key);
+}
+
+static pm_errcode
+smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
+{
+	nbt_leaf   *x = nbt_leaf_at(t, off);
+	nbt_kv	   *xkv = nbt_kv_at(t, x->kv);
+	nbt_entry	e[NBT_LEAF_CAP];
+	int			n = 0;
+	uint64_t	bits;
+	uint64_t	next_leaf;
+	uint64_t	next_kv;
+	uint64_t	copied = 0;
+	uint64_t	pm_blocks[2] = {0, 0};
+	uint64_t	dram_blocks[2] = {0, 0};
+	int			nleaves;
+	int			nleft;
+	uint64_t	expected = 0;
+
+	pm_fetch_or(&x->next, NBT_FROZEN);
+	next_leaf = pm_load(&x->next) & ~NBT_FROZEN;
+	next_kv = next_leaf ? nbt_leaf_at(t, next_leaf)->kv : 0;
+
+	/* the committed set is fixed: the SMO bit is set */
+	bits = pm_load(&x->bitmap) & ~NBT_SMO_BIT;
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+		uint64_t	val = pm_load(&xkv->slot[pos].val);
+
+		bits &= bits - 1;
+		if (nbt_val_live(val))
+		{
+			e[n].sk.key = pm_load_relaxed(&xkv->slot[pos].key);
+			e[n].sk.rest = val & NBT_VAL_REST;
+			n++;
+			copied |= UINT64_C(1) << pos;
+		}
+	}
+	qsort(e, n, sizeof(nbt_entry), nbt_skey_qsort_cmp);
+	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
+	nleft = nleaves == 2 ? n / 2 : n;
+
+	for (int i = 0; i < nleaves; i++)
+	{
+		pm_blocks[i] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err);
+		if (pm_blocks[i] == 0)
+			break;
+		dram_blocks[i] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
+		if (dram_blocks[i] == 0)
+			break;
+		pm_fetch_add(&nbt_droot_at(t)->leaves, 1);
+	}
+	if (pm_blocks[nleaves - 1] == 0 || dram_blocks[nleaves - 1] == 0)
+	{
+		free_private(t, pm_blocks, dram_blocks, nleaves);
+		return err->code;
+	}
+
+	if (nleaves == 1)
+		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, n, &x->low, &x->high, next_kv,
+				  next_leaf, off, 0);
+	else
+	{
+		nbt_skey	sep = e[nleft].sk;
+
+		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, nleft, &x->low, &sep, pm_blocks[1],
+				  dram_blocks[1], off, dram_blocks[1]);
+		fill_leaf(t, pm_blocks[1], dram_blocks[1], e + nleft, n - nleft, &sep, &x->high,
+				  next_kv, next_leaf, off, 0);
+	}
+	pm_drain(&t->pool->persist);
+	nbt_leaf_at(t, dram_blocks[0])->copied = copied;
+
+	if (!pm_cas(&x->copy, &expected, dram_blocks[0]))
+	{
+		/* another helper published first; ours was never visible */
+		free_private(t, pm_blocks, dram_blocks, nleaves);
+		*copy_out = expected;
+		return PM_OK;
+	}
+	pm_fetch_add(nleaves == 2 ? &nbt_droot_at(t)->smo_splits : &nbt_droot_at(t)->smo_compactions, 1);
+	pm_fetch_add(&nbt_droot_at(t)->leaves, -1);	/* the old leaf goes */
+	*copy_out = dram_blocks[0];
+	return PM_OK;
+}
+
+/*
+ * Replay, in the new leaves, the deletes that reached the old one after the
+ * copy.  Only slots the copy took count: a slot already dead then may share
+ * its (key, rest) with a live later incarnation (a TID reused after VACUUM)
+ * that the copy did take.
+ */
+static void
+smo_sync(nbt_tree *t, nbt_leaf *x, nbt_leaf *left, nbt_leaf *right)
+{
+	nbt_kv	   *xkv = nbt_kv_at(t, x->kv);
+	uint64_t	bits = left->copied;
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+		uint64_t	val = pm_load(&xkv->slot[pos].val);
+
+		bits &= bits - 1;
+		if (val & NBT_VAL_DEAD)
+		{
+			nbt_skey	sk = {pm_load_relaxed(&xkv->slot[pos].key), val & NBT_VAL_REST};
+
+			(void) nbt_leaf_mark_dead(t, (right && nbt_skey_cmp(&sk, &right->low) >= 0) ? right : left,
+									  &sk);
+		}
+	}
+}
+
+/* Link the first new leaf in place of the old one: the durability point. */
+static pm_errcode
+smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
+{
+	nbt_leaf   *x = nbt_leaf_at(t, off);
+	nbt_leaf   *left = nbt_leaf_at(t, left_off);
+
+	for (unsigned attempt = 0;; attempt++)
+	{
+		uint64_t	p_off;
+		nbt_leaf   *p;
+		uint64_t	n;
+		uint64_t	*pm_next;
+		uint64_t	expected;
+		nbt_skey	pred;
+		pm_errcode	rc;
+
+		if (nbt_skey_is_min(&x->low))
+		{
+			/* the first leaf: its predecessor is the tree's head */
+			expected = off;
+			(void) pm_cas(&nbt_droot_at(t)->first, &expected, left_off);
+			pm_next = &nbt_meta(t)->head;
+			expected = x->kv;
+			(void) pm_cas(pm_next, &expected, left->kv);
+			pm_persist(&t->pool->persist, pm_next, sizeof(uint64_t));
+			return PM_OK;
+		}
+		pred = nbt_skey_pred(&x->low);
+		rc = nbt_find_leaf(t, &pred, NBT_FIND_WRITE, &p_off, err);
+		if (rc != PM_OK)
+			return rc;
+		p = nbt_leaf_at(t, p_off);
+		n = pm_load(&p->next);
+		if (n & NBT_FROZEN)
+		{
+			/* the predecessor is being copied: finish that, then link its replacement */
+			rc = nbt_help_smo(t, p_off, err);
+			if (rc != PM_OK)
+				return rc;
+			continue;
+		}
+		if (n == off)
+		{
+			if (!pm_cas(&p->next, &n, left_off))
+				continue;
+		}
+		else if (n != left_off)
+		{
+			if (attempt > 100000)
+				return pm_error_set(err, PM_ERR_CORRUPT, 0,
+									"nbtree: predecessor of a leaf in SMO does not point to it");
+			pm_spin_delay(attempt);
+			continue;
+		}
+		pm_next = &nbt_kv_at(t, p->kv)->next;
+		expected = x->kv;
+		(void) pm_cas(pm_next, &expected, left->kv);
+		pm_persist(&t->pool->persist, pm_next, sizeof(uint64_t));
+		return PM_OK;
+	}
+}
+
+pm_errcode
+nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
+{
+	nbt_leaf   *x = nbt_leaf_at(t, off);
+	uint64_t	copy;
+	uint64_t	right_off;
+	nbt_leaf   *left;
+	nbt_leaf   *right;
+	uint32_t	flags;
+	pm_errcode	rc;
+
+	pm_fetch_or(&x->bitmap, NBT_SMO_BIT);
+	copy = pm_load(&x->copy);
+	if (copy == 0)
+	{
+		rc = smo_copy(t, off, &copy, err);
+		if (rc != PM_OK)
+			return rc;
+	}
+	left = nbt_leaf_at(t, copy);
+	right_off = left->birth_right;
+	right = right_off ? nbt_leaf_at(t, right_off) : NULL;
+
+	flags = pm_load(&x->flags);
+	if (!(flags & NBT_SYNC_DONE))
+	{
+		smo_sync(t, x, left, right);
+		pm_fetch_or(&x->flags, NBT_SYNC_DONE);
+	}
+	if (!(flags & NBT_LINK_DONE))
+	{
+		rc = smo_link(t, off, copy, err);
+		if (rc != PM_OK)
+			return rc;
+		pm_fetch_or(&x->flags, NBT_LINK_DONE);
+		pm_fetch_and(&left->flags, ~NBT_PENDING);
+		if (right)
+			pm_fetch_and(&right->flags, ~NBT_PENDING);
+	}
+	if (!(flags & NBT_PARENT_DONE))
+	{
+		rc = nbt_replace_child(t, &x->low, off, copy, right ? &right->low : NULL, right_off, err);
+		if (rc != PM_OK)
+			return rc;
+		if (!(pm_fetch_or(&x->flags, NBT_PARENT_DONE) & NBT_PARENT_DONE))
+		{
+			pm_epoch_retire(t->epoch, t->space_pm, 0, x->kv);
+			pm_epoch_retire(t->epoch, t->space_dram, 0, off);
+		}
+	}
+	return PM_OK;
+}
+
+pm_errcode
+nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
+{
+	uint64_t	off;
+	pm_errcode	rc;
+
+	*compacted = false;
+	pm_epoch_enter(t->epoch);
+	rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
+	if (rc == PM_OK)
+	{
+		nbt_leaf   *l = nbt_leaf_at(t, off);
+		nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+		uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+		uint32_t	num = pm_load(&l->num);
+		int			live = 0;
+
+		if (num > NBT_LEAF_CAP)
+			num = NBT_LEAF_CAP;
+		while (bits)
+		{
+			int			pos = __builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			live += nbt_val_live(pm_load(&kv->slot[pos].val));
+		}
+		/* dead and abandoned slots are reclaimed only by rewriting the leaf */
+		if (num > 0 && (uint32_t) live * 2 <= num)
+		{
+			rc = nbt_help_smo(t, off, err);
+			*compacted = rc == PM_OK;
+		}
+	}
+	pm_epoch_exit(t->epoch);
+	return rc;
+}

@@ -1,0 +1,169 @@
+/*
+ * nbtree.h
+ *	  NBTree: a lock-free B+-tree with a persistent key-value layer and a
+ *	  volatile (shared DRAM) metadata and inner-node layer.
+ *
+ * Entries are (key, rest) pairs: key is an order-preserving 64-bit encoding
+ * of the indexed value, rest is the host's 49-bit tie-breaker (PostgreSQL:
+ * a NULL flag and the heap TID), never 0.  (key, rest) is an entry's
+ * identity and its sort order, so any number of duplicates of one key work
+ * and separators can split a run of one key.  See README.md for layout,
+ * invariants, the concurrency and crash protocol, and deviations from the
+ * paper.
+ */
+#ifndef PM_NBTREE_H
+#define PM_NBTREE_H
+
+#include "alloc.h"
+#include "epoch.h"
+#include "pool.h"
+
+#define NBT_LEAF_CAP		62		/* slots per 1 KiB PM block */
+#define NBT_REST_MAX		((UINT64_C(1) << 49) - 1)
+
+/* Sort key of an entry; also the form of fences and separators. */
+typedef struct nbt_skey
+{
+	uint64_t	key;
+	uint64_t	rest;			/* 1..NBT_REST_MAX for entries */
+} nbt_skey;
+
+#define NBT_SKEY_MIN	((nbt_skey) {0, 0})
+#define NBT_SKEY_MAX	((nbt_skey) {UINT64_MAX, UINT64_MAX})
+
+static inline int
+nbt_skey_cmp(const nbt_skey *a, const nbt_skey *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->rest != b->rest)
+		return a->rest < b->rest ? -1 : 1;
+	return 0;
+}
+
+static inline bool
+nbt_skey_is_max(const nbt_skey *a)
+{
+	return a->key == UINT64_MAX && a->rest == UINT64_MAX;
+}
+
+static inline bool
+nbt_skey_is_min(const nbt_skey *a)
+{
+	return a->key == 0 && a->rest == 0;
+}
+
+/* Counters kept in the shared DRAM descriptor; approximate under concurrency. */
+typedef struct nbt_stats
+{
+	uint64_t	inserts;
+	uint64_t	deletes;
+	uint64_t	smo_splits;
+	uint64_t	smo_compactions;
+	uint64_t	leaves;
+	uint64_t	inner_nodes;
+	uint64_t	height;			/* inner levels above the leaves */
+	uint64_t	dram_bytes;
+	uint64_t	pm_bytes;
+} nbt_stats;
+
+/*
+ * A process's handle on one tree.  The PM layer lives in pool (its meta
+ * block at pool root 0); the DRAM layer lives in a shared arena whose
+ * allocator is dram, rooted at the descriptor dram_root (an arena offset
+ * the host shares between processes).  Retired blocks go through epoch,
+ * tagged with space_pm / space_dram so the host's free callback finds the
+ * allocator.
+ */
+typedef struct nbt_tree
+{
+	pm_pool    *pool;
+	pm_alloc	pm;				/* PM blocks of this pool */
+	pm_alloc   *dram;			/* shared DRAM tier */
+	pm_epoch_handle *epoch;
+	uint32_t	space_pm;
+	uint32_t	space_dram;
+	uint64_t	dram_root;		/* arena offset of the DRAM descriptor */
+} nbt_tree;
+
+/* One entry as returned by a leaf read. */
+typedef struct nbt_entry
+{
+	nbt_skey	sk;
+} nbt_entry;
+
+/* A leaf's worth of entries, sorted, and the key range the leaf covers. */
+typedef struct nbt_batch
+{
+	int			n;
+	nbt_skey	low;			/* inclusive */
+	nbt_skey	high;			/* exclusive; NBT_SKEY_MAX: last leaf */
+	nbt_entry	e[NBT_LEAF_CAP];
+} nbt_batch;
+
+/* ---- life cycle ---- */
+
+/* Format an empty tree in a fresh pool (meta block, one empty leaf block). */
+extern pm_errcode nbt_format(pm_pool *pool, pm_error *err);
+
+/*
+ * Bulk load: entries must come sorted by (key, rest) from next(ctx, &sk),
+ * which returns false at the end.  Fills leaf blocks to fill_pct percent.
+ * The pool must be freshly formatted.
+ */
+extern pm_errcode nbt_bulk_load(pm_pool *pool, int fill_pct,
+								bool (*next) (void *ctx, nbt_skey *sk), void *ctx,
+								pm_error *err);
+
+/*
+ * Build the DRAM layer from the PM layer (recovery and first use); also
+ * recovers the pool's allocator if recover_alloc, which requires that no
+ * block of this pool is still waiting in an epoch limbo (true after a
+ * restart, which starts a fresh epoch domain; otherwise drain first).
+ * Caller is exclusive.  Sets t->dram_root.
+ */
+extern pm_errcode nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err);
+
+/* Free the whole DRAM layer (index dropped or rebuilt).  Caller is exclusive. */
+extern void nbt_release_dram(nbt_tree *t);
+
+/* Set up a handle (no allocation). */
+extern void nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
+					   uint32_t space_pm, uint32_t space_dram, uint64_t dram_root);
+
+/* ---- operations (any number of processes and threads at once) ---- */
+
+extern pm_errcode nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err);
+
+/* Delete the entry (key, rest); *found says whether it was there. */
+extern pm_errcode nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err);
+
+/*
+ * Read the leaf covering sk (forward) or the leaf before the one whose low
+ * fence is sk (backward: pass the current batch's low); entries sorted.
+ * Forward scans continue from batch.high, backward from batch.low, until
+ * high is MAX or low is MIN: ranges are disjoint and contiguous, so a scan
+ * neither repeats nor misses an entry across concurrent SMOs.
+ */
+extern void nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b);
+
+/* Rewrite a leaf without its deleted slots if at least half are dead. */
+extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted,
+								   pm_error *err);
+
+extern void nbt_get_stats(nbt_tree *t, nbt_stats *st);
+
+/*
+ * Verify the structure: PM list order and fences, DRAM leaves against PM,
+ * inner separators.  Returns NULL or a description of the first problem
+ * (static buffer).  Caller is exclusive (no concurrent writers).
+ */
+extern const char *nbt_check(nbt_tree *t, uint64_t *entries);
+
+/* Mark every PM block the tree reaches (allocator recovery). */
+extern pm_errcode nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err);
+
+/* Entry count of the PM layer (tests, recovery stats). */
+extern uint64_t nbt_count_pm(pm_pool *pool);
+
+#endif							/* PM_NBTREE_H */

@@ -1,0 +1,281 @@
+/*
+ * test_nbtree_model.c
+ *	  Single-thread model check of the nbtree against an exact reference:
+ *	  10 million random inserts, deletes, forward and backward range reads
+ *	  and compactions over a small key space (many duplicates, constant
+ *	  SMOs), with structural checks, full comparisons and rebuilds of the
+ *	  DRAM layer from PM along the way.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "nbt_harness.h"
+
+#define NKEYS		20000
+#define NRESTS		64
+#define OPS			10000000L
+#define CHECK_EVERY	1000000L
+
+static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
+static long ref_count;
+
+static uint64_t
+key_of(int k)
+{
+	return k == NKEYS - 1 ? UINT64_MAX : (uint64_t) k * 1000003;
+}
+
+static uint64_t
+rest_of(int r)
+{
+	return r == NRESTS - 1 ? NBT_REST_MAX : (uint64_t) r + 1;
+}
+
+static nbt_skey
+skey_of(int k, int r)
+{
+	return (nbt_skey) {key_of(k), rest_of(r)};
+}
+
+/* Reference successor (forward) / predecessor (backward) from index i. */
+static int
+ref_next(int i)
+{
+	while (i < NKEYS * NRESTS && !ref[i])
+		i++;
+	return i;
+}
+
+static int
+ref_prev(int i)
+{
+	while (i >= 0 && !ref[i])
+		i--;
+	return i;
+}
+
+/* Compare up to want entries from position (k, r) forward or backward. */
+static const char *
+compare_range(nbt_tree *t, int k, int r, bool backward, int want)
+{
+	static char msg[200];
+	nbt_batch	b;
+	nbt_skey	start = skey_of(k, r);
+	int			idx = k * NRESTS + r;
+	int			got = 0;
+
+	if (!backward)
+	{
+		int			ri = ref_next(idx);
+
+		nbt_read_leaf(t, &start, false, &b);
+		for (;;)
+		{
+			for (int i = 0; i < b.n && got < want; i++)
+			{
+				if (nbt_skey_cmp(&b.e[i].sk, &start) < 0)
+					continue;
+				if (ri >= NKEYS * NRESTS)
+					return "forward read returned an entry past the reference's end";
+				if (nbt_skey_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
+				{
+					snprintf(msg, sizeof(msg), "forward read: entry %d differs", got);
+					return msg;
+				}
+				ri = ref_next(ri + 1);
+				got++;
+			}
+			if (got >= want || nbt_skey_is_max(&b.high))
+				break;
+			{
+				nbt_skey	from = b.high;
+
+				nbt_read_leaf(t, &from, false, &b);
+			}
+		}
+		if (got < want && ri < NKEYS * NRESTS)
+			return "forward read missed entries";
+	}
+	else
+	{
+		int			ri = ref_prev(idx);
+
+		nbt_read_leaf(t, &start, false, &b);
+		for (;;)
+		{
+			for (int i = b.n - 1; i >= 0 && got < want; i--)
+			{
+				if (nbt_skey_cmp(&b.e[i].sk, &start) > 0)
+					continue;
+				if (ri < 0)
+					return "backward read returned an entry before the reference's start";
+				if (nbt_skey_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
+				{
+					snprintf(msg, sizeof(msg), "backward read: entry %d differs", got);
+					return msg;
+				}
+				ri = ref_prev(ri - 1);
+				got++;
+			}
+			if (got >= want || nbt_skey_is_min(&b.low))
+				break;
+			{
+				nbt_skey	from = b.low;
+
+				nbt_read_leaf(t, &from, true, &b);
+			}
+		}
+		if (got < want && ri >= 0)
+			return "backward read missed entries";
+	}
+	return NULL;
+}
+
+int
+main(void)
+{
+	char	   *dir = tap_tmpdir("nbt_model");
+	char		path[600];
+	harness		h;
+	pm_error	err;
+	uint64_t	seed = 42;
+	long		bad_found = 0,
+				bad_range = 0,
+				bad_check = 0,
+				bad_rebuild = 0,
+				errors = 0;
+	nbt_stats	st;
+	uint64_t	splits = 0,
+				compactions = 0;
+
+	tap_plan(8);
+	snprintf(path, sizeof(path), "%s/model.pm", dir);
+	harness_shared(&h);
+	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
+	if (nbt_rebuild(&h.tree, false, &err) != PM_OK)
+	{
+		tap_diag("rebuild: %s", err.msg);
+		return 1;
+	}
+	tap_ok(compare_range(&h.tree, 0, 0, false, 10) == NULL, "empty tree reads empty");
+
+	for (long op = 1; op <= OPS; op++)
+	{
+		uint64_t	x = xorshift(&seed);
+		int			k = (int) ((x >> 8) % NKEYS);
+		int			r = (int) ((x >> 40) % NRESTS);
+		int			idx = k * NRESTS + r;
+		int			what = (int) (x % 100);
+		nbt_skey	sk = skey_of(k, r);
+
+		if (what < 55)
+		{
+			if (!ref[idx])
+			{
+				if (nbt_insert(&h.tree, &sk, &err) != PM_OK)
+				{
+					if (errors++ == 0)
+						tap_diag("insert: %s", err.msg);
+					continue;
+				}
+				ref[idx] = 1;
+				ref_count++;
+			}
+		}
+		else if (what < 85)
+		{
+			bool		found;
+
+			/* half the deletes aim at an entry that exists */
+			if ((x & 0x100) && ref_count > 0)
+			{
+				int			j = ref_next(idx);
+
+				if (j >= NKEYS * NRESTS)
+					j = ref_next(0);
+				idx = j;
+				sk = skey_of(idx / NRESTS, idx % NRESTS);
+			}
+			if (nbt_delete(&h.tree, &sk, &found, &err) != PM_OK)
+			{
+				if (errors++ == 0)
+					tap_diag("delete: %s", err.msg);
+				continue;
+			}
+			if (found != (ref[idx] == 1))
+			{
+				if (bad_found++ == 0)
+					tap_diag("op %ld: delete found=%d, reference has %d", op, found, ref[idx]);
+			}
+			if (ref[idx])
+			{
+				ref[idx] = 0;
+				ref_count--;
+			}
+		}
+		else if (what < 99)
+		{
+			const char *why = compare_range(&h.tree, k, r, what & 1, 1 + (int) ((x >> 20) % 100));
+
+			if (why && bad_range++ == 0)
+				tap_diag("op %ld: %s", op, why);
+		}
+		else
+		{
+			bool		compacted;
+
+			if (nbt_compact_leaf(&h.tree, &sk, &compacted, &err) != PM_OK && errors++ == 0)
+				tap_diag("compact: %s", err.msg);
+		}
+
+		if (op % CHECK_EVERY == 0)
+		{
+			uint64_t	n = 0;
+			const char *why = nbt_check(&h.tree, &n);
+
+			if (why == NULL && n != (uint64_t) ref_count)
+				why = "entry count differs from the reference";
+			if (why && bad_check++ == 0)
+				tap_diag("op %ld: check: %s (%llu vs %ld)", op, why, (unsigned long long) n, ref_count);
+			why = compare_range(&h.tree, 0, 0, false, NKEYS * NRESTS);
+			if (why && bad_range++ == 0)
+				tap_diag("op %ld: full forward comparison: %s", op, why);
+
+			/* every other checkpoint: throw the DRAM layer away and rebuild from PM */
+			if ((op / CHECK_EVERY) % 2 == 0)
+			{
+				nbt_get_stats(&h.tree, &st);
+				splits += st.smo_splits;
+				compactions += st.smo_compactions;
+				/* as after a restart: nothing retired may still be pending */
+				pm_epoch_drain(&h.epoch);
+				nbt_release_dram(&h.tree);
+				if (nbt_rebuild(&h.tree, true, &err) != PM_OK)
+				{
+					if (bad_rebuild++ == 0)
+						tap_diag("op %ld: rebuild: %s", op, err.msg);
+					break;
+				}
+				why = compare_range(&h.tree, NKEYS - 1, NRESTS - 1, true, NKEYS * NRESTS);
+				if (why && bad_rebuild++ == 0)
+					tap_diag("op %ld: after rebuild: %s", op, why);
+			}
+		}
+	}
+	nbt_get_stats(&h.tree, &st);
+	splits += st.smo_splits;
+	compactions += st.smo_compactions;
+	tap_diag("%ld entries at the end; %llu splits, %llu compactions, %llu leaves, height %llu",
+			 ref_count, (unsigned long long) splits, (unsigned long long) compactions,
+			 (unsigned long long) st.leaves, (unsigned long long) st.height);
+	tap_ok(errors == 0, "%ld operations without an error", OPS);
+	tap_ok(bad_found == 0, "every delete found exactly what the reference had (%ld mismatches)", bad_found);
+	tap_ok(bad_range == 0, "every forward and backward read matched the reference (%ld mismatches)", bad_range);
+	tap_ok(bad_check == 0, "structure checks and entry counts held at every checkpoint");
+	tap_ok(bad_rebuild == 0, "rebuilds of the DRAM layer from PM reproduced the tree");
+	tap_ok(splits > 1000 && compactions > 100 && st.height >= 2,
+		   "the run exercised splits, compactions and a multi-level tree");
+	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
+	tap_rmdir(dir);
+	return tap_done();
+}
