@@ -13,14 +13,17 @@ MODULE_big = pm_index
 CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o \
 	src/core/nbtree/nbt_inner.o src/core/nbtree/nbt_leaf.o src/core/nbtree/nbt_smo.o \
 	src/core/nbtree/nbt_build.o
-PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/inspect.o
+PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/pg/inspect.o \
+	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
+	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
+	src/pg/nbtree_pm/nbtpm_vacuum.o src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = pm_index_basics
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare \
@@ -35,7 +38,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/pg/*.h)
+$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 

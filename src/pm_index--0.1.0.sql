@@ -27,3 +27,183 @@ COMMENT ON FUNCTION pm_index_pools() IS 'one row per pool file in pm_index.pool_
 -- It names server files: keep it to superusers and monitoring roles.
 REVOKE ALL ON FUNCTION pm_index_pools() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pm_index_pools() TO pg_monitor;
+
+-- ---------------------------------------------------------------------------
+-- nbtree_pm: the NBTree lock-free PM B+-tree as an ordered index
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION nbtree_pm_handler(internal) RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'nbtree_pm_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD nbtree_pm TYPE INDEX HANDLER nbtree_pm_handler;
+COMMENT ON ACCESS METHOD nbtree_pm IS 'ordered index whose nodes live in a persistent-memory pool (NBTree)';
+
+CREATE FUNCTION nbtree_pm_check(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'nbtree_pm_check'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION nbtree_pm_check(regclass, boolean) IS
+  'verify an nbtree_pm index; with heapallindexed, also that every heap tuple is indexed';
+REVOKE ALL ON FUNCTION nbtree_pm_check(regclass, boolean) FROM PUBLIC;
+
+CREATE FUNCTION pm_index_stats(index regclass,
+    OUT entries bigint, OUT leaves bigint, OUT height integer,
+    OUT pm_bytes bigint, OUT dram_bytes bigint,
+    OUT smo_splits bigint, OUT smo_compactions bigint,
+    OUT inserts bigint, OUT deletes bigint,
+    OUT flushes_per_write double precision, OUT fences_per_write double precision)
+AS 'MODULE_PATHNAME', 'pm_index_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION pm_index_stats(regclass) IS
+  'size, shape and persistence cost of a pm_index index (counters since startup)';
+
+-- integers: one key space for int2, int4 and int8, so cross-type comparisons are exact
+CREATE OPERATOR FAMILY integer_ops USING nbtree_pm;
+CREATE OPERATOR CLASS int2_ops DEFAULT FOR TYPE int2 USING nbtree_pm FAMILY integer_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btint2cmp(int2, int2);
+
+CREATE OPERATOR CLASS int4_ops DEFAULT FOR TYPE int4 USING nbtree_pm FAMILY integer_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btint4cmp(int4, int4);
+
+CREATE OPERATOR CLASS int8_ops DEFAULT FOR TYPE int8 USING nbtree_pm FAMILY integer_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btint8cmp(int8, int8);
+
+ALTER OPERATOR FAMILY integer_ops USING nbtree_pm ADD
+    OPERATOR 1 < (int2, int4),
+    OPERATOR 2 <= (int2, int4),
+    OPERATOR 3 = (int2, int4),
+    OPERATOR 4 >= (int2, int4),
+    OPERATOR 5 > (int2, int4),
+    FUNCTION 1 (int2, int4) btint24cmp(int2, int4),
+    OPERATOR 1 < (int2, int8),
+    OPERATOR 2 <= (int2, int8),
+    OPERATOR 3 = (int2, int8),
+    OPERATOR 4 >= (int2, int8),
+    OPERATOR 5 > (int2, int8),
+    FUNCTION 1 (int2, int8) btint28cmp(int2, int8),
+    OPERATOR 1 < (int4, int2),
+    OPERATOR 2 <= (int4, int2),
+    OPERATOR 3 = (int4, int2),
+    OPERATOR 4 >= (int4, int2),
+    OPERATOR 5 > (int4, int2),
+    FUNCTION 1 (int4, int2) btint42cmp(int4, int2),
+    OPERATOR 1 < (int4, int8),
+    OPERATOR 2 <= (int4, int8),
+    OPERATOR 3 = (int4, int8),
+    OPERATOR 4 >= (int4, int8),
+    OPERATOR 5 > (int4, int8),
+    FUNCTION 1 (int4, int8) btint48cmp(int4, int8),
+    OPERATOR 1 < (int8, int2),
+    OPERATOR 2 <= (int8, int2),
+    OPERATOR 3 = (int8, int2),
+    OPERATOR 4 >= (int8, int2),
+    OPERATOR 5 > (int8, int2),
+    FUNCTION 1 (int8, int2) btint82cmp(int8, int2),
+    OPERATOR 1 < (int8, int4),
+    OPERATOR 2 <= (int8, int4),
+    OPERATOR 3 = (int8, int4),
+    OPERATOR 4 >= (int8, int4),
+    OPERATOR 5 > (int8, int4),
+    FUNCTION 1 (int8, int4) btint84cmp(int8, int4);
+
+-- float4 and float8: float4 keys are stored as their exact float8 value
+CREATE OPERATOR FAMILY float_ops USING nbtree_pm;
+CREATE OPERATOR CLASS float4_ops DEFAULT FOR TYPE float4 USING nbtree_pm FAMILY float_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btfloat4cmp(float4, float4);
+
+CREATE OPERATOR CLASS float8_ops DEFAULT FOR TYPE float8 USING nbtree_pm FAMILY float_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btfloat8cmp(float8, float8);
+
+ALTER OPERATOR FAMILY float_ops USING nbtree_pm ADD
+    OPERATOR 1 < (float4, float8),
+    OPERATOR 2 <= (float4, float8),
+    OPERATOR 3 = (float4, float8),
+    OPERATOR 4 >= (float4, float8),
+    OPERATOR 5 > (float4, float8),
+    FUNCTION 1 (float4, float8) btfloat48cmp(float4, float8),
+    OPERATOR 1 < (float8, float4),
+    OPERATOR 2 <= (float8, float4),
+    OPERATOR 3 = (float8, float4),
+    OPERATOR 4 >= (float8, float4),
+    OPERATOR 5 > (float8, float4),
+    FUNCTION 1 (float8, float4) btfloat84cmp(float8, float4);
+
+CREATE OPERATOR FAMILY oid_ops USING nbtree_pm;
+CREATE OPERATOR CLASS oid_ops DEFAULT FOR TYPE oid USING nbtree_pm FAMILY oid_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btoidcmp(oid, oid);
+
+CREATE OPERATOR FAMILY date_ops USING nbtree_pm;
+CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING nbtree_pm FAMILY date_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 date_cmp(date, date);
+
+CREATE OPERATOR FAMILY time_ops USING nbtree_pm;
+CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time USING nbtree_pm FAMILY time_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 time_cmp(time, time);
+
+CREATE OPERATOR FAMILY timestamp_ops USING nbtree_pm;
+CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm FAMILY timestamp_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 timestamp_cmp(timestamp, timestamp);
+
+CREATE OPERATOR FAMILY timestamptz_ops USING nbtree_pm;
+CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING nbtree_pm FAMILY timestamptz_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 timestamptz_cmp(timestamptz, timestamptz);
+
+CREATE OPERATOR FAMILY bool_ops USING nbtree_pm;
+CREATE OPERATOR CLASS bool_ops DEFAULT FOR TYPE bool USING nbtree_pm FAMILY bool_ops AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 btboolcmp(bool, bool);

@@ -6,7 +6,9 @@
  */
 #include "pm_index.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -14,11 +16,14 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "nbtree_pm/nbtpm.h"
+
 PG_MODULE_MAGIC;
 
 char	   *pmi_pool_dir_guc = NULL;
 int			pmi_persistence_guc = PM_MODE_AUTO;
 int			pmi_dram_tier_mb = 64;
+int			pmi_max_indexes = 1000;
 
 PmIndexShared *pmi_shared = NULL;
 
@@ -34,6 +39,7 @@ static const struct config_enum_entry persistence_options[] = {
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 static pm_epoch_handle epoch_handle = {.slot = -1};
 static pm_alloc dram_alloc;
@@ -53,6 +59,7 @@ shared_size(void)
 {
 	Size		size = MAXALIGN(sizeof(PmIndexShared));
 
+	size = add_size(size, mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 	size = add_size(size, MAXALIGN(pm_epoch_domain_size(epoch_slots(), EPOCH_LIMBO_PER_SLOT)));
 	size = add_size(size, 4096);	/* align the arena to a page */
 	size = add_size(size, (Size) pmi_dram_tier_mb * 1024 * 1024);
@@ -65,6 +72,7 @@ pmi_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
+	RequestNamedLWLockTranche("pm_index_registry", 1);
 }
 
 static void
@@ -83,7 +91,22 @@ pmi_shmem_startup(void)
 	{
 		base = (char *) pmi_shared;
 		pmi_shared->nslots = epoch_slots();
-		pmi_shared->epoch_offset = MAXALIGN(sizeof(PmIndexShared));
+		pmi_shared->registry_offset = MAXALIGN(sizeof(PmIndexShared));
+		pmi_shared->nindexes = pmi_max_indexes;
+		pmi_shared->lwlock_tranche = LWLockNewTrancheId();
+		pmi_shared->registry_lock = &(GetNamedLWLockTranche("pm_index_registry"))->lock;
+		for (int i = 0; i < pmi_max_indexes; i++)
+		{
+			PmiSlot    *slot = pmi_slot(i);
+
+			memset(slot, 0, sizeof(*slot));
+			LWLockInitialize(&slot->lock, pmi_shared->lwlock_tranche);
+			pg_atomic_init_u64(&slot->writes, 0);
+			pg_atomic_init_u64(&slot->flushes, 0);
+			pg_atomic_init_u64(&slot->fences, 0);
+		}
+		pmi_shared->epoch_offset = MAXALIGN(pmi_shared->registry_offset +
+											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 		pmi_shared->arena_offset =
 			TYPEALIGN(4096, (uintptr_t) base + pmi_shared->epoch_offset +
 					  MAXALIGN(pm_epoch_domain_size(pmi_shared->nslots, EPOCH_LIMBO_PER_SLOT))) -
@@ -94,6 +117,32 @@ pmi_shmem_startup(void)
 		pm_arena_format(base + pmi_shared->arena_offset, pmi_shared->arena_size);
 	}
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * A pm_index index is not WAL-logged: a server in recovery (hot standby) has
+ * no current copy of it, so the planner must never see it there.
+ */
+static void
+pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					  RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+	if (RecoveryInProgress())
+	{
+		ListCell   *lc;
+		List	   *keep = NIL;
+
+		foreach(lc, rel->indexlist)
+		{
+			IndexOptInfo *index = lfirst(lc);
+
+			if (!nbtpm_is_pm_am(index->relam))
+				keep = lappend(keep, index);
+		}
+		rel->indexlist = keep;
+	}
 }
 
 void
@@ -139,12 +188,25 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.max_indexes",
+							"Maximum number of pm_index indexes in use at once.",
+							"Each index in use since startup takes a registry slot in shared memory.",
+							&pmi_max_indexes,
+							1000,
+							16,
+							100000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("pm_index");
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = pmi_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pmi_shmem_startup;
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = pmi_get_relation_info;
+	pmi_lifecycle_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));
@@ -189,13 +251,15 @@ pmi_dram(void)
 	return &dram_alloc;
 }
 
-/* Free a retired block; space 0 is the DRAM tier. */
+/* Free a retired block: space 0 is the DRAM tier, others a pool (registry slot + 1). */
 static void
 epoch_free(void *ctx, uint32 space, uint32 tag, uint64 off)
 {
 	pm_error	err;
 
-	if (space == 0 && pm_free_block(pmi_dram(), off, &err) != PM_OK)
+	if (space != 0)
+		pmi_free_retired(space, tag, off);
+	else if (pm_free_block(pmi_dram(), off, &err) != PM_OK)
 		elog(LOG, "pm_index: %s", err.msg);
 }
 

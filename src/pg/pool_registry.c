@@ -189,6 +189,62 @@ pmi_pool_open(RelFileNode rnode)
 	return pool;
 }
 
+/*
+ * This backend's mapping of rnode's pool, opened quietly if need be; NULL if
+ * it cannot be opened.  Never raises an error (epoch callbacks use it).
+ */
+pm_pool *
+pmi_pool_lookup(RelFileNode rnode)
+{
+	PoolCacheEntry *e;
+	char		path[MAXPGPATH];
+	pm_pool    *pool;
+	pm_error	err;
+	struct stat st;
+
+	if (pool_cache != NULL)
+	{
+		e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+		if (e != NULL && e->pool != NULL)
+			return e->pool;
+	}
+	snprintf(path, sizeof(path), "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
+			 rnode.relNode, PMI_POOL_SUFFIX);
+	if (pool_cache == NULL || pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
+		return NULL;
+	if (fstat(pool->fd, &st) != 0)
+	{
+		pm_pool_close(pool);
+		return NULL;
+	}
+	e = hash_search(pool_cache, &rnode, HASH_ENTER_NULL, NULL);
+	if (e == NULL)
+	{
+		pm_pool_close(pool);
+		return NULL;
+	}
+	e->pool = pool;
+	e->relid = InvalidOid;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	e->revalidate = false;
+	return pool;
+}
+
+/* Remove a pool file and this backend's mapping of it; logs, never raises. */
+void
+pmi_pool_remove(RelFileNode rnode)
+{
+	char	   *path = pmi_pool_path(rnode);
+
+	pmi_pool_forget(rnode);
+	if (unlink(path) != 0 && errno != ENOENT)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pm_index: could not remove pool file \"%s\": %m", path)));
+	pfree(path);
+}
+
 /* Drop this backend's mapping of a pool (before removing or replacing it). */
 void
 pmi_pool_forget(RelFileNode rnode)

@@ -19,7 +19,7 @@
 
 void
 nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
-		   uint32_t space_pm, uint32_t space_dram, uint64_t dram_root)
+		   uint32_t space_pm, uint32_t tag_pm, uint32_t space_dram, uint64_t dram_root)
 {
 	memset(t, 0, sizeof(*t));
 	t->pool = pool;
@@ -27,6 +27,7 @@ nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
 	t->dram = dram;
 	t->epoch = epoch;
 	t->space_pm = space_pm;
+	t->tag_pm = tag_pm;
 	t->space_dram = space_dram;
 	t->dram_root = dram_root;
 }

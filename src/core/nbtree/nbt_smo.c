@@ -296,7 +296,7 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 			return rc;
 		if (!(pm_fetch_or(&x->flags, NBT_PARENT_DONE) & NBT_PARENT_DONE))
 		{
-			pm_epoch_retire(t->epoch, t->space_pm, 0, x->kv);
+			pm_epoch_retire(t->epoch, t->space_pm, t->tag_pm, x->kv);
 			pm_epoch_retire(t->epoch, t->space_dram, 0, off);
 		}
 	}

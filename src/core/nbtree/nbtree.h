@@ -82,6 +82,7 @@ typedef struct nbt_tree
 	pm_alloc   *dram;			/* shared DRAM tier */
 	pm_epoch_handle *epoch;
 	uint32_t	space_pm;
+	uint32_t	tag_pm;			/* passed with PM retirements (host: generation) */
 	uint32_t	space_dram;
 	uint64_t	dram_root;		/* arena offset of the DRAM descriptor */
 } nbt_tree;
@@ -129,7 +130,8 @@ extern void nbt_release_dram(nbt_tree *t);
 
 /* Set up a handle (no allocation). */
 extern void nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
-					   uint32_t space_pm, uint32_t space_dram, uint64_t dram_root);
+					   uint32_t space_pm, uint32_t tag_pm, uint32_t space_dram,
+					   uint64_t dram_root);
 
 /* ---- operations (any number of processes and threads at once) ---- */
 

@@ -1,0 +1,252 @@
+/*
+ * index_registry.c
+ *	  The shared registry of pm_index indexes in use, and the pool lifecycle
+ *	  at transaction end.
+ *
+ * Registry: a fixed array of slots in shared memory (pm_index.max_indexes),
+ * assigned on first use of an index after startup or at its build.  A slot
+ * holds the DRAM root of the index's volatile layer, so every backend finds
+ * the same tree, and the lock that lets one backend rebuild that layer while
+ * concurrent first users wait.  It is volatile like the DRAM tier: a restart
+ * starts with an empty registry and every index is rebuilt on first use.
+ *
+ * Lifecycle: a pool goes when its relfilenode goes, at the end of the
+ * transaction that drops it, not before.  At commit (or abort) the list of
+ * relfilenodes that smgr is about to delete (smgrGetPendingDeletes) names
+ * exactly the indexes dropped, reindexed, truncated, or created and rolled
+ * back; their pools are removed then.  Pools created in an aborted
+ * subtransaction are removed at top-level end if their relation's file is
+ * gone by then.  Anything missed (a crash in between, two-phase commit) is
+ * removed by the orphan sweep at the next startup.
+ */
+#include "pm_index.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/storage.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "nbtree_pm/nbtpm.h"
+
+static List *pools_created = NIL;	/* RelFileNodes, in TopMemoryContext */
+
+void
+pmi_registry_init_backend(void)
+{
+	static bool done = false;
+
+	if (!done)
+	{
+		LWLockRegisterTranche(pmi_shared->lwlock_tranche, "pm_index");
+		done = true;
+	}
+}
+
+/*
+ * The slot of rnode, assigned if it has none.  ERROR when the registry is
+ * full.
+ */
+int
+pmi_registry_attach(RelFileNode rnode, uint32 *generation)
+{
+	int			free_slot = -1;
+
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < pmi_shared->nindexes; i++)
+	{
+		PmiSlot    *s = pmi_slot(i);
+
+		if (s->state != PMI_SLOT_FREE && RelFileNodeEquals(s->rnode, rnode))
+		{
+			*generation = s->generation;
+			LWLockRelease(pmi_shared->registry_lock);
+			return i;
+		}
+		if (s->state == PMI_SLOT_FREE && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+	{
+		LWLockRelease(pmi_shared->registry_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many pm_index indexes in use (pm_index.max_indexes = %d)",
+						pmi_max_indexes),
+				 errhint("Raise pm_index.max_indexes and restart the server.")));
+	}
+	{
+		PmiSlot    *s = pmi_slot(free_slot);
+
+		s->rnode = rnode;
+		s->generation++;
+		s->dram_root = 0;
+		pg_atomic_write_u64(&s->writes, 0);
+		pg_atomic_write_u64(&s->flushes, 0);
+		pg_atomic_write_u64(&s->fences, 0);
+		s->state = PMI_SLOT_ATTACHED;
+		*generation = s->generation;
+	}
+	LWLockRelease(pmi_shared->registry_lock);
+	return free_slot;
+}
+
+static int
+find_slot(RelFileNode rnode)
+{
+	for (int i = 0; i < pmi_shared->nindexes; i++)
+	{
+		PmiSlot    *s = pmi_slot(i);
+
+		if (s->state != PMI_SLOT_FREE && RelFileNodeEquals(s->rnode, rnode))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Free the slot of rnode and its DRAM layer.  The caller holds the lock
+ * that keeps every other backend away from the index (or the index is
+ * being dropped at commit).  Raises no error: runs after commit.
+ */
+void
+pmi_registry_release(RelFileNode rnode)
+{
+	int			slotno;
+
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
+	slotno = find_slot(rnode);
+	if (slotno >= 0)
+	{
+		PmiSlot    *s = pmi_slot(slotno);
+
+		if (s->state == PMI_SLOT_READY)
+			nbtpm_release_dram(s->dram_root);
+		s->state = PMI_SLOT_FREE;
+		s->dram_root = 0;
+		s->generation++;
+	}
+	LWLockRelease(pmi_shared->registry_lock);
+}
+
+/*
+ * Epoch callback for retired PM blocks: space is slot number + 1, tag the
+ * slot's generation when the block was retired.  A block of an index that
+ * has gone since is not freed (its pool went with it).  Raises no error.
+ */
+void
+pmi_free_retired(uint32 space, uint32 tag, uint64 off)
+{
+	PmiSlot    *s;
+	pm_pool    *pool;
+	pm_alloc	a;
+	pm_error	err;
+
+	if (space == 0 || space > (uint32) pmi_shared->nindexes)
+		return;
+	s = pmi_slot((int) space - 1);
+	if (s->generation != tag || s->state == PMI_SLOT_FREE)
+		return;
+	pool = pmi_pool_lookup(s->rnode);
+	if (pool == NULL)
+		return;					/* cannot map it now: recovery reclaims the block */
+	pm_alloc_attach_pool(&a, pool);
+	if (pm_free_block(&a, off, &err) != PM_OK)
+		elog(LOG, "pm_index: %s", err.msg);
+}
+
+void
+pmi_note_pool_created(RelFileNode rnode)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	RelFileNode *copy = palloc(sizeof(RelFileNode));
+
+	*copy = rnode;
+	pools_created = lappend(pools_created, copy);
+	MemoryContextSwitchTo(old);
+}
+
+/* Remove the pool and registry slot of a relfilenode that is going away. */
+static void
+drop_pool(RelFileNode rnode)
+{
+	char	   *path = pmi_pool_path(rnode);
+	struct stat st;
+
+	if (stat(path, &st) == 0 || find_slot(rnode) >= 0)
+	{
+		pmi_registry_release(rnode);
+		pmi_pool_remove(rnode);
+	}
+	pfree(path);
+}
+
+/* A relation whose main fork is missing or empty was removed by this transaction. */
+static bool
+relation_file_gone(RelFileNode rnode)
+{
+	char	   *path = relpathperm(rnode, MAIN_FORKNUM);
+	struct stat st;
+	bool		gone = stat(path, &st) != 0 || st.st_size == 0;
+
+	pfree(path);
+	return gone;
+}
+
+static void
+at_xact_end(bool commit)
+{
+	RelFileNode *rnodes;
+	int			n = smgrGetPendingDeletes(commit, &rnodes);
+	ListCell   *lc;
+
+	for (int i = 0; i < n; i++)
+		drop_pool(rnodes[i]);
+	if (n > 0)
+		pfree(rnodes);
+
+	/* creations rolled back by a subtransaction are no longer pending anywhere */
+	foreach(lc, pools_created)
+	{
+		RelFileNode rnode = *(RelFileNode *) lfirst(lc);
+
+		if (relation_file_gone(rnode))
+			drop_pool(rnode);
+	}
+	list_free_deep(pools_created);
+	pools_created = NIL;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			at_xact_end(true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			at_xact_end(false);
+			break;
+		case XACT_EVENT_PREPARE:
+			/* the commit happens elsewhere: the startup sweep handles it */
+			list_free_deep(pools_created);
+			pools_created = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+void
+pmi_lifecycle_init(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+}

@@ -1,0 +1,116 @@
+/*
+ * nbtpm.h
+ *	  The nbtree_pm index access method: the NBTree of src/core/nbtree as a
+ *	  PostgreSQL index, one file per role (handler, key, build, insert,
+ *	  scan, vacuum, cost, check).
+ */
+#ifndef NBTPM_H
+#define NBTPM_H
+
+#include "pm_index.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/itemptr.h"
+
+#include "nbtree.h"
+
+/* Block 0 of the index's main fork: ties the relfilenode to its pool. */
+#define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
+#define NBTPM_META_VERSION	1
+#define NBTPM_METAPAGE_BLKNO 0
+
+typedef struct NbtpmMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index reset) */
+} NbtpmMetaPageData;
+
+typedef struct NbtpmOptions
+{
+	int32		vl_len_;		/* varlena header */
+	int			fillfactor;		/* leaf fill percentage at build */
+} NbtpmOptions;
+
+#define NBTPM_DEFAULT_FILLFACTOR 90
+
+/* build progress subphases (PROGRESS_CREATEIDX_SUBPHASE) */
+#define NBTPM_PHASE_TABLESCAN	2
+#define NBTPM_PHASE_SORT		3
+#define NBTPM_PHASE_LOAD		4
+
+/* This backend's handle on one index: pool, registry slot, tree. */
+typedef struct NbtpmIndex
+{
+	RelFileNode rnode;			/* hash key */
+	int			slotno;
+	uint32		generation;
+	pm_pool    *pool;
+	uint8		uuid[16];
+	nbt_tree	tree;
+} NbtpmIndex;
+
+/* rest = NULL flag and heap TID; never 0 (offset numbers start at 1) */
+#define NBTPM_REST_NULL		(UINT64_C(1) << 48)
+#define NBTPM_NULL_KEY		UINT64_MAX
+
+/* nbtpm_key.c */
+extern bool nbtpm_type_supported(Oid typid);
+extern uint64 nbtpm_encode(Oid typid, Datum value);
+extern Datum nbtpm_decode(Oid typid, uint64 key);
+extern bool nbtpm_encode_bound(Oid coltype, Oid argtype, Datum arg, int strategy,
+							   uint64 *lo, uint64 *hi);
+extern uint64 nbtpm_rest(ItemPointer tid, bool isnull);
+extern void nbtpm_rest_tid(uint64 rest, ItemPointer tid);
+extern nbt_skey nbtpm_skey(Oid typid, Datum value, bool isnull, ItemPointer tid);
+
+/* nbtpm_handler.c */
+extern Oid	nbtpm_column_type(Relation index);
+extern bool nbtpm_is_pm_am(Oid amoid);
+extern bytea *nbtpm_options(Datum reloptions, bool validate);
+extern bool nbtpm_validate(Oid opclassoid);
+extern char *nbtpm_phasename(int64 phasenum);
+extern bool nbtpm_canreturn(Relation index, int attno);
+
+/* nbtpm_index.c: the per-backend handle, metapage, first-use rebuild */
+extern NbtpmIndex *nbtpm_open(Relation index);
+extern void nbtpm_write_metapage(Relation index, ForkNumber fork, const uint8 *uuid);
+extern void nbtpm_release_dram(uint64 dram_root);
+extern void nbtpm_report(const pm_error *err, Relation index) pg_attribute_noreturn();
+extern void nbtpm_count_persists(NbtpmIndex *h, const pm_counters *before);
+
+/* nbtpm_build.c */
+extern IndexBuildResult *nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void nbtpm_buildempty(Relation index);
+
+/* nbtpm_insert.c */
+extern bool nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+						 Relation heapRel, IndexUniqueCheck checkUnique,
+						 bool indexUnchanged, IndexInfo *indexInfo);
+
+/* nbtpm_scan.c */
+extern IndexScanDesc nbtpm_beginscan(Relation r, int nkeys, int norderbys);
+extern void nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+						 ScanKey orderbys, int norderbys);
+extern bool nbtpm_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void nbtpm_endscan(IndexScanDesc scan);
+
+/* nbtpm_vacuum.c */
+extern IndexBulkDeleteResult *nbtpm_bulkdelete(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats,
+											   IndexBulkDeleteCallback callback,
+											   void *callback_state);
+extern IndexBulkDeleteResult *nbtpm_vacuumcleanup(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats);
+
+/* nbtpm_cost.c */
+extern void nbtpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							   Cost *indexStartupCost, Cost *indexTotalCost,
+							   Selectivity *indexSelectivity, double *indexCorrelation,
+							   double *indexPages);
+
+#endif							/* NBTPM_H */

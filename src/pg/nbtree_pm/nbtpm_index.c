@@ -1,0 +1,242 @@
+/*
+ * nbtpm_index.c
+ *	  This backend's handle on an nbtree_pm index: the metapage that ties the
+ *	  relfilenode to its pool, the pool mapping, the registry slot, and the
+ *	  DRAM layer, rebuilt from the pool by the first user after a restart
+ *	  while concurrent first users wait for it.
+ */
+#include "nbtpm.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+static HTAB *handles = NULL;
+static const uint8 zero_uuid[16];
+
+void
+nbtpm_report(const pm_error *err, Relation index)
+{
+	pmi_report_core_error(ERROR, err);
+	pg_unreachable();
+}
+
+/* Add the flushes and fences of one write to the slot's counters. */
+void
+nbtpm_count_persists(NbtpmIndex *h, const pm_counters *before)
+{
+	PmiSlot    *s = pmi_slot(h->slotno);
+
+	pg_atomic_fetch_add_u64(&s->writes, 1);
+	pg_atomic_fetch_add_u64(&s->flushes, pm_tls_counters.flushes - before->flushes);
+	pg_atomic_fetch_add_u64(&s->fences, pm_tls_counters.fences - before->fences);
+}
+
+void
+nbtpm_write_metapage(Relation index, ForkNumber fork, const uint8 *uuid)
+{
+	NbtpmMetaPageData meta = {NBTPM_META_MAGIC, NBTPM_META_VERSION, {0}};
+
+	memcpy(meta.pool_uuid, uuid, 16);
+	if (fork == INIT_FORKNUM)
+	{
+		/* the init fork is written directly, as contrib/bloom does */
+		Page		page = (Page) palloc(BLCKSZ);
+
+		PageInit(page, BLCKSZ, 0);
+		memcpy(PageGetContents(page), &meta, sizeof(meta));
+		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
+		PageSetChecksumInplace(page, NBTPM_METAPAGE_BLKNO);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, NBTPM_METAPAGE_BLKNO, (char *) page, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					NBTPM_METAPAGE_BLKNO, page, true);
+		smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+		pfree(page);
+	}
+	else
+	{
+		Buffer		buf;
+		GenericXLogState *state;
+		Page		page;
+
+		if (RelationGetNumberOfBlocks(index) == 0)
+			buf = ReadBuffer(index, P_NEW);
+		else
+			buf = ReadBuffer(index, NBTPM_METAPAGE_BLKNO);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		PageInit(page, BLCKSZ, 0);
+		memcpy(PageGetContents(page), &meta, sizeof(meta));
+		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+static void
+read_metapage(Relation index, uint8 *uuid)
+{
+	Buffer		buf;
+	NbtpmMetaPageData *meta;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has no metapage", RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	buf = ReadBuffer(index, NBTPM_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = (NbtpmMetaPageData *) PageGetContents(BufferGetPage(buf));
+	if (meta->magic != NBTPM_META_MAGIC || meta->version != NBTPM_META_VERSION)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not an nbtree_pm index of this version",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	}
+	memcpy(uuid, meta->pool_uuid, 16);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * An unlogged index reset after a crash (its metapage came from the init
+ * fork, with no pool): give it a fresh empty pool.  Caller holds the slot lock.
+ */
+static void
+recreate_empty_pool(Relation index, uint8 *uuid)
+{
+	char	   *path = pmi_pool_path(index->rd_node);
+	pm_pool_create_opts o = {0};
+	pm_pool    *pool;
+	pm_error	err;
+
+	pmi_ensure_pool_dir();
+	pmi_pool_forget(index->rd_node);
+	o.owner.system_id = GetSystemIdentifier();
+	o.owner.tablespace = index->rd_node.spcNode;
+	o.owner.database = index->rd_node.dbNode;
+	o.owner.relfilenode = index->rd_node.relNode;
+	o.owner.kind = PM_KIND_NBTREE;
+	o.mode = (pm_mode) pmi_persistence_guc;
+	o.replace = true;
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
+		nbtpm_report(&err, index);
+	if (nbt_format(pool, &err) != PM_OK)
+	{
+		pm_pool_close(pool);
+		nbtpm_report(&err, index);
+	}
+	memcpy(uuid, pool->hdr->uuid, 16);
+	pm_pool_close(pool);
+	nbtpm_write_metapage(index, MAIN_FORKNUM, uuid);
+	pfree(path);
+}
+
+static void
+check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
+{
+	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pool file \"%s\" does not belong to index \"%s\"",
+						pool->path, RelationGetRelationName(index)),
+				 errdetail("The pool's UUID differs from the one in the index's metapage."),
+				 errhint("REINDEX the index.")));
+}
+
+/* Build the DRAM layer of the slot from the pool, if nobody has yet. */
+static void
+ensure_ready(Relation index, int slotno, uint32 generation, const uint8 *meta_uuid)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	uint8		uuid[16];
+
+	if (s->state == PMI_SLOT_READY)
+		return;
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	if (s->state != PMI_SLOT_READY && s->generation == generation)
+	{
+		pm_pool    *pool;
+		nbt_tree	t;
+		pm_error	err;
+
+		memcpy(uuid, meta_uuid, 16);
+		if (memcmp(uuid, zero_uuid, 16) == 0)
+			recreate_empty_pool(index, uuid);
+		pool = pmi_pool_open(index->rd_node);
+		check_uuid(index, pool, uuid);
+		nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
+		if (nbt_rebuild(&t, true, &err) != PM_OK)
+			nbtpm_report(&err, index);
+		s->dram_root = t.dram_root;
+		pg_write_barrier();
+		s->state = PMI_SLOT_READY;
+	}
+	LWLockRelease(&s->lock);
+}
+
+NbtpmIndex *
+nbtpm_open(Relation index)
+{
+	NbtpmIndex *h;
+	bool		found;
+	uint8		uuid[16];
+	PmiSlot    *s;
+
+	if (handles == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(RelFileNode);
+		ctl.entrysize = sizeof(NbtpmIndex);
+		ctl.hcxt = TopMemoryContext;
+		handles = hash_create("nbtree_pm handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	h = hash_search(handles, &index->rd_node, HASH_ENTER, &found);
+	if (found && h->pool != NULL)
+	{
+		s = pmi_slot(h->slotno);
+		if (s->state == PMI_SLOT_READY && s->generation == h->generation &&
+			RelFileNodeEquals(s->rnode, index->rd_node) &&
+			pmi_pool_open(index->rd_node) == h->pool)
+			return h;
+	}
+	h->pool = NULL;
+
+	read_metapage(index, uuid);
+	h->slotno = pmi_registry_attach(index->rd_node, &h->generation);
+	ensure_ready(index, h->slotno, h->generation, uuid);
+	s = pmi_slot(h->slotno);
+	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was dropped or rebuilt concurrently",
+						RelationGetRelationName(index))));
+	if (memcmp(uuid, zero_uuid, 16) == 0)
+		read_metapage(index, uuid);	/* a fresh pool was just made */
+	h->pool = pmi_pool_open(index->rd_node);
+	check_uuid(index, h->pool, uuid);
+	memcpy(h->uuid, uuid, 16);
+	nbt_attach(&h->tree, h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
+			   s->dram_root);
+	return h;
+}
+
+/* Free a tree's DRAM layer (its index is gone); no error. */
+void
+nbtpm_release_dram(uint64 dram_root)
+{
+	nbt_tree	t;
+
+	memset(&t, 0, sizeof(t));
+	t.dram = pmi_dram();
+	t.dram_root = dram_root;
+	nbt_release_dram(&t);
+}

@@ -1,0 +1,22 @@
+/*
+ * nbtpm_insert.c
+ *	  aminsert: one log-structured append into the pool; no WAL, no buffer
+ *	  lock.  Durable on return (see src/core/nbtree/README.md).
+ */
+#include "nbtpm.h"
+
+bool
+nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+			 Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
+			 IndexInfo *indexInfo)
+{
+	NbtpmIndex *h = nbtpm_open(index);
+	nbt_skey	sk = nbtpm_skey(nbtpm_column_type(index), values[0], isnull[0], ht_ctid);
+	pm_counters before = pm_tls_counters;
+	pm_error	err;
+
+	if (nbt_insert(&h->tree, &sk, &err) != PM_OK)
+		nbtpm_report(&err, index);
+	nbtpm_count_persists(h, &before);
+	return false;
+}
