@@ -76,7 +76,7 @@ harness_attach(harness *h, pm_pool *pool, uint64_t token, uint64_t dram_root)
 		fprintf(stderr, "epoch register: %s\n", err.msg);
 		exit(2);
 	}
-	nbt_attach(&h->tree, pool, &h->dram, &h->epoch, SPACE_PM, SPACE_DRAM, dram_root);
+	nbt_attach(&h->tree, pool, &h->dram, &h->epoch, SPACE_PM, 0, SPACE_DRAM, dram_root);
 }
 
 static inline pm_pool *
