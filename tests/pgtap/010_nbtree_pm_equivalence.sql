@@ -1,0 +1,182 @@
+-- nbtree_pm returns exactly btree's rows: every type, operator, cross-type pair, NULLs,
+-- IN-lists, ORDER BY both ways with LIMIT, index-only and bitmap scans, duplicates, empty
+-- tables.  Two identical tables, one indexed with nbtree_pm and one with btree.
+-- Runs outside a transaction block (VACUUM), in a scratch schema dropped at the end.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS pm_index;
+DROP SCHEMA IF EXISTS pm_equiv CASCADE;
+CREATE SCHEMA pm_equiv;
+SET search_path = pm_equiv, public;
+
+SELECT * FROM no_plan();
+SELECT setseed(0.4242);
+CREATE TABLE pm (id int, i2 int2, i4 int4, i8 int8, o oid, d date, tm time, ts timestamp,
+                 tz timestamptz, f4 float4, f8 float8, b bool);
+INSERT INTO pm
+SELECT g,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 2000 - 1000)::int2 END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 4000 - 2000)::int4 END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 1e12 - 5e11)::int8 END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 5000)::int8::oid END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE date '2000-01-01' + (random() * 3000)::int END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE time '00:00' + random() * interval '24 hours' END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE timestamp '2000-01-01' + random() * interval '3000 days' END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE timestamptz '2000-01-01 UTC' + random() * interval '3000 days' END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE (random() * 200 - 100)::float4 END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE random() * 2e6 - 1e6 END,
+       CASE WHEN random() < 0.05 THEN NULL ELSE random() < 0.5 END
+  FROM generate_series(1, 20000) g;
+-- duplicates and edge values: extremes, signed zeros, NaN, infinities
+INSERT INTO pm VALUES
+  (20001, -32768, -2147483648, -9223372036854775808, 0, '-infinity', '00:00', '-infinity', '-infinity', '-Infinity', '-Infinity', false),
+  (20002, 32767, 2147483647, 9223372036854775807, 4294967295, 'infinity', '24:00', 'infinity', 'infinity', 'Infinity', 'Infinity', true),
+  (20003, 0, 0, 0, 1, '2000-01-01', '12:00', '2000-01-01', '2000-01-01 UTC', '-0', '-0', true),
+  (20004, 0, 0, 0, 1, '2000-01-01', '12:00', '2000-01-01', '2000-01-01 UTC', '0', '0', false),
+  (20005, 1, 1, 1, 2, '2000-01-02', '12:01', '2000-01-02', '2000-01-02 UTC', 'NaN', 'NaN', NULL),
+  (20006, 1, 1, 1, 2, '2000-01-02', '12:01', '2000-01-02', '2000-01-02 UTC', 'NaN', 'NaN', NULL);
+CREATE TABLE bt AS SELECT * FROM pm;
+
+CREATE FUNCTION pm_cols() RETURNS SETOF text LANGUAGE sql AS
+$$ SELECT unnest(ARRAY['i2','i4','i8','o','d','tm','ts','tz','f4','f8','b']) $$;
+
+DO $$
+DECLARE c text;
+BEGIN
+  FOR c IN SELECT pm_cols() LOOP
+    EXECUTE format('CREATE INDEX pm_%s ON pm USING nbtree_pm (%I)', c, c);
+    EXECUTE format('CREATE INDEX bt_%s ON bt (%I)', c, c);
+  END LOOP;
+END $$;
+VACUUM ANALYZE pm;
+VACUUM ANALYZE bt;
+SET enable_seqscan = off;
+
+-- One results_eq per (column, operator, constant): constants are values from the data
+-- (so = hits), the extremes, and a value between two stored ones.
+CREATE FUNCTION pm_compare(q text, descr text) RETURNS text LANGUAGE sql AS
+$$ SELECT results_eq(format(q, 'pm'), format(q, 'bt'), descr) $$;
+
+CREATE FUNCTION pm_operator_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  c text; op text; v text;
+BEGIN
+  FOR c IN SELECT pm_cols() LOOP
+    FOR v IN EXECUTE format(
+      'SELECT quote_literal(%1$I) FROM bt WHERE id IN (7, 20001, 20002, 20003, 20005) AND %1$I IS NOT NULL', c)
+    LOOP
+      FOREACH op IN ARRAY ARRAY['<','<=','=','>=','>'] LOOP
+        RETURN NEXT pm_compare(format('SELECT id FROM %%I WHERE %I %s %s ORDER BY id', c, op, v),
+                               format('%s %s %s', c, op, v));
+      END LOOP;
+    END LOOP;
+    RETURN NEXT pm_compare(format('SELECT id FROM %%I WHERE %I IS NULL ORDER BY id', c), c || ' IS NULL');
+    RETURN NEXT pm_compare(format('SELECT id FROM %%I WHERE %I IS NOT NULL ORDER BY id', c), c || ' IS NOT NULL');
+    RETURN NEXT pm_compare(format(
+      'SELECT id FROM %%I WHERE %1$I = ANY (ARRAY(SELECT %1$I FROM bt WHERE id %%%% 997 = 3) || NULL) ORDER BY id', c),
+      c || ' = ANY (array with NULL)');
+    RETURN NEXT pm_compare(format('SELECT %1$I FROM %%I WHERE %1$I IS NOT NULL ORDER BY %1$I LIMIT 50', c),
+                           c || ' ORDER BY ASC LIMIT');
+    RETURN NEXT pm_compare(format('SELECT %1$I FROM %%I ORDER BY %1$I DESC LIMIT 50', c),
+                           c || ' ORDER BY DESC LIMIT (NULLs first)');
+    RETURN NEXT pm_compare(format('SELECT %1$I FROM %%I ORDER BY %1$I NULLS LAST', c),
+                           c || ' full ordered scan with NULLs last');
+  END LOOP;
+END $$;
+
+SELECT * FROM pm_operator_tests();
+
+-- the nbtree_pm side really uses nbtree_pm (and index-only scans where it can)
+CREATE FUNCTION pm_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r record; out text := '';
+BEGIN
+  FOR r IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP out := out || r."QUERY PLAN" || E'\n'; END LOOP;
+  RETURN out;
+END $$;
+SELECT matches(pm_plan('SELECT i4 FROM pm WHERE i4 < 10'), 'Index Only Scan using pm_i4',
+               'index-only scan on nbtree_pm');
+SELECT matches(pm_plan('SELECT id FROM pm WHERE i8 = 5'), 'Index Scan using pm_i8', 'index scan on nbtree_pm');
+SELECT matches(pm_plan('SELECT i4 FROM pm ORDER BY i4 DESC LIMIT 3'), 'Backward using pm_i4',
+               'ORDER BY DESC is a backward nbtree_pm scan, no sort');
+
+-- cross-type comparisons: integer and float families share one key space
+SELECT pm_compare('SELECT id FROM %I WHERE i2 < 300::int4 ORDER BY id', 'int2 < int4');
+SELECT pm_compare('SELECT id FROM %I WHERE i2 >= -40000::int4 ORDER BY id', 'int2 >= int4 below int2 range');
+SELECT pm_compare('SELECT id FROM %I WHERE i2 <= 5000000000::int8 ORDER BY id', 'int2 <= int8 above int2 range');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 = 17::int2 ORDER BY id', 'int4 = int2');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 > -3000000000::int8 ORDER BY id', 'int4 > int8');
+SELECT pm_compare('SELECT id FROM %I WHERE i8 < 12::int4 ORDER BY id', 'int8 < int4');
+SELECT pm_compare('SELECT id FROM %I WHERE i8 <> 0 AND i8 >= 3::int2 ORDER BY id', 'int8 >= int2');
+SELECT pm_compare('SELECT id FROM %I WHERE f4 < 0.1::float8 ORDER BY id', 'float4 < float8 (not representable in float4)');
+SELECT pm_compare('SELECT id FROM %I WHERE f4 = ''NaN''::float8 ORDER BY id', 'float4 = float8 NaN');
+SELECT pm_compare('SELECT id FROM %I WHERE f8 > 3.5::float4 ORDER BY id', 'float8 > float4');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 IN (1, 2, 3, 0, -5, 2147483647) ORDER BY id', 'int4 IN list');
+SELECT pm_compare('SELECT id FROM %I WHERE i8 = ANY (ARRAY[1, 0, 9223372036854775807]::int8[]) ORDER BY id', 'int8 = ANY int8[]');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 = ANY (ARRAY[5, 6]::int8[]) AND i4 < 6 ORDER BY id', 'int4 = ANY int8[] with a bound');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 < ANY (ARRAY[-1500, -1800]) ORDER BY id', 'int4 < ANY');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 = ANY (ARRAY[]::int4[]) ORDER BY id', 'empty array');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 > 100 AND i4 < 50 ORDER BY id', 'contradictory bounds');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 = NULL::int4 ORDER BY id', '= NULL finds nothing');
+
+-- bitmap AND / OR of nbtree_pm with btree on one table (big enough that combining pays)
+CREATE TABLE ba (a int4, b float8, pad text);
+INSERT INTO ba SELECT (random() * 100000)::int, random(), repeat('x', 40) FROM generate_series(1, 200000);
+CREATE INDEX ba_a ON ba USING nbtree_pm (a);
+CREATE INDEX ba_b ON ba (b);
+VACUUM ANALYZE ba;
+SET enable_indexscan = off;
+SET enable_seqscan = on;
+SELECT matches(pm_plan('SELECT count(*) FROM ba WHERE a < 5000 AND b < 0.05'), 'BitmapAnd.*ba_a.*ba_b',
+               'bitmap AND of nbtree_pm and btree');
+SELECT matches(pm_plan('SELECT count(*) FROM ba WHERE a < 1000 OR b < 0.01'), 'BitmapOr.*ba_a.*ba_b',
+               'bitmap OR of nbtree_pm and btree');
+CREATE TEMP TABLE ba_counts AS
+  SELECT (SELECT count(*) FROM ba WHERE a < 5000 AND b < 0.05) AS and_count,
+         (SELECT count(*) FROM ba WHERE a < 1000 OR b < 0.01) AS or_count;
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+SELECT is((SELECT and_count FROM ba_counts), (SELECT count(*) FROM ba WHERE a < 5000 AND b < 0.05),
+          'bitmap AND equals a sequential scan');
+SELECT is((SELECT or_count FROM ba_counts), (SELECT count(*) FROM ba WHERE a < 1000 OR b < 0.01),
+          'bitmap OR equals a sequential scan');
+RESET enable_bitmapscan;
+RESET enable_indexscan;
+SET enable_seqscan = off;
+
+-- writes after the build: inserts split leaves, deletes + VACUUM compact them
+INSERT INTO pm SELECT g, (g % 50)::int2, g % 1000, g, g, date '2020-01-01' + g % 100, '01:00', now()::timestamp, now(), g, g, g % 2 = 0
+  FROM generate_series(30000, 60000) g;
+INSERT INTO bt SELECT * FROM pm WHERE id >= 30000;
+DELETE FROM pm WHERE id % 7 = 0;
+DELETE FROM bt WHERE id % 7 = 0;
+VACUUM pm;
+SELECT lives_ok('SELECT nbtree_pm_check(''pm_i4'', true)', 'nbtree_pm_check after inserts, deletes and VACUUM');
+SELECT pm_compare('SELECT id FROM %I WHERE i4 BETWEEN 100 AND 700 ORDER BY id', 'range after writes');
+SELECT pm_compare('SELECT i2, id FROM %I WHERE i2 < 20 ORDER BY i2, id', 'duplicates after writes');
+SELECT cmp_ok((SELECT smo_splits FROM pm_index_stats('pm_i4')), '>', 0::bigint, 'inserts split leaves');
+
+-- one key x 100,000 rows
+CREATE TABLE dup (k int4);
+CREATE INDEX dup_k ON dup USING nbtree_pm (k);
+INSERT INTO dup SELECT 42 FROM generate_series(1, 100000);
+INSERT INTO dup VALUES (41), (43);
+ANALYZE dup;
+SELECT is((SELECT count(*) FROM dup WHERE k = 42), 100000::bigint, 'one key x 100,000 rows');
+SELECT is((SELECT array_agg(k) FROM (SELECT k FROM dup WHERE k >= 42 ORDER BY k DESC LIMIT 2) s), ARRAY[43, 42], 'past a run of one key');
+SELECT is((SELECT count(*) FROM dup WHERE k < 42), 1::bigint, 'before a run of one key');
+DELETE FROM dup WHERE ctid IN (SELECT ctid FROM dup WHERE k = 42 LIMIT 50000);
+VACUUM dup;
+SELECT is((SELECT count(*) FROM dup WHERE k = 42), 50000::bigint, 'half the run deleted');
+SELECT lives_ok('SELECT nbtree_pm_check(''dup_k'', true)', 'nbtree_pm_check of the duplicates');
+
+-- empty table, then rows
+CREATE TABLE empty_t (k int8);
+CREATE INDEX empty_k ON empty_t USING nbtree_pm (k);
+SELECT is_empty('SELECT * FROM empty_t WHERE k > 0', 'empty index returns nothing');
+SELECT is_empty('SELECT * FROM empty_t ORDER BY k DESC', 'empty index, backward');
+INSERT INTO empty_t VALUES (1), (NULL), (3);
+SELECT results_eq('SELECT k FROM empty_t ORDER BY k', ARRAY[1, 3, NULL]::int8[], 'first rows of an empty index');
+
+SELECT * FROM finish();
+RESET search_path;
+DROP SCHEMA pm_equiv CASCADE;
