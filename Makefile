@@ -20,7 +20,7 @@ PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/p
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = pm_index_basics
+REGRESS = pm_index_basics nbtree_pm_errors
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
 PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"

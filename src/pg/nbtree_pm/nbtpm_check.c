@@ -115,7 +115,7 @@ nbtree_pm_check(PG_FUNCTION_ARGS)
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("relation with OID %u is not an index", indexoid)));
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
 	heap = table_open(heapoid, ShareLock);
 	index = open_nbtpm_index(indexoid, ShareLock);
 	h = nbtpm_open(index);
