@@ -7,6 +7,8 @@
 #include "pm_index.h"
 
 #include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
 #include "postmaster/bgworker.h"
@@ -42,6 +44,10 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 static pm_epoch_handle epoch_handle = {.slot = -1};
+
+/* postmaster: was the data directory shut down cleanly; has shmem been set up before */
+static bool started_clean = false;
+static bool shmem_initialized_once = false;
 static pm_alloc dram_alloc;
 static bool dram_attached = false;
 
@@ -115,6 +121,9 @@ pmi_shmem_startup(void)
 		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
 							 EPOCH_LIMBO_PER_SLOT);
 		pm_arena_format(base + pmi_shared->arena_offset, pmi_shared->arena_size);
+		/* a second initialization in one postmaster is a crash-restart */
+		pmi_shared->unclean_start = !started_clean || shmem_initialized_once;
+		shmem_initialized_once = true;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -199,6 +208,15 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("pm_index");
+
+	/* read before the startup process changes it: did the server stop cleanly? */
+	{
+		bool		crc_ok;
+		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+
+		started_clean = crc_ok && (cf->state == DB_SHUTDOWNED || cf->state == DB_SHUTDOWNED_IN_RECOVERY);
+		pfree(cf);
+	}
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = pmi_shmem_request;

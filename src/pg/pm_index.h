@@ -60,6 +60,7 @@ typedef struct PmIndexShared
 	int			lwlock_tranche;
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
+	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
 } PmIndexShared;
 
 

@@ -85,6 +85,31 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 	}
 }
 
+/*
+ * Does the leaf hold a live committed entry (key, rest)?  After a crash the
+ * host may insert an identity that survived in PM while its WAL did not
+ * (see src/pg: reconciliation); one fingerprint pass keeps that from
+ * becoming a duplicate.
+ */
+static bool
+leaf_has_live(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+	uint8_t		fp = nbt_fingerprint(sk->key);
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+
+		bits &= bits - 1;
+		if (pm_load_relaxed(&l->fp[pos]) == fp && pm_load_relaxed(&kv->slot[pos].key) == sk->key &&
+			pm_load(&kv->slot[pos].val) == sk->rest)
+			return true;
+	}
+	return false;
+}
+
 pm_errcode
 nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 {
@@ -105,6 +130,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		if (rc != PM_OK)
 			break;
 		l = nbt_leaf_at(t, off);
+		if (leaf_has_live(t, l, sk))
+			break;				/* this identity is already there: inserting is idempotent */
 		pos = pm_fetch_add(&l->num, 1);
 		if (pos >= NBT_LEAF_CAP)
 		{

@@ -135,6 +135,7 @@ extern void nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_hand
 
 /* ---- operations (any number of processes and threads at once) ---- */
 
+/* Insert (key, rest); a no-op if that live entry is already in the tree. */
 extern pm_errcode nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err);
 
 /* Delete the entry (key, rest); *found says whether it was there. */

@@ -82,6 +82,9 @@ extern void nbtpm_release_dram(uint64 dram_root);
 extern void nbtpm_report(const pm_error *err, Relation index) pg_attribute_noreturn();
 extern void nbtpm_count_persists(NbtpmIndex *h, const pm_counters *before);
 
+/* nbtpm_reconcile.c */
+extern void nbtpm_reconcile(Relation index, nbt_tree *t);
+
 /* nbtpm_build.c */
 extern IndexBuildResult *nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void nbtpm_buildempty(Relation index);

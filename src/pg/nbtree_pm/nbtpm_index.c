@@ -175,6 +175,8 @@ ensure_ready(Relation index, int slotno, uint32 generation, const uint8 *meta_uu
 		nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
 		if (nbt_rebuild(&t, true, &err) != PM_OK)
 			nbtpm_report(&err, index);
+		if (pmi_shared->unclean_start)
+			nbtpm_reconcile(index, &t);
 		s->dram_root = t.dram_root;
 		pg_write_barrier();
 		s->state = PMI_SLOT_READY;

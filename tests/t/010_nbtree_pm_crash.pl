@@ -1,0 +1,106 @@
+# nbtree_pm under insert load from 2 clients, stopped with pg_ctl stop -m immediate at random
+# moments (20 cycles, half with synchronous_commit = off): after each restart the index
+# verifies against the heap, an index scan counts what a sequential scan counts, and no row
+# comes back twice.  Then: DROP, TRUNCATE, REINDEX and a rolled-back CREATE INDEX leave no
+# pool file behind.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION pm_index;
+	CREATE TABLE t (id bigserial, k int4, v float8);
+	CREATE INDEX t_k ON t USING nbtree_pm (k);
+	CREATE INDEX t_v ON t USING nbtree_pm (v);
+	INSERT INTO t (k, v) SELECT (random() * 100000)::int, random() FROM generate_series(1, 20000);
+});
+
+my $script = $node->basedir . '/insert.sql';
+append_to_file($script, <<'SQL');
+\set k random(1, 100000)
+INSERT INTO t (k, v) SELECT :k + g, random() FROM generate_series(1, 20) g;
+DELETE FROM t WHERE id IN (SELECT id FROM t WHERE k = :k LIMIT 1);
+SQL
+
+my $cycles = 20;
+my $failures = 0;
+for my $cycle (1 .. $cycles)
+{
+	my $async = $cycle % 2 == 0;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET synchronous_commit = " . ($async ? "'off'" : "'on'") . "; SELECT pg_reload_conf();");
+
+	my ($out, $err) = ('', '');
+	my $pgbench = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '30', '-f', $script,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	usleep(300_000 + int(rand(1_500_000)));
+	$node->stop('immediate');
+	$pgbench->finish;
+	$node->start;
+
+	my ($rc, $stdout, $stderr) = $node->psql('postgres',
+		"SELECT nbtree_pm_check('t_k', true); SELECT nbtree_pm_check('t_v', true);");
+	my $check_ok = $rc == 0;
+	my $counts = $node->safe_psql(
+		'postgres', q{
+		SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0;
+		SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0;
+		SET enable_seqscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off;
+		SELECT count(*), count(*) FROM t WHERE k > 0;
+		SELECT count(*), count(*) FROM t WHERE v >= 0;
+	});
+	my @c = split /\n/, $counts;
+	my $consistent = @c == 4 && $c[0] eq $c[2] && $c[1] eq $c[3];
+	$failures++ unless $check_ok && $consistent;
+	diag("cycle $cycle (synchronous_commit " . ($async ? 'off' : 'on') . "): $stderr @c")
+	  unless $check_ok && $consistent;
+}
+is($failures, 0,
+	"$cycles immediate stops under insert/delete load: every restart verifies, index scans count what sequential scans count, no row twice"
+);
+ok($node->safe_psql('postgres', 'SELECT count(*) FROM t') > 20000, 'the load inserted rows');
+
+# Pool lifecycle: nothing is left behind.
+sub pools
+{
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pm_index_pools() WHERE database = (SELECT oid FROM pg_database WHERE datname = 'postgres')"
+	);
+}
+my $before = pools();
+is($before, '2', 'two indexes, two pools');
+$node->safe_psql('postgres', 'REINDEX INDEX t_k');
+is(pools(), '2', 'REINDEX replaces the pool');
+$node->safe_psql('postgres', 'TRUNCATE t');
+is(pools(), '2', 'TRUNCATE replaces the pools');
+$node->safe_psql('postgres', 'BEGIN; CREATE INDEX t_rolled_back ON t USING nbtree_pm (k); ROLLBACK;');
+is(pools(), '2', 'a rolled-back CREATE INDEX leaves no pool');
+$node->safe_psql('postgres',
+	'BEGIN; SAVEPOINT s; CREATE INDEX t_sub ON t USING nbtree_pm (k); ROLLBACK TO s; COMMIT;');
+is(pools(), '2', 'a CREATE INDEX rolled back to a savepoint leaves no pool');
+$node->safe_psql('postgres', 'DROP INDEX t_v');
+is(pools(), '1', 'DROP INDEX removes its pool');
+$node->safe_psql('postgres', 'CREATE INDEX CONCURRENTLY t_cic ON t USING nbtree_pm (v)');
+$node->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY t_cic');
+is(pools(), '2', 'CREATE and REINDEX INDEX CONCURRENTLY keep one pool per index');
+$node->safe_psql('postgres', 'DROP TABLE t');
+is(pools(), '0', 'DROP TABLE removes the pools');
+my @files = glob($node->data_dir . '/pm_index/*');
+is(scalar(@files), 0, 'the pool directory is empty');
+
+$node->stop;
+done_testing();
