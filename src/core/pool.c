@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MAP_SHARED_VALIDATE
@@ -243,6 +244,9 @@ header_validate(const pm_pool_header *hdr, uint64_t file_size, const char *path,
 	if (clean != PM_POOL_CLEAN && clean != PM_POOL_IN_USE)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
 							"pool file \"%s\" has an invalid shutdown marker", path);
+	if (pm_load(&hdr->flags) & ~PM_POOL_FLAGS_KNOWN)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\" has unknown header flags", path);
 	for (int i = 0; i < PM_POOL_NROOTS; i++)
 	{
 		uint64_t	r = pm_load(&hdr->roots[i]);
@@ -482,6 +486,12 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	hdr.chunk_size = PM_POOL_CHUNK_SIZE;
 	hdr.data_offset = PM_POOL_HEADER_SIZE;
 	hdr.max_size = max_size;
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		hdr.created_at = (uint64_t) now.tv_sec * 1000000 + (uint64_t) now.tv_nsec / 1000;
+	}
 	hdr.static_checksum = header_checksum(&hdr);
 	hdr.size = size;
 	hdr.mode = hdr.created_mode;
@@ -620,6 +630,13 @@ pm_pool_set_clean(pm_pool *pool, bool clean)
 {
 	pm_store(&pool->hdr->clean_shutdown, clean ? PM_POOL_CLEAN : PM_POOL_IN_USE);
 	pm_persist(&pool->persist, &pool->hdr->clean_shutdown, sizeof(uint64_t));
+}
+
+void
+pm_pool_set_flag(pm_pool *pool, uint64_t flag)
+{
+	pm_fetch_or(&pool->hdr->flags, flag);
+	pm_persist(&pool->persist, &pool->hdr->flags, sizeof(uint64_t));
 }
 
 void

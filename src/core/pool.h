@@ -135,6 +135,7 @@ typedef struct pm_pool_header
 	uint32_t	chunk_size;
 	uint64_t	data_offset;
 	uint64_t	max_size;		/* the virtual window every process maps */
+	uint64_t	created_at;		/* creation time, microseconds since the Unix epoch */
 	uint64_t	static_checksum;
 
 	/*
@@ -145,8 +146,13 @@ typedef struct pm_pool_header
 	uint64_t	size;			/* committed extent in bytes */
 	uint64_t	mode;			/* persistence mode of the current writer */
 	uint64_t	clean_shutdown; /* PM_POOL_CLEAN or PM_POOL_IN_USE */
+	uint64_t	flags;			/* PM_POOL_FLAG_* */
 	uint64_t	roots[PM_POOL_NROOTS];
 } pm_pool_header;
+
+/* The pool cannot be proven current (copied by a backup, written before a promotion). */
+#define PM_POOL_FLAG_UNTRUSTED	UINT64_C(1)
+#define PM_POOL_FLAGS_KNOWN		PM_POOL_FLAG_UNTRUSTED
 
 typedef struct pm_pool_create_opts
 {
@@ -186,6 +192,7 @@ extern pm_errcode pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err);
 
 extern void pm_pool_set_root(pm_pool *pool, int i, uint64_t off);
 extern void pm_pool_set_clean(pm_pool *pool, bool clean);
+extern void pm_pool_set_flag(pm_pool *pool, uint64_t flag);
 
 /* Install test hooks (instrumented persistence). */
 extern void pm_pool_set_trace(pm_pool *pool, const pm_trace_hooks *hooks);

@@ -29,7 +29,8 @@ pm_index_version(PG_FUNCTION_ARGS)
  * the current database), database, relfilenode, bytes, mode, is_pmem, state,
  * detail.  State: clean (shut down cleanly), in use, orphan (its relation's
  * file is gone), corrupt (the header does not validate; detail says why),
- * temporary (an unfinished pool creation).
+ * needs reindex (the pool predates a recovery from a backup, an archive or a
+ * primary), temporary (an unfinished pool creation).
  */
 Datum
 pm_index_pools(PG_FUNCTION_ARGS)
@@ -104,6 +105,8 @@ pm_index_pools(PG_FUNCTION_ARGS)
 			values[7] = CStringGetTextDatum("orphan");
 		else if (nulls[5])
 			values[7] = CStringGetTextDatum("corrupt");
+		else if (hdr.flags & PM_POOL_FLAG_UNTRUSTED)
+			values[7] = CStringGetTextDatum("needs reindex");
 		else
 			values[7] = CStringGetTextDatum(hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use");
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -6,7 +6,10 @@
  */
 #include "pm_index.h"
 
+#include <unistd.h>
+
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
@@ -47,6 +50,7 @@ static pm_epoch_handle epoch_handle = {.slot = -1};
 
 /* postmaster: was the data directory shut down cleanly; has shmem been set up before */
 static bool started_clean = false;
+bool		pmi_started_from_elsewhere = false;
 static bool shmem_initialized_once = false;
 static pm_alloc dram_alloc;
 static bool dram_attached = false;
@@ -215,6 +219,17 @@ _PG_init(void)
 		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
 
 		started_clean = crc_ok && (cf->state == DB_SHUTDOWNED || cf->state == DB_SHUTDOWNED_IN_RECOVERY);
+
+		/*
+		 * Pools are not WAL-logged: a server restored from a base backup, or
+		 * recovering from an archive or a primary (standby, PITR), has pools
+		 * that nothing proves current.
+		 */
+		pmi_started_from_elsewhere = (crc_ok && (cf->state == DB_IN_ARCHIVE_RECOVERY ||
+												 cf->state == DB_SHUTDOWNED_IN_RECOVERY)) ||
+			access(psprintf("%s/%s", DataDir, BACKUP_LABEL_FILE), F_OK) == 0 ||
+			access(psprintf("%s/%s", DataDir, STANDBY_SIGNAL_FILE), F_OK) == 0 ||
+			access(psprintf("%s/%s", DataDir, RECOVERY_SIGNAL_FILE), F_OK) == 0;
 		pfree(cf);
 	}
 

@@ -26,6 +26,9 @@ extern int	pmi_persistence_guc;
 extern int	pmi_dram_tier_mb;
 extern int	pmi_max_indexes;
 
+/* set in the postmaster: this server started from a backup or in archive recovery / standby mode */
+extern bool pmi_started_from_elsewhere;
+
 /* Registry slot states */
 #define PMI_SLOT_FREE		0
 #define PMI_SLOT_ATTACHED	1	/* assigned; DRAM layer not built yet */
@@ -86,6 +89,8 @@ extern bool pmi_relfilenode_exists(RelFileNode rnode);
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(RelFileNode rnode);
 extern pm_pool *pmi_pool_lookup(RelFileNode rnode);
+extern bool pmi_pool_untrusted(pm_pool *pool);
+extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern void pmi_pool_forget(RelFileNode rnode);
 extern int	pmi_sweep_orphans(void);
 

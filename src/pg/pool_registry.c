@@ -25,6 +25,7 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "datatype/timestamp.h"
 
 typedef struct PoolCacheEntry
 {
@@ -308,6 +309,73 @@ pmi_sweep_orphans(void)
 	return removed;
 }
 
+/*
+ * Is the pool not provably current?  Its flag says so, or this server
+ * started from a backup or in archive recovery and the pool predates that
+ * start (it was copied, or written before a promotion).
+ */
+bool
+pmi_pool_untrusted(pm_pool *pool)
+{
+	uint64		start_us = (uint64) (PgStartTime +
+									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+
+	return (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
+		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us);
+}
+
+/* ERROR out of using an untrusted pool, marking it so for later starts too. */
+void
+pmi_reject_untrusted(pm_pool *pool, const char *index_name)
+{
+	if (!pmi_pool_untrusted(pool))
+		return;
+	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
+			 errdetail("Its pool file \"%s\" is not WAL-logged and predates this server's "
+					   "recovery from a backup, an archive or a primary.", pool->path),
+			 errhint("REINDEX the index.")));
+}
+
+/* Mark every pool that predates a start from elsewhere, so later starts distrust it too. */
+static void
+mark_untrusted_pools(void)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int			marked = 0;
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNode rnode;
+		char	   *path;
+		pm_pool    *pool;
+		pm_error	err;
+
+		if (!pmi_parse_pool_name(de->d_name, &rnode))
+			continue;
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
+		{
+			if (pmi_pool_untrusted(pool))
+			{
+				pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+				marked++;
+			}
+			pm_pool_close(pool);
+		}
+		pfree(path);
+	}
+	FreeDir(d);
+	if (marked > 0)
+		ereport(LOG,
+				(errmsg("pm_index: %d pools predate this server's recovery from a backup, an archive or a primary; their indexes need REINDEX",
+						marked)));
+}
+
 /* Tell the administrator once per start what durability the pools get. */
 static void
 report_durability(void)
@@ -352,5 +420,7 @@ pmi_sweeper_main(Datum arg)
 	pmi_ensure_pool_dir();
 	report_durability();
 	(void) pmi_sweep_orphans();
+	if (pmi_started_from_elsewhere)
+		mark_untrusted_pools();
 	proc_exit(0);
 }

@@ -172,6 +172,7 @@ ensure_ready(Relation index, int slotno, uint32 generation, const uint8 *meta_uu
 			recreate_empty_pool(index, uuid);
 		pool = pmi_pool_open(index->rd_node);
 		check_uuid(index, pool, uuid);
+		pmi_reject_untrusted(pool, RelationGetRelationName(index));
 		nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
 		if (nbt_rebuild(&t, true, &err) != PM_OK)
 			nbtpm_report(&err, index);
