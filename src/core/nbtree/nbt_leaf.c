@@ -224,12 +224,18 @@ nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 	return rc;
 }
 
-/* Collect the live committed entries of leaf l into b, sorted. */
+/*
+ * Collect the live committed entries of leaf l within [lo, hi] into b,
+ * sorted.  For one key (lo.key == hi.key) only slots whose fingerprint
+ * matches are read from PM: about one PM line per lookup, as in the paper.
+ */
 static void
-collect(nbt_tree *t, nbt_leaf *l, nbt_batch *b)
+collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b)
 {
 	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
 	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+	bool		one_key = lo->key == hi->key;
+	uint8_t		fp = nbt_fingerprint(lo->key);
 
 	b->n = 0;
 	b->low = l->low;
@@ -237,21 +243,33 @@ collect(nbt_tree *t, nbt_leaf *l, nbt_batch *b)
 	while (bits)
 	{
 		int			pos = __builtin_ctzll(bits);
-		uint64_t	val = pm_load(&kv->slot[pos].val);
+		uint64_t	val;
+		nbt_skey	sk;
 
 		bits &= bits - 1;
-		if (nbt_val_live(val))
-		{
-			b->e[b->n].sk.key = pm_load_relaxed(&kv->slot[pos].key);
-			b->e[b->n].sk.rest = val & NBT_VAL_REST;
-			b->n++;
-		}
+		if (one_key && pm_load_relaxed(&l->fp[pos]) != fp)
+			continue;
+		val = pm_load(&kv->slot[pos].val);
+		if (!nbt_val_live(val))
+			continue;
+		sk.key = pm_load_relaxed(&kv->slot[pos].key);
+		sk.rest = val & NBT_VAL_REST;
+		if (nbt_skey_cmp(&sk, lo) >= 0 && nbt_skey_cmp(&sk, hi) <= 0)
+			b->e[b->n++].sk = sk;
 	}
-	qsort(b->e, b->n, sizeof(nbt_entry), nbt_skey_qsort_cmp);
+	if (b->n > 1)
+		qsort(b->e, b->n, sizeof(nbt_entry), nbt_skey_qsort_cmp);
 }
 
 void
 nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b)
+{
+	nbt_read_range(t, sk, backward, &NBT_SKEY_MIN, &NBT_SKEY_MAX, b);
+}
+
+void
+nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *lo,
+			   const nbt_skey *hi, nbt_batch *b)
 {
 	nbt_skey	target = *sk;
 	uint64_t	off;
@@ -270,6 +288,6 @@ nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b)
 	pm_epoch_enter(t->epoch);
 	/* READ mode never helps, so it cannot fail */
 	(void) nbt_find_leaf(t, &target, NBT_FIND_READ, &off, &err);
-	collect(t, nbt_leaf_at(t, off), b);
+	collect(t, nbt_leaf_at(t, off), lo, hi, b);
 	pm_epoch_exit(t->epoch);
 }

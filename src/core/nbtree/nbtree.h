@@ -150,6 +150,13 @@ extern pm_errcode nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_er
  */
 extern void nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b);
 
+/*
+ * The same, keeping only entries in [lo, hi]: a point lookup sorts one
+ * entry, not a leaf.  The batch's fences are still the leaf's.
+ */
+extern void nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward,
+						   const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b);
+
 /* Rewrite a leaf without its deleted slots if at least half are dead. */
 extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted,
 								   pm_error *err);
