@@ -240,12 +240,14 @@ position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
 	so->cur = r;
 	if (ScanDirectionIsForward(dir))
 	{
-		nbt_read_leaf(&so->h->tree, &so->ranges[r].lo, false, &so->batch);
+		nbt_read_range(&so->h->tree, &so->ranges[r].lo, false, &so->ranges[r].lo,
+					   &so->ranges[r].hi, &so->batch);
 		so->pos = -1;
 	}
 	else
 	{
-		nbt_read_leaf(&so->h->tree, &so->ranges[r].hi, false, &so->batch);
+		nbt_read_range(&so->h->tree, &so->ranges[r].hi, false, &so->ranges[r].lo,
+					   &so->ranges[r].hi, &so->batch);
 		so->pos = so->batch.n;
 	}
 	so->positioned = true;
@@ -297,7 +299,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.high;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_leaf(&so->h->tree, &from, false, &so->batch);
+			nbt_read_range(&so->h->tree, &from, false, &range->lo, &range->hi, &so->batch);
 			so->pos = -1;
 			continue;
 		}
@@ -307,7 +309,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.low;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_leaf(&so->h->tree, &from, true, &so->batch);
+			nbt_read_range(&so->h->tree, &from, true, &range->lo, &range->hi, &so->batch);
 			so->pos = so->batch.n;
 			continue;
 		}
