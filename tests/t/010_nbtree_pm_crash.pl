@@ -74,6 +74,20 @@ is($failures, 0,
 );
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM t') > 20000, 'the load inserted rows');
 
+# An unlogged table is emptied by crash recovery; its index comes back empty, with a new pool.
+$node->safe_psql('postgres',
+	'CREATE UNLOGGED TABLE u (k int8); CREATE INDEX u_k ON u USING nbtree_pm (k); INSERT INTO u SELECT g FROM generate_series(1, 5000) g;'
+);
+$node->stop('immediate');
+$node->start;
+is( $node->safe_psql(
+		'postgres',
+		'SET enable_seqscan = off; SELECT count(*) FROM u WHERE k < 100; INSERT INTO u VALUES (5); SELECT count(*) FROM u WHERE k = 5; SELECT nbtree_pm_check($$u_k$$, true);'
+	),
+	"0\n1\n",
+	'an unlogged index is reset with its table after a crash and works');
+$node->safe_psql('postgres', 'DROP TABLE u');
+
 # Pool lifecycle: nothing is left behind.
 sub pools
 {

@@ -77,6 +77,7 @@ extern bool nbtpm_canreturn(Relation index, int attno);
 
 /* nbtpm_index.c: the per-backend handle, metapage, first-use rebuild */
 extern NbtpmIndex *nbtpm_open(Relation index);
+extern pm_pool *nbtpm_create_pool(Relation index);
 extern void nbtpm_write_metapage(Relation index, ForkNumber fork, const uint8 *uuid);
 extern void nbtpm_release_dram(uint64 dram_root);
 extern void nbtpm_report(const pm_error *err, Relation index) pg_attribute_noreturn();

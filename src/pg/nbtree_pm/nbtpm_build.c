@@ -67,36 +67,6 @@ next_sorted(void *ctx, nbt_skey *sk)
 	return true;
 }
 
-static pm_pool *
-create_pool(Relation index)
-{
-	char	   *path = pmi_pool_path(index->rd_node);
-	pm_pool_create_opts o = {0};
-	pm_pool    *pool;
-	pm_error	err;
-
-	pmi_ensure_pool_dir();
-	o.owner.system_id = GetSystemIdentifier();
-	o.owner.tablespace = index->rd_node.spcNode;
-	o.owner.database = index->rd_node.dbNode;
-	o.owner.relfilenode = index->rd_node.relNode;
-	o.owner.kind = PM_KIND_NBTREE;
-	o.mode = (pm_mode) pmi_persistence_guc;
-	/* a stale pool of a reused relfilenode (crash before the sweep) is replaced */
-	o.replace = true;
-	pmi_pool_forget(index->rd_node);
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
-		nbtpm_report(&err, index);
-	pmi_note_pool_created(index->rd_node);
-	if (nbt_format(pool, &err) != PM_OK)
-	{
-		pm_pool_close(pool);
-		nbtpm_report(&err, index);
-	}
-	pfree(path);
-	return pool;
-}
-
 IndexBuildResult *
 nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
@@ -130,7 +100,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						format_type_be(nbtpm_column_type(index)))));
 
 	/* pool first, then the metapage naming it: a pool never outlives its relfilenode */
-	pool = create_pool(index);
+	pool = nbtpm_create_pool(index);
 	nbtpm_write_metapage(index, MAIN_FORKNUM, pool->hdr->uuid);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_TABLESCAN);

@@ -106,11 +106,12 @@ read_metapage(Relation index, uint8 *uuid)
 }
 
 /*
- * An unlogged index reset after a crash (its metapage came from the init
- * fork, with no pool): give it a fresh empty pool.  Caller holds the slot lock.
+ * Create and format the pool of an index's current relfilenode, replacing a
+ * stale pool of a reused relfilenode (a crash before the orphan sweep).
+ * Returns it open; the caller closes it.
  */
-static void
-recreate_empty_pool(Relation index, uint8 *uuid)
+pm_pool *
+nbtpm_create_pool(Relation index)
 {
 	char	   *path = pmi_pool_path(index->rd_node);
 	pm_pool_create_opts o = {0};
@@ -118,7 +119,6 @@ recreate_empty_pool(Relation index, uint8 *uuid)
 	pm_error	err;
 
 	pmi_ensure_pool_dir();
-	pmi_pool_forget(index->rd_node);
 	o.owner.system_id = GetSystemIdentifier();
 	o.owner.tablespace = index->rd_node.spcNode;
 	o.owner.database = index->rd_node.dbNode;
@@ -126,17 +126,31 @@ recreate_empty_pool(Relation index, uint8 *uuid)
 	o.owner.kind = PM_KIND_NBTREE;
 	o.mode = (pm_mode) pmi_persistence_guc;
 	o.replace = true;
+	pmi_pool_forget(index->rd_node);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		nbtpm_report(&err, index);
+	pmi_note_pool_created(index->rd_node);
 	if (nbt_format(pool, &err) != PM_OK)
 	{
 		pm_pool_close(pool);
 		nbtpm_report(&err, index);
 	}
+	pfree(path);
+	return pool;
+}
+
+/*
+ * An unlogged index reset after a crash (its metapage came from the init
+ * fork, with no pool): give it a fresh empty pool.  Caller holds the slot lock.
+ */
+static void
+recreate_empty_pool(Relation index, uint8 *uuid)
+{
+	pm_pool    *pool = nbtpm_create_pool(index);
+
 	memcpy(uuid, pool->hdr->uuid, 16);
 	pm_pool_close(pool);
 	nbtpm_write_metapage(index, MAIN_FORKNUM, uuid);
-	pfree(path);
 }
 
 static void
