@@ -75,8 +75,9 @@ is($failures, 0,
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM t') > 20000, 'the load inserted rows');
 
 # An unlogged table is emptied by crash recovery; its index comes back empty, with a new pool.
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
 $node->safe_psql('postgres',
-	'CREATE UNLOGGED TABLE u (k int8); CREATE INDEX u_k ON u USING nbtree_pm (k); INSERT INTO u SELECT g FROM generate_series(1, 5000) g;'
+	'CREATE UNLOGGED TABLE u (k int8); CREATE INDEX u_k ON u USING nbtree_pm (k); INSERT INTO u SELECT g FROM generate_series(1, 5000) g; CHECKPOINT;'
 );
 $node->stop('immediate');
 $node->start;
