@@ -200,12 +200,22 @@ pm_uuid_format(const uint8_t uuid[16], char out[37])
  * checked on its own; the static part by its checksum.
  */
 static pm_errcode
-header_validate(const pm_pool_header *hdr, uint64_t file_size, const char *path,
-				pm_error *err)
+header_validate(const pm_pool_header *hdr, int fd, const char *path, pm_error *err)
 {
 	uint64_t	size = pm_load(&hdr->size);
 	uint64_t	mode = pm_load(&hdr->mode);
 	uint64_t	clean = pm_load(&hdr->clean_shutdown);
+	uint64_t	file_size;
+	struct stat st;
+
+	/*
+	 * The file's length is read after the size word: a pool only grows, and
+	 * its size word is published after the file is extended, so this order
+	 * never mistakes a concurrent growth for truncation.
+	 */
+	if (fstat(fd, &st) != 0)
+		return sys_error(err, "stat", path);
+	file_size = (uint64_t) st.st_size;
 
 	if (file_size < PM_POOL_HEADER_SIZE)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
@@ -270,12 +280,6 @@ pm_pool_read_header(const char *path, pm_pool_header *hdr, uint64_t *file_size,
 
 	if (fd < 0)
 		return sys_error(err, "open", path);
-	if (fstat(fd, &st) != 0)
-	{
-		rc = sys_error(err, "stat", path);
-		close(fd);
-		return rc;
-	}
 	memset(hdr, 0, sizeof(*hdr));
 	n = pread(fd, hdr, sizeof(*hdr), 0);
 	if (n < 0)
@@ -284,10 +288,11 @@ pm_pool_read_header(const char *path, pm_pool_header *hdr, uint64_t *file_size,
 		close(fd);
 		return rc;
 	}
-	close(fd);
+	rc = header_validate(hdr, fd, path, err);
 	if (file_size)
-		*file_size = (uint64_t) st.st_size;
-	return header_validate(hdr, (uint64_t) st.st_size, path, err);
+		*file_size = fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
+	close(fd);
+	return rc;
 }
 
 /* Extend the file with real blocks, so a full disk is an error now, not SIGBUS later. */
@@ -384,12 +389,10 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 {
 	pm_pool    *pool;
 	pm_pool_header hdr;
-	uint64_t	file_size;
 	pm_errcode	rc;
-	struct stat st;
 
 	*out = NULL;
-	rc = pm_pool_read_header(path, &hdr, &file_size, err);
+	rc = pm_pool_read_header(path, &hdr, NULL, err);
 	if (rc != PM_OK)
 		return rc;
 
@@ -406,16 +409,11 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 		rc = sys_error(err, "open", path);
 		goto fail;
 	}
-	if (fstat(pool->fd, &st) != 0)
-	{
-		rc = sys_error(err, "stat", path);
-		goto fail;
-	}
 	rc = map_pool(pool, hdr.max_size, err);
 	if (rc != PM_OK)
 		goto fail;
 	/* revalidate through the mapping: the file may have changed since the read */
-	rc = header_validate(pool->hdr, (uint64_t) st.st_size, path, err);
+	rc = header_validate(pool->hdr, pool->fd, path, err);
 	if (rc != PM_OK)
 		goto fail;
 

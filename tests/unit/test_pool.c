@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static char path[600];
 
@@ -66,7 +67,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(27);
+	tap_plan(28);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -203,6 +204,40 @@ main(void)
 	expect_open_error(PM_ERR_CORRUPT, "truncated data", "truncated");
 	tap_ok(truncate(path, 100) == 0, "truncate into the header");
 	expect_open_error(PM_ERR_CORRUPT, "truncated header", "truncated");
+
+	/* opening while another process grows the pool never sees a false truncation */
+	{
+		pid_t		child;
+		int			failures = 0;
+		int			opens = 0;
+
+		pool = make_pool(PM_MODE_EADR, &err);
+		pm_pool_close(pool);
+		child = fork();
+		if (child == 0)
+		{
+			pm_pool    *p;
+
+			if (pm_pool_open(path, PM_MODE_EADR, &p, &err) != PM_OK)
+				_exit(2);
+			for (uint64_t sz = 2; sz < 200; sz++)
+				pm_pool_grow(p, PM_POOL_HEADER_SIZE + sz * PM_POOL_CHUNK_SIZE, &err);
+			_exit(0);
+		}
+		for (int status = 0; waitpid(child, &status, WNOHANG) == 0; opens++)
+		{
+			pm_pool    *p;
+
+			if (pm_pool_open(path, PM_MODE_EADR, &p, &err) != PM_OK)
+			{
+				if (failures++ == 0)
+					tap_diag("open during growth: %s", err.msg);
+			}
+			else
+				pm_pool_close(p);
+		}
+		tap_ok(failures == 0, "%d opens during concurrent growth: %d failed", opens, failures);
+	}
 
 	unlink(path);
 	expect_open_error(PM_ERR_NOTFOUND, "missing file", "No such file");

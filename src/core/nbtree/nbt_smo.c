@@ -285,10 +285,16 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 		if (rc != PM_OK)
 			return rc;
 		pm_fetch_or(&x->flags, NBT_LINK_DONE);
-		pm_fetch_and(&left->flags, ~NBT_PENDING);
-		if (right)
-			pm_fetch_and(&right->flags, ~NBT_PENDING);
 	}
+	/*
+	 * Idempotent, and done by every helper once the link is done: a helper
+	 * that finds LINK_DONE set must not depend on the linker (which may be
+	 * preempted or dead) to clear PENDING, or writers that reach the new
+	 * leaves spin in nbt_find_leaf until it does.
+	 */
+	pm_fetch_and(&left->flags, ~NBT_PENDING);
+	if (right)
+		pm_fetch_and(&right->flags, ~NBT_PENDING);
 	if (!(flags & NBT_PARENT_DONE))
 	{
 		rc = nbt_replace_child(t, &x->low, off, copy, right ? &right->low : NULL, right_off, err);
