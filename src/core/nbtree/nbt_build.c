@@ -231,8 +231,7 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
 			n->child0 = v->off[i];
 			for (size_t j = i + 1; j < end; j++)
 			{
-				n->e[n->count].sep = v->low[j];
-				n->e[n->count].child = v->off[j];
+				nbt_inner_set(n, (int) n->count, &v->low[j], v->off[j]);
 				n->count++;
 			}
 			if (prev != NULL)
@@ -549,8 +548,8 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				CHECK_FAIL("inner node at level %u malformed", level);
 			for (int i = -1; i < (int) node->count; i++)
 			{
-				uint64_t	child = i < 0 ? node->child0 : node->e[i].child;
-				nbt_skey	low = i < 0 ? expect_low : node->e[i].sep;
+				uint64_t	child = i < 0 ? node->child0 : node->child[i];
+				nbt_skey	low = i < 0 ? expect_low : nbt_inner_sep(node, i);
 				nbt_skey	clow;
 
 				if (i >= 0 && nbt_skey_cmp(&low, &expect_low) <= 0)
@@ -570,7 +569,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 
 					clow = expect_low;
 					if (i >= 0)
-						clow = node->e[i].sep;
+						clow = nbt_inner_sep(node, i);
 					expect_child = c->sibling;
 				}
 				if (level == 1 && nbt_skey_cmp(&clow, &low) != 0)

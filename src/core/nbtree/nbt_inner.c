@@ -61,9 +61,9 @@ search_node(nbt_inner *n, const nbt_skey *sk, uint32_t count)
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
-		nbt_skey	sep = nbt_skey_load(&n->e[mid].sep);
+		uint64_t	k = pm_load_relaxed(&n->key[mid]);
 
-		if (nbt_skey_cmp(&sep, sk) <= 0)
+		if (k < sk->key || (k == sk->key && pm_load_relaxed(&n->rest[mid]) <= sk->rest))
 		{
 			found = mid;
 			lo = mid + 1;
@@ -77,7 +77,7 @@ search_node(nbt_inner *n, const nbt_skey *sk, uint32_t count)
 static inline uint64_t
 child_at(nbt_inner *n, int i)
 {
-	return i < 0 ? pm_load_relaxed(&n->child0) : pm_load_relaxed(&n->e[i].child);
+	return i < 0 ? pm_load_relaxed(&n->child0) : pm_load_relaxed(&n->child[i]);
 }
 
 /*
@@ -167,9 +167,12 @@ insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
 {
 	int			pos = search_node(n, sep, n->count) + 1;
 
-	memmove(&n->e[pos + 1], &n->e[pos], (n->count - pos) * sizeof(nbt_inner_entry));
-	n->e[pos].sep = *sep;
-	n->e[pos].child = child;
+	size_t		tail = (n->count - pos) * sizeof(uint64_t);
+
+	memmove(&n->key[pos + 1], &n->key[pos], tail);
+	memmove(&n->rest[pos + 1], &n->rest[pos], tail);
+	memmove(&n->child[pos + 1], &n->child[pos], tail);
+	nbt_inner_set(n, pos, sep, child);
 	n->count++;
 }
 
@@ -206,10 +209,12 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		}
 		right = nbt_inner_at(t, right_off);
 		mid = n->count / 2;
-		up = n->e[mid].sep;
-		right->child0 = n->e[mid].child;
+		up = nbt_inner_sep(n, mid);
+		right->child0 = n->child[mid];
 		right->count = n->count - mid - 1;
-		memcpy(right->e, &n->e[mid + 1], right->count * sizeof(nbt_inner_entry));
+		memcpy(right->key, &n->key[mid + 1], right->count * sizeof(uint64_t));
+		memcpy(right->rest, &n->rest[mid + 1], right->count * sizeof(uint64_t));
+		memcpy(right->child, &n->child[mid + 1], right->count * sizeof(uint64_t));
 		right->high = n->high;
 		right->sibling = n->sibling;
 		/* readers see none of this until the unlock: they validate the version */
@@ -235,8 +240,7 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 			}
 			root = nbt_inner_at(t, root_off);
 			root->child0 = off;
-			root->e[0].sep = up;
-			root->e[0].child = right_off;
+			nbt_inner_set(root, 0, &up, right_off);
 			root->count = 1;
 			pm_store(&dr->root, root_off);
 			write_unlock(n);
@@ -270,7 +274,7 @@ nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t
 	if (i < 0)
 		n->child0 = new_child;
 	else
-		n->e[i].child = new_child;
+		n->child[i] = new_child;
 	if (right_child == 0)
 	{
 		write_unlock(n);

@@ -11,6 +11,8 @@
 
 #include "nbtree.h"
 
+#include <stddef.h>
+
 /* ---------- PM layer ---------- */
 
 #define NBT_META_MAGIC	UINT64_C(0x314d45455254424e)	/* "NBTREEM1" */
@@ -68,29 +70,33 @@ nbt_val_live(uint64_t val)
 
 typedef struct nbt_leaf
 {
+	/* the first two cache lines hold everything a lookup reads */
 	uint64_t	kv;				/* PM offset of the KV block */
-	uint64_t	next;			/* DRAM offset of the next leaf | NBT_FROZEN */
 	uint64_t	bitmap;			/* committed slots | NBT_SMO_BIT */
 	uint64_t	copy;			/* first replacement leaf, 0 before the copy */
-	uint64_t	origin;			/* while PENDING: the leaf whose SMO made this */
-	uint64_t	birth_right;	/* the second replacement leaf of that SMO, or 0 */
-	uint64_t	copied;			/* the origin's slots this SMO copied (first leaf) */
-	uint32_t	num;			/* claimed slots (fetch-and-add; may pass CAP) */
 	uint32_t	flags;
-	uint32_t	pad[2];
+	uint32_t	num;			/* claimed slots (fetch-and-add; may pass CAP) */
 	nbt_skey	low;			/* immutable fences */
 	nbt_skey	high;
 	uint8_t		fp[NBT_LEAF_CAP];	/* 1-byte hash of each slot's key */
+	uint8_t		pad[2];
+	/* used by writers and SMOs */
+	uint64_t	next;			/* DRAM offset of the next leaf | NBT_FROZEN */
+	uint64_t	origin;			/* while PENDING: the leaf whose SMO made this */
+	uint64_t	birth_right;	/* the second replacement leaf of that SMO, or 0 */
+	uint64_t	copied;			/* the origin's slots this SMO copied (first leaf) */
 } nbt_leaf;
+
+_Static_assert(offsetof(nbt_leaf, next) <= 128, "a lookup's leaf fields must fit two cache lines");
 
 #define NBT_INNER_CAP	82
 
-typedef struct nbt_inner_entry
-{
-	nbt_skey	sep;
-	uint64_t	child;			/* covers [sep, next sep) */
-} nbt_inner_entry;
-
+/*
+ * Separators as struct-of-arrays: a search reads the compact key array
+ * (656 bytes) and touches rest only on equal keys, so a binary search costs
+ * a few cache lines, not one per probe.  Child i covers
+ * [(key[i], rest[i]), next separator); child0 covers what is below key[0].
+ */
 typedef struct nbt_inner
 {
 	uint64_t	version;		/* optimistic lock: odd while a writer holds it */
@@ -98,10 +104,26 @@ typedef struct nbt_inner
 	uint32_t	level;			/* 1: children are leaves */
 	uint64_t	sibling;		/* right neighbour at this level (B-link) */
 	nbt_skey	high;			/* exclusive upper bound; MAX on the right edge */
-	uint64_t	child0;			/* covers keys below e[0].sep */
+	uint64_t	child0;			/* covers keys below the first separator */
 	uint64_t	pad[2];
-	nbt_inner_entry e[NBT_INNER_CAP];
+	uint64_t	key[NBT_INNER_CAP];
+	uint64_t	rest[NBT_INNER_CAP];
+	uint64_t	child[NBT_INNER_CAP];
 } nbt_inner;
+
+static inline nbt_skey
+nbt_inner_sep(const nbt_inner *n, int i)
+{
+	return (nbt_skey) {n->key[i], n->rest[i]};
+}
+
+static inline void
+nbt_inner_set(nbt_inner *n, int i, const nbt_skey *sep, uint64_t child)
+{
+	n->key[i] = sep->key;
+	n->rest[i] = sep->rest;
+	n->child[i] = child;
+}
 
 _Static_assert(sizeof(nbt_inner) <= 2048, "inner node must fit 2 KiB");
 

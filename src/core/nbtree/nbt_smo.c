@@ -204,6 +204,13 @@ smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
 		nbt_skey	pred;
 		pm_errcode	rc;
 
+		/*
+		 * Another helper linked it (our flags were read before): the new leaf
+		 * may even have been replaced since, so the predecessor would point
+		 * to neither leaf.
+		 */
+		if (pm_load(&x->flags) & NBT_LINK_DONE)
+			return PM_OK;
 		if (nbt_skey_is_min(&x->low))
 		{
 			/* the first leaf: its predecessor is the tree's head */
