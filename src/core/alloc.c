@@ -261,7 +261,7 @@ pm_alloc_block(pm_alloc *a, size_t size, pm_error *err)
 		}
 		if (a->grow == NULL)
 		{
-			pm_error_set(err, PM_ERR_NOSPACE, 0, "%s is full (%llu bytes)", a->name,
+			pm_error_set(err, PM_ERR_ARENA_FULL, 0, "%s is full (%llu bytes)", a->name,
 						 (unsigned long long) (n * PM_POOL_CHUNK_SIZE));
 			return 0;
 		}

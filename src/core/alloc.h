@@ -50,7 +50,7 @@ extern void pm_alloc_attach_pool(pm_alloc *a, pm_pool *pool);
 
 /*
  * A shared-memory arena (the DRAM tier): format once, attach in every
- * process.  Fixed size; exhausting it is PM_ERR_NOSPACE.
+ * process.  Fixed size; exhausting it is PM_ERR_ARENA_FULL.
  */
 extern size_t pm_arena_min_size(void);
 extern void pm_arena_format(void *mem, size_t bytes);

@@ -39,6 +39,8 @@ pm_errcode_name(pm_errcode code)
 			return "i/o error";
 		case PM_ERR_NOSPACE:
 			return "out of space";
+		case PM_ERR_ARENA_FULL:
+			return "arena full";
 		case PM_ERR_NOTFOUND:
 			return "not found";
 		case PM_ERR_EXISTS:

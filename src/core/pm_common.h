@@ -25,7 +25,8 @@ typedef enum pm_errcode
 {
 	PM_OK = 0,
 	PM_ERR_IO,					/* a system call failed; sys_errno says why */
-	PM_ERR_NOSPACE,				/* filesystem or arena full */
+	PM_ERR_NOSPACE,				/* filesystem full */
+	PM_ERR_ARENA_FULL,			/* a fixed-size arena (the DRAM tier) is full */
 	PM_ERR_NOTFOUND,			/* pool file does not exist */
 	PM_ERR_EXISTS,				/* pool file already exists */
 	PM_ERR_PERMISSION,			/* access denied */

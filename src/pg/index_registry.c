@@ -85,7 +85,8 @@ pmi_registry_attach(RelFileNode rnode, uint32 *generation)
 		s->rnode = rnode;
 		s->generation++;
 		s->dram_root = 0;
-		pg_atomic_write_u64(&s->writes, 0);
+		pg_atomic_write_u64(&s->inserts, 0);
+		pg_atomic_write_u64(&s->deletes, 0);
 		pg_atomic_write_u64(&s->flushes, 0);
 		pg_atomic_write_u64(&s->fences, 0);
 		s->state = PMI_SLOT_ATTACHED;

@@ -27,7 +27,7 @@ PG_MODULE_MAGIC;
 
 char	   *pmi_pool_dir_guc = NULL;
 int			pmi_persistence_guc = PM_MODE_AUTO;
-int			pmi_dram_tier_mb = 64;
+int			pmi_dram_tier_mb = 256;
 int			pmi_max_indexes = 1000;
 
 PmIndexShared *pmi_shared = NULL;
@@ -111,7 +111,8 @@ pmi_shmem_startup(void)
 
 			memset(slot, 0, sizeof(*slot));
 			LWLockInitialize(&slot->lock, pmi_shared->lwlock_tranche);
-			pg_atomic_init_u64(&slot->writes, 0);
+			pg_atomic_init_u64(&slot->inserts, 0);
+			pg_atomic_init_u64(&slot->deletes, 0);
 			pg_atomic_init_u64(&slot->flushes, 0);
 			pg_atomic_init_u64(&slot->fences, 0);
 		}
@@ -195,7 +196,7 @@ _PG_init(void)
 							"Inner nodes and leaf metadata live here; they are rebuilt from the "
 							"pools after a restart.",
 							&pmi_dram_tier_mb,
-							64,
+							256,
 							1,
 							INT_MAX / 1024,
 							PGC_POSTMASTER,
@@ -340,7 +341,11 @@ pmi_report_core_error(int elevel, const pm_error *err)
 			break;
 		case PM_ERR_NOSPACE:
 			sqlstate = ERRCODE_DISK_FULL;
-			hint = "Free space in the filesystem of pm_index.pool_dir (or raise pm_index.dram_tier_size for the DRAM tier).";
+			hint = "Free space in the filesystem of pm_index.pool_dir.";
+			break;
+		case PM_ERR_ARENA_FULL:
+			sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+			hint = "Raise pm_index.dram_tier_size (about 7 bytes per nbtree_pm entry) and restart the server, or drop unused pm_index indexes.";
 			break;
 		case PM_ERR_CORRUPT:
 		case PM_ERR_VERSION:

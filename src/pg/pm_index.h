@@ -29,6 +29,8 @@ extern int	pmi_max_indexes;
 /* set in the postmaster: this server started from a backup or in archive recovery / standby mode */
 extern bool pmi_started_from_elsewhere;
 
+#define PMI_COUNTER_BATCH 1024
+
 /* Registry slot states */
 #define PMI_SLOT_FREE		0
 #define PMI_SLOT_ATTACHED	1	/* assigned; DRAM layer not built yet */
@@ -47,8 +49,10 @@ typedef struct PmiSlot
 	uint32		state;
 	uint64		dram_root;
 	LWLock		lock;
-	pg_atomic_uint64 writes;	/* inserts and deletes counted below */
-	pg_atomic_uint64 flushes;
+	/* published by each backend every PMI_COUNTER_BATCH writes and at exit */
+	pg_atomic_uint64 inserts;
+	pg_atomic_uint64 deletes;
+	pg_atomic_uint64 flushes;	/* cache lines flushed by those writes */
 	pg_atomic_uint64 fences;
 } PmiSlot;
 

@@ -199,7 +199,7 @@ main(void)
 		pm_alloc_attach_arena(&a, mem, "test arena");
 		while (pm_alloc_block(&a, 65536, &err) != 0)
 			got++;
-		tap_ok(got == 9 && err.code == PM_ERR_NOSPACE && strstr(err.msg, "test arena"),
+		tap_ok(got == 9 && err.code == PM_ERR_ARENA_FULL && strstr(err.msg, "test arena"),
 			   "arena of 3 chunks holds 9 blocks of 64 KiB, then: %s", err.msg);
 		free(mem);
 	}

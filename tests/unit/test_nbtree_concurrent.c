@@ -1132,10 +1132,9 @@ run_variant(const char *dir, bool processes, int nworkers, variant_result *vr)
 static void
 report_variant(const char *name, variant_result *vr)
 {
-	tap_diag("%s: %llu inserts, %llu deletes, %llu absent deletes, %llu range reads "
+	tap_diag("%s: %llu absent deletes, %llu range reads "
 			 "(%llu backward, %llu leaf reads), %llu compaction calls (%llu compacted)",
-			 name, (unsigned long long) vr->st.inserts, (unsigned long long) vr->st.deletes,
-			 (unsigned long long) S->neg_deletes, (unsigned long long) S->reads,
+			 name, (unsigned long long) S->neg_deletes, (unsigned long long) S->reads,
 			 (unsigned long long) S->backward_reads, (unsigned long long) S->batches,
 			 (unsigned long long) S->compact_calls, (unsigned long long) S->compacted);
 	tap_diag("%s: workers ran %.1f s, checks took %.1f s; %llu splits, %llu compactions, "

@@ -446,8 +446,6 @@ nbt_get_stats(nbt_tree *t, nbt_stats *st)
 	nbt_droot  *dr = nbt_droot_at(t);
 
 	memset(st, 0, sizeof(*st));
-	st->inserts = pm_load(&dr->inserts);
-	st->deletes = pm_load(&dr->deletes);
 	st->smo_splits = pm_load(&dr->smo_splits);
 	st->smo_compactions = pm_load(&dr->smo_compactions);
 	st->leaves = pm_load(&dr->leaves);

@@ -129,14 +129,16 @@ _Static_assert(sizeof(nbt_inner) <= 2048, "inner node must fit 2 KiB");
 
 #define NBT_DROOT_MAGIC UINT64_C(0x544f4f5244544247)
 
-/* The shared DRAM descriptor of one tree. */
+/*
+ * The shared DRAM descriptor of one tree.  Its counters change only on SMOs:
+ * a counter bumped by every insert would be a cache line every writer
+ * fights over.
+ */
 typedef struct nbt_droot
 {
 	uint64_t	magic;
 	uint64_t	root;			/* DRAM offset of the root inner node */
 	uint64_t	first;			/* DRAM offset of the first leaf */
-	uint64_t	inserts;
-	uint64_t	deletes;
 	uint64_t	smo_splits;
 	uint64_t	smo_compactions;
 	uint64_t	leaves;

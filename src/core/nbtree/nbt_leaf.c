@@ -151,10 +151,7 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		while (!(b & NBT_SMO_BIT) && !pm_cas(&l->bitmap, &b, b | (UINT64_C(1) << pos)))
 			;
 		if (!(b & NBT_SMO_BIT))
-		{
-			pm_fetch_add(&nbt_droot_at(t)->inserts, 1);
 			break;
-		}
 		/* an SMO froze the leaf before our commit: the slot is abandoned */
 		rc = nbt_help_smo(t, off, err);
 		if (rc != PM_OK)
@@ -218,8 +215,6 @@ nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 		while (nbt_skey_cmp(sk, &nbt_leaf_at(t, off)->high) >= 0)
 			off = pm_load(&nbt_leaf_at(t, off)->next) & ~NBT_FROZEN;
 	}
-	if (*found)
-		pm_fetch_add(&nbt_droot_at(t)->deletes, 1);
 	pm_epoch_exit(t->epoch);
 	return rc;
 }

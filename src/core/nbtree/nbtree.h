@@ -53,11 +53,9 @@ nbt_skey_is_min(const nbt_skey *a)
 	return a->key == 0 && a->rest == 0;
 }
 
-/* Counters kept in the shared DRAM descriptor; approximate under concurrency. */
+/* Shape and SMO counters from the shared DRAM descriptor (since the last rebuild). */
 typedef struct nbt_stats
 {
-	uint64_t	inserts;
-	uint64_t	deletes;
 	uint64_t	smo_splits;
 	uint64_t	smo_compactions;
 	uint64_t	leaves;

@@ -51,6 +51,11 @@ typedef struct NbtpmIndex
 	pm_pool    *pool;
 	uint8		uuid[16];
 	nbt_tree	tree;
+	/* this backend's writes not yet added to the slot's counters */
+	uint64		pending_inserts;
+	uint64		pending_deletes;
+	uint64		pending_flushes;
+	uint64		pending_fences;
 } NbtpmIndex;
 
 /* rest = NULL flag and heap TID; never 0 (offset numbers start at 1) */
@@ -81,7 +86,8 @@ extern pm_pool *nbtpm_create_pool(Relation index);
 extern void nbtpm_write_metapage(Relation index, ForkNumber fork, const uint8 *uuid);
 extern void nbtpm_release_dram(uint64 dram_root);
 extern void nbtpm_report(const pm_error *err, Relation index) pg_attribute_noreturn();
-extern void nbtpm_count_persists(NbtpmIndex *h, const pm_counters *before);
+extern void nbtpm_count_write(NbtpmIndex *h, const pm_counters *before, bool insert);
+extern void nbtpm_publish_counters(NbtpmIndex *h);
 
 /* nbtpm_reconcile.c */
 extern void nbtpm_reconcile(Relation index, nbt_tree *t);

@@ -177,10 +177,12 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	nbt_stats	st;
 	int64		nentries;
 	nbt_skey   *entries;
-	uint64		writes = pg_atomic_read_u64(&s->writes);
+	uint64		writes;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	nbtpm_publish_counters(h);	/* other backends' last partial batch is not in yet */
+	writes = pg_atomic_read_u64(&s->inserts) + pg_atomic_read_u64(&s->deletes);
 	nbt_get_stats(&h->tree, &st);
 	entries = all_entries(h, &nentries);
 	pfree(entries);
@@ -192,8 +194,8 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	values[4] = Int64GetDatum((int64) st.dram_bytes);
 	values[5] = Int64GetDatum((int64) st.smo_splits);
 	values[6] = Int64GetDatum((int64) st.smo_compactions);
-	values[7] = Int64GetDatum((int64) st.inserts);
-	values[8] = Int64GetDatum((int64) st.deletes);
+	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
 	if (writes > 0)
 	{
 		values[9] = Float8GetDatum((double) pg_atomic_read_u64(&s->flushes) / writes);

@@ -10,6 +10,7 @@
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "storage/smgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -25,15 +26,48 @@ nbtpm_report(const pm_error *err, Relation index)
 	pg_unreachable();
 }
 
-/* Add the flushes and fences of one write to the slot's counters. */
+/* Add this backend's pending counts to the slot (cheap to call; no lock). */
 void
-nbtpm_count_persists(NbtpmIndex *h, const pm_counters *before)
+nbtpm_publish_counters(NbtpmIndex *h)
 {
 	PmiSlot    *s = pmi_slot(h->slotno);
 
-	pg_atomic_fetch_add_u64(&s->writes, 1);
-	pg_atomic_fetch_add_u64(&s->flushes, pm_tls_counters.flushes - before->flushes);
-	pg_atomic_fetch_add_u64(&s->fences, pm_tls_counters.fences - before->fences);
+	if (h->pool == NULL || s->generation != h->generation)
+		return;					/* the index is gone; so are its counters */
+	pg_atomic_fetch_add_u64(&s->inserts, h->pending_inserts);
+	pg_atomic_fetch_add_u64(&s->deletes, h->pending_deletes);
+	pg_atomic_fetch_add_u64(&s->flushes, h->pending_flushes);
+	pg_atomic_fetch_add_u64(&s->fences, h->pending_fences);
+	h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
+}
+
+/*
+ * Count one write and its flushes and fences.  Backends publish in batches:
+ * a shared counter touched by every row would be a cache line all writers
+ * fight over.
+ */
+void
+nbtpm_count_write(NbtpmIndex *h, const pm_counters *before, bool insert)
+{
+	if (insert)
+		h->pending_inserts++;
+	else
+		h->pending_deletes++;
+	h->pending_flushes += pm_tls_counters.flushes - before->flushes;
+	h->pending_fences += pm_tls_counters.fences - before->fences;
+	if (h->pending_inserts + h->pending_deletes >= PMI_COUNTER_BATCH)
+		nbtpm_publish_counters(h);
+}
+
+static void
+publish_all_at_exit(int code, Datum arg)
+{
+	HASH_SEQ_STATUS status;
+	NbtpmIndex *h;
+
+	hash_seq_init(&status, handles);
+	while ((h = hash_seq_search(&status)) != NULL)
+		nbtpm_publish_counters(h);
 }
 
 void
@@ -199,6 +233,16 @@ ensure_ready(Relation index, int slotno, uint32 generation, const uint8 *meta_uu
 	LWLockRelease(&s->lock);
 }
 
+/* Is this backend's handle still the live one for its slot? */
+static inline bool
+handle_current(NbtpmIndex *h, Relation index)
+{
+	PmiSlot    *s = pmi_slot(h->slotno);
+
+	return h->pool != NULL && s->state == PMI_SLOT_READY && s->generation == h->generation &&
+		RelFileNodeEquals(s->rnode, index->rd_node);
+}
+
 NbtpmIndex *
 nbtpm_open(Relation index)
 {
@@ -207,6 +251,17 @@ nbtpm_open(Relation index)
 	uint8		uuid[16];
 	PmiSlot    *s;
 
+	/*
+	 * Fast path: the handle cached in the relcache entry, which any
+	 * invalidation of the index (drop, reindex, truncate) resets.
+	 */
+	if (index->rd_amcache != NULL)
+	{
+		h = *(NbtpmIndex **) index->rd_amcache;
+		if (handle_current(h, index))
+			return h;
+		index->rd_amcache = NULL;
+	}
 	if (handles == NULL)
 	{
 		HASHCTL		ctl;
@@ -215,16 +270,13 @@ nbtpm_open(Relation index)
 		ctl.entrysize = sizeof(NbtpmIndex);
 		ctl.hcxt = TopMemoryContext;
 		handles = hash_create("nbtree_pm handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		before_shmem_exit(publish_all_at_exit, 0);
 	}
 	h = hash_search(handles, &index->rd_node, HASH_ENTER, &found);
-	if (found && h->pool != NULL)
-	{
-		s = pmi_slot(h->slotno);
-		if (s->state == PMI_SLOT_READY && s->generation == h->generation &&
-			RelFileNodeEquals(s->rnode, index->rd_node) &&
-			pmi_pool_open(index->rd_node) == h->pool)
-			return h;
-	}
+	if (!found)
+		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
+	if (found && handle_current(h, index) && pmi_pool_open(index->rd_node) == h->pool)
+		goto cache;
 	h->pool = NULL;
 
 	read_metapage(index, uuid);
@@ -243,6 +295,9 @@ nbtpm_open(Relation index)
 	memcpy(h->uuid, uuid, 16);
 	nbt_attach(&h->tree, h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
 			   s->dram_root);
+cache:
+	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(NbtpmIndex *));
+	*(NbtpmIndex **) index->rd_amcache = h;
 	return h;
 }
 

@@ -17,6 +17,6 @@ nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	if (nbt_insert(&h->tree, &sk, &err) != PM_OK)
 		nbtpm_report(&err, index);
-	nbtpm_count_persists(h, &before);
+	nbtpm_count_write(h, &before, true);
 	return false;
 }

@@ -49,7 +49,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 
 				if (nbt_delete(&h->tree, &b.e[i].sk, &found, &err) != PM_OK)
 					nbtpm_report(&err, index);
-				nbtpm_count_persists(h, &before);
+				nbtpm_count_write(h, &before, false);
 			}
 			if (found)
 			{
