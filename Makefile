@@ -10,7 +10,7 @@ EXTENSION = pm_index
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 MODULE_big = pm_index
 
-CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o \
+CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o src/core/recon.o \
 	src/core/nbtree/nbt_inner.o src/core/nbtree/nbt_leaf.o src/core/nbtree/nbt_smo.o \
 	src/core/nbtree/nbt_build.o
 PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/pg/inspect.o \

@@ -269,6 +269,10 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	{
 		pm_alloc_recover_begin(&t->pm);
 		rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, 0), err);
+		/* roots 1.. name blocks of the host (its reconciliation ring): keep them */
+		for (int i = 1; rc == PM_OK && i < PM_POOL_NROOTS; i++)
+			if (pm_pool_root(t->pool, i) != 0)
+				rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, i), err);
 		if (rc != PM_OK)
 			return rc;
 	}

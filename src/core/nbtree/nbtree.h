@@ -119,6 +119,7 @@ extern pm_errcode nbt_bulk_load(pm_pool *pool, int fill_pct,
  * recovers the pool's allocator if recover_alloc, which requires that no
  * block of this pool is still waiting in an epoch limbo (true after a
  * restart, which starts a fresh epoch domain; otherwise drain first).
+ * Pool roots 1 and up are the host's blocks and are kept.
  * Caller is exclusive.  Sets t->dram_root.
  */
 extern pm_errcode nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err);

@@ -16,6 +16,7 @@
 #include "storage/itemptr.h"
 
 #include "nbtree.h"
+#include "recon.h"
 
 /* Block 0 of the index's main fork: ties the relfilenode to its pool. */
 #define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
@@ -51,6 +52,8 @@ typedef struct NbtpmIndex
 	pm_pool    *pool;
 	uint8		uuid[16];
 	nbt_tree	tree;
+	pm_recon   *recon;			/* the pool's reconciliation ring (pool root 1) */
+	uint64		flushed_lsn;	/* last WAL flush position seen, for the ring */
 	/* this backend's writes not yet added to the slot's counters */
 	uint64		pending_inserts;
 	uint64		pending_deletes;

@@ -151,6 +151,8 @@ nbtpm_create_pool(Relation index)
 	pm_pool_create_opts o = {0};
 	pm_pool    *pool;
 	pm_error	err;
+	pm_alloc	a;
+	uint64		ring;
 
 	pmi_ensure_pool_dir();
 	o.owner.system_id = GetSystemIdentifier();
@@ -164,11 +166,13 @@ nbtpm_create_pool(Relation index)
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		nbtpm_report(&err, index);
 	pmi_note_pool_created(index->rd_node);
-	if (nbt_format(pool, &err) != PM_OK)
+	pm_alloc_attach_pool(&a, pool);
+	if (nbt_format(pool, &err) != PM_OK || (ring = pm_recon_create(pool, &a, &err)) == 0)
 	{
 		pm_pool_close(pool);
 		nbtpm_report(&err, index);
 	}
+	pm_pool_set_root(pool, 1, ring);
 	pfree(path);
 	return pool;
 }
@@ -295,6 +299,8 @@ nbtpm_open(Relation index)
 	memcpy(h->uuid, uuid, 16);
 	nbt_attach(&h->tree, h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
 			   s->dram_root);
+	h->recon = pm_pool_root(h->pool, 1) ? pm_pool_addr(h->pool, pm_pool_root(h->pool, 1)) : NULL;
+	h->flushed_lsn = 0;
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(NbtpmIndex *));
 	*(NbtpmIndex **) index->rd_amcache = h;

@@ -1,9 +1,20 @@
 /*
  * nbtpm_insert.c
  *	  aminsert: one log-structured append into the pool; no WAL, no buffer
- *	  lock.  Durable on return (see src/core/nbtree/README.md).
+ *	  lock.  Durable on return (see src/core/nbtree/README.md), after a note
+ *	  in the pool's reconciliation ring.
  */
 #include "nbtpm.h"
+
+#include "access/xlog.h"
+#include "storage/proc.h"
+#include "utils/rel.h"
+
+static uint64
+wal_flushed(void)
+{
+	return GetFlushRecPtr(NULL);
+}
 
 bool
 nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -15,6 +26,14 @@ nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 
+	/*
+	 * The heap tuple's WAL ends at XactLastRecEnd and may not be flushed yet:
+	 * note the entry before it becomes durable, so that reconciliation after
+	 * a crash checks it (nbtpm_reconcile.c).
+	 */
+	if (h->recon != NULL && RelationNeedsWAL(heapRel) && XactLastRecEnd != InvalidXLogRecPtr)
+		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, sk.key, sk.rest, XactLastRecEnd,
+					  &h->flushed_lsn, wal_flushed);
 	if (nbt_insert(&h->tree, &sk, &err) != PM_OK)
 		nbtpm_report(&err, index);
 	nbtpm_count_write(h, &before, true);

@@ -13,9 +13,12 @@
  * TID reused since).  Items that are redirected or dead are left to VACUUM,
  * as are tuples of aborted transactions that did survive.
  *
- * This is the full sweep: one heap item visit per entry.  The per-backend
- * ring of not-yet-flushed inserts that DESIGN.md describes, which would
- * limit the check to those, is not built yet.
+ * Only entries whose heap WAL may not have been flushed need checking: every
+ * insert notes (key, TID, WAL end) in the pool's reconciliation ring first
+ * (src/core/recon.h), so the check visits at most the ring's 2,048 notes.
+ * If a ring stripe overflowed (a note was overwritten before its WAL was
+ * flushed), or the pool has no ring, every entry is checked: one heap item
+ * visit per entry.
  */
 #include "nbtpm.h"
 
@@ -104,6 +107,36 @@ entry_is_current(Reconciler *r, const nbt_skey *e)
 	return current;
 }
 
+typedef struct NoteList
+{
+	nbt_skey   *e;
+	int			n;
+} NoteList;
+
+static void
+collect_note(void *ctx, uint64_t key, uint64_t rest)
+{
+	NoteList   *l = ctx;
+
+	l->e[l->n].key = key;
+	l->e[l->n].rest = rest;
+	l->n++;
+}
+
+/* Remove the entry if it is no longer current; returns whether it was removed. */
+static bool
+reconcile_entry(Reconciler *r, nbt_tree *t, const nbt_skey *sk)
+{
+	bool		found;
+	pm_error	err;
+
+	if (sk->rest == 0 || sk->rest > NBT_REST_MAX || entry_is_current(r, sk))
+		return false;
+	if (nbt_delete(t, sk, &found, &err) != PM_OK)
+		nbtpm_report(&err, r->index);
+	return found;
+}
+
 void
 nbtpm_reconcile(Relation index, nbt_tree *t)
 {
@@ -111,7 +144,10 @@ nbtpm_reconcile(Relation index, nbt_tree *t)
 	nbt_batch	b;
 	nbt_skey	from = NBT_SKEY_MIN;
 	int64		removed = 0;
-	pm_error	err;
+	int64		checked = 0;
+	uint64		ring_off = pm_pool_root(t->pool, 1);
+	pm_recon   *ring = ring_off ? pm_pool_addr(t->pool, ring_off) : NULL;
+	bool		full = ring == NULL || pm_recon_overflowed(ring);
 
 	r.index = index;
 	r.heap = table_open(index->rd_index->indrelid, AccessShareLock);
@@ -123,28 +159,39 @@ nbtpm_reconcile(Relation index, nbt_tree *t)
 	r.nblocks = RelationGetNumberOfBlocks(r.heap);
 	r.coltype = nbtpm_column_type(index);
 
-	for (;;)
+	if (!full)
 	{
-		nbt_read_leaf(t, &from, false, &b);
-		for (int i = 0; i < b.n; i++)
-		{
-			bool		found;
+		NoteList	notes;
 
-			if (entry_is_current(&r, &b.e[i].sk))
-				continue;
-			if (nbt_delete(t, &b.e[i].sk, &found, &err) != PM_OK)
-				nbtpm_report(&err, index);
-			removed += found;
-		}
-		if (nbt_skey_is_max(&b.high))
-			break;
-		from = b.high;
+		notes.e = palloc(sizeof(nbt_skey) * PM_RECON_STRIPES * PM_RECON_PER_STRIPE);
+		notes.n = 0;
+		pm_recon_foreach(ring, collect_note, &notes);
+		for (int i = 0; i < notes.n; i++)
+			removed += reconcile_entry(&r, t, &notes.e[i]);
+		checked = notes.n;
+		pfree(notes.e);
 	}
+	else
+	{
+		for (;;)
+		{
+			nbt_read_leaf(t, &from, false, &b);
+			for (int i = 0; i < b.n; i++)
+				removed += reconcile_entry(&r, t, &b.e[i].sk);
+			checked += b.n;
+			if (nbt_skey_is_max(&b.high))
+				break;
+			from = b.high;
+		}
+	}
+	if (ring != NULL)
+		pm_recon_clear(t->pool, ring);
 	ExecDropSingleTupleTableSlot(r.slot);
 	FreeExecutorState(r.estate);
 	table_close(r.heap, AccessShareLock);
-	if (removed > 0)
-		ereport(LOG,
-				(errmsg("pm_index: removed %lld entries of index \"%s\" whose heap tuples did not survive the crash",
-						(long long) removed, RelationGetRelationName(index))));
+	ereport(LOG,
+			(errmsg("pm_index: reconciled index \"%s\" with its table after a crash: %lld entries checked, %lld removed",
+					RelationGetRelationName(index), (long long) checked, (long long) removed),
+			 errdetail("%s", full ? "Every entry was checked (no reconciliation ring, or it overflowed)." :
+					   "Only the entries noted in the pool's reconciliation ring were checked.")));
 }

@@ -1,0 +1,73 @@
+/*
+ * recon.c
+ *	  The reconciliation ring of a pool; see recon.h.
+ */
+#include "recon.h"
+
+#include <string.h>
+
+_Static_assert(sizeof(pm_recon) <= PM_ALLOC_MAX_BLOCK, "recon ring must fit one block");
+
+uint64_t
+pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
+{
+	uint64_t	off = pm_alloc_block(a, sizeof(pm_recon), err);
+	pm_recon   *r;
+
+	if (off == 0)
+		return 0;
+	r = pm_pool_addr(pool, off);
+	memset(r, 0, sizeof(*r));
+	pm_persist(&pool->persist, r, sizeof(*r));
+	return off;
+}
+
+void
+pm_recon_note(pm_pool *pool, pm_recon *r, int stripe, uint64_t key, uint64_t rest, uint64_t pos,
+			  uint64_t *flushed, uint64_t (*flushed_fn) (void))
+{
+	pm_recon_stripe *s = &r->stripe[(unsigned) stripe % PM_RECON_STRIPES];
+	uint64_t	n = pm_fetch_add(&s->head, 1);
+	pm_recon_entry *e = &s->e[n % PM_RECON_PER_STRIPE];
+	uint64_t	old = pm_load(&e->pos);
+
+	if (old != 0 && old > *flushed)
+	{
+		*flushed = flushed_fn();
+		if (old > *flushed && !pm_load(&s->overflow))
+		{
+			/* the note we overwrite may still be needed: check everything after a crash */
+			pm_store(&s->overflow, 1);
+			pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+		}
+	}
+	pm_store_relaxed(&e->key, key);
+	pm_store_relaxed(&e->rest, rest);
+	pm_store(&e->pos, pos);
+	pm_persist(&pool->persist, e, sizeof(*e));
+}
+
+bool
+pm_recon_overflowed(const pm_recon *r)
+{
+	for (int i = 0; i < PM_RECON_STRIPES; i++)
+		if (pm_load(&r->stripe[i].overflow))
+			return true;
+	return false;
+}
+
+void
+pm_recon_foreach(const pm_recon *r, void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
+{
+	for (int i = 0; i < PM_RECON_STRIPES; i++)
+		for (int j = 0; j < PM_RECON_PER_STRIPE; j++)
+			if (pm_load(&r->stripe[i].e[j].pos) != 0)
+				fn(ctx, r->stripe[i].e[j].key, r->stripe[i].e[j].rest);
+}
+
+void
+pm_recon_clear(pm_pool *pool, pm_recon *r)
+{
+	memset(r, 0, sizeof(*r));
+	pm_persist(&pool->persist, r, sizeof(*r));
+}
