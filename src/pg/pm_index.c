@@ -111,6 +111,7 @@ pmi_shmem_startup(void)
 
 			memset(slot, 0, sizeof(*slot));
 			LWLockInitialize(&slot->lock, pmi_shared->lwlock_tranche);
+			ConditionVariableInit(&slot->ready_cv);
 			pg_atomic_init_u64(&slot->inserts, 0);
 			pg_atomic_init_u64(&slot->deletes, 0);
 			pg_atomic_init_u64(&slot->flushes, 0);

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
 
@@ -35,6 +36,7 @@ extern bool pmi_started_from_elsewhere;
 #define PMI_SLOT_FREE		0
 #define PMI_SLOT_ATTACHED	1	/* assigned; DRAM layer not built yet */
 #define PMI_SLOT_READY		2	/* DRAM layer built; serving */
+#define PMI_SLOT_BUILDING	3	/* builder_pid is building the DRAM layer */
 
 /*
  * One slot per pm_index index in use since startup: the shared DRAM root of
@@ -48,7 +50,9 @@ typedef struct PmiSlot
 	uint32		generation;
 	uint32		state;
 	uint64		dram_root;
-	LWLock		lock;
+	LWLock		lock;			/* protects state, builder_pid, dram_root */
+	ConditionVariable ready_cv; /* broadcast when a build ends */
+	int			builder_pid;
 	/* published by each backend every PMI_COUNTER_BATCH writes and at exit */
 	pg_atomic_uint64 inserts;
 	pg_atomic_uint64 deletes;

@@ -11,6 +11,8 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
+#include "utils/wait_event.h"
 #include "storage/smgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -203,38 +205,101 @@ check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
 				 errhint("REINDEX the index.")));
 }
 
-/* Build the DRAM layer of the slot from the pool, if nobody has yet. */
+/* Build the DRAM layer from the pool and reconcile; returns its DRAM root. */
+static uint64
+build_dram_layer(Relation index, int slotno, uint32 generation, const uint8 *meta_uuid)
+{
+	uint8		uuid[16];
+	pm_pool    *pool;
+	nbt_tree	t;
+	pm_error	err;
+
+	memcpy(uuid, meta_uuid, 16);
+	if (memcmp(uuid, zero_uuid, 16) == 0)
+		recreate_empty_pool(index, uuid);
+	pool = pmi_pool_open(index->rd_node);
+	check_uuid(index, pool, uuid);
+	pmi_reject_untrusted(pool, RelationGetRelationName(index));
+	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
+	if (nbt_rebuild(&t, true, &err) != PM_OK)
+		nbtpm_report(&err, index);
+	if (pmi_shared->unclean_start)
+	{
+		PG_TRY();
+		{
+			nbtpm_reconcile(index, &t);
+		}
+		PG_CATCH();
+		{
+			nbt_release_dram(&t);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	return t.dram_root;
+}
+
+/*
+ * Make the slot READY: the first user builds the DRAM layer (and reconciles
+ * after a crash) with no lock held, so the work can be cancelled; concurrent
+ * first users sleep on the slot's condition variable, and take over if the
+ * builder died.  A failed build leaves the slot for the next user.
+ */
 static void
 ensure_ready(Relation index, int slotno, uint32 generation, const uint8 *meta_uuid)
 {
 	PmiSlot    *s = pmi_slot(slotno);
-	uint8		uuid[16];
+	uint64		root;
 
-	if (s->state == PMI_SLOT_READY)
-		return;
-	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
-	if (s->state != PMI_SLOT_READY && s->generation == generation)
+	for (;;)
 	{
-		pm_pool    *pool;
-		nbt_tree	t;
-		pm_error	err;
+		bool		mine = false;
 
-		memcpy(uuid, meta_uuid, 16);
-		if (memcmp(uuid, zero_uuid, 16) == 0)
-			recreate_empty_pool(index, uuid);
-		pool = pmi_pool_open(index->rd_node);
-		check_uuid(index, pool, uuid);
-		pmi_reject_untrusted(pool, RelationGetRelationName(index));
-		nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
-		if (nbt_rebuild(&t, true, &err) != PM_OK)
-			nbtpm_report(&err, index);
-		if (pmi_shared->unclean_start)
-			nbtpm_reconcile(index, &t);
-		s->dram_root = t.dram_root;
-		pg_write_barrier();
-		s->state = PMI_SLOT_READY;
+		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+		if (s->generation != generation || s->state == PMI_SLOT_READY)
+		{
+			LWLockRelease(&s->lock);
+			ConditionVariableCancelSleep();
+			return;
+		}
+		if (s->state == PMI_SLOT_ATTACHED ||
+			(s->state == PMI_SLOT_BUILDING && BackendPidGetProc(s->builder_pid) == NULL))
+		{
+			s->state = PMI_SLOT_BUILDING;
+			s->builder_pid = MyProcPid;
+			mine = true;
+		}
+		LWLockRelease(&s->lock);
+		if (mine)
+			break;
+		(void) ConditionVariableTimedSleep(&s->ready_cv, 1000, PG_WAIT_EXTENSION);
 	}
+	ConditionVariableCancelSleep();
+
+	PG_TRY();
+	{
+		root = build_dram_layer(index, slotno, generation, meta_uuid);
+	}
+	PG_CATCH();
+	{
+		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+		if (s->generation == generation && s->builder_pid == MyProcPid)
+		{
+			s->state = PMI_SLOT_ATTACHED;
+			s->builder_pid = 0;
+		}
+		LWLockRelease(&s->lock);
+		ConditionVariableBroadcast(&s->ready_cv);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	s->dram_root = root;
+	s->state = PMI_SLOT_READY;
+	s->builder_pid = 0;
 	LWLockRelease(&s->lock);
+	ConditionVariableBroadcast(&s->ready_cv);
 }
 
 /* Is this backend's handle still the live one for its slot? */

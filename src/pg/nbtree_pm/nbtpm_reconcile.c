@@ -167,7 +167,10 @@ nbtpm_reconcile(Relation index, nbt_tree *t)
 		notes.n = 0;
 		pm_recon_foreach(ring, collect_note, &notes);
 		for (int i = 0; i < notes.n; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
 			removed += reconcile_entry(&r, t, &notes.e[i]);
+		}
 		checked = notes.n;
 		pfree(notes.e);
 	}
@@ -175,6 +178,7 @@ nbtpm_reconcile(Relation index, nbt_tree *t)
 	{
 		for (;;)
 		{
+			CHECK_FOR_INTERRUPTS();
 			nbt_read_leaf(t, &from, false, &b);
 			for (int i = 0; i < b.n; i++)
 				removed += reconcile_entry(&r, t, &b.e[i].sk);
