@@ -169,6 +169,18 @@ VACUUM dup;
 SELECT is((SELECT count(*) FROM dup WHERE k = 42), 50000::bigint, 'half the run deleted');
 SELECT lives_ok('SELECT nbtree_pm_check(''dup_k'', true)', 'nbtree_pm_check of the duplicates');
 
+-- CREATE INDEX both in memory (radix sort) and past maintenance_work_mem (tuplesort spill)
+CREATE TABLE built AS SELECT (g % 5000) AS k, g FROM generate_series(1, 200000) g;
+INSERT INTO built SELECT NULL, g FROM generate_series(1, 100) g;
+CREATE INDEX built_mem ON built USING nbtree_pm (k);
+SET maintenance_work_mem = '1MB';
+CREATE INDEX built_spill ON built USING nbtree_pm (k);
+RESET maintenance_work_mem;
+SELECT lives_ok('SELECT nbtree_pm_check(''built_mem'', true)', 'in-memory build verifies');
+SELECT lives_ok('SELECT nbtree_pm_check(''built_spill'', true)', 'spilled build verifies');
+SELECT is((SELECT entries FROM pm_index_stats('built_mem')), 200100::bigint, 'in-memory build has every entry');
+SELECT is((SELECT entries FROM pm_index_stats('built_spill')), 200100::bigint, 'spilled build has every entry');
+
 -- empty table, then rows
 CREATE TABLE empty_t (k int8);
 CREATE INDEX empty_k ON empty_t USING nbtree_pm (k);

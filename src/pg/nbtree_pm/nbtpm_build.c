@@ -20,13 +20,52 @@
 
 #define SIGN_FLIP (UINT64_C(1) << 63)
 
+/*
+ * Entries are collected in memory while they fit maintenance_work_mem (16
+ * bytes each, twice for the sort's buffer) and radix-sorted; past that they
+ * go to a tuplesort of (key, rest) int8 pairs, which spills to disk.
+ */
 typedef struct BuildState
 {
 	Oid			coltype;
-	Tuplesortstate *sort;
+	nbt_skey   *mem;			/* in-memory entries, NULL once spilled */
+	int64		nmem;
+	int64		capmem;
+	int64		limit;			/* entries that fit the memory budget */
+	Tuplesortstate *sort;		/* after a spill */
 	TupleTableSlot *slot;
+	TupleDesc	sortdesc;
 	double		indtuples;
+	int64		next;			/* loading: position in mem */
 } BuildState;
+
+static void
+sort_put(BuildState *bs, const nbt_skey *sk)
+{
+	/* int8 sorts signed: flip the sign bit so it sorts as the unsigned key */
+	ExecClearTuple(bs->slot);
+	bs->slot->tts_values[0] = Int64GetDatum((int64) (sk->key ^ SIGN_FLIP));
+	bs->slot->tts_values[1] = Int64GetDatum((int64) sk->rest);
+	bs->slot->tts_isnull[0] = bs->slot->tts_isnull[1] = false;
+	ExecStoreVirtualTuple(bs->slot);
+	tuplesort_puttupleslot(bs->sort, bs->slot);
+}
+
+static void
+spill(BuildState *bs)
+{
+	AttrNumber	attnums[2] = {1, 2};
+	Oid			sortops[2] = {Int8LessOperator, Int8LessOperator};
+	Oid			collations[2] = {InvalidOid, InvalidOid};
+	bool		nullsfirst[2] = {false, false};
+
+	bs->sort = tuplesort_begin_heap(bs->sortdesc, 2, attnums, sortops, collations, nullsfirst,
+									maintenance_work_mem, NULL, TUPLESORT_NONE);
+	for (int64 i = 0; i < bs->nmem; i++)
+		sort_put(bs, &bs->mem[i]);
+	pfree(bs->mem);
+	bs->mem = NULL;
+}
 
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -35,35 +74,88 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	BuildState *bs = state;
 	nbt_skey	sk = nbtpm_skey(bs->coltype, values[0], isnull[0], tid);
 
-	/* int8 sorts signed: flip the sign bit so it sorts as the unsigned key */
-	ExecClearTuple(bs->slot);
-	bs->slot->tts_values[0] = Int64GetDatum((int64) (sk.key ^ SIGN_FLIP));
-	bs->slot->tts_values[1] = Int64GetDatum((int64) sk.rest);
-	bs->slot->tts_isnull[0] = bs->slot->tts_isnull[1] = false;
-	ExecStoreVirtualTuple(bs->slot);
-	tuplesort_puttupleslot(bs->sort, bs->slot);
 	bs->indtuples++;
+	if (bs->mem != NULL && bs->nmem == bs->capmem)
+	{
+		if (bs->capmem * 2 > bs->limit)
+			spill(bs);
+		else
+		{
+			bs->capmem *= 2;
+			bs->mem = repalloc_huge(bs->mem, sizeof(nbt_skey) * bs->capmem);
+		}
+	}
+	if (bs->mem != NULL)
+		bs->mem[bs->nmem++] = sk;
+	else
+		sort_put(bs, &sk);
 }
 
-typedef struct LoadState
+/*
+ * Sort by (key, rest): a stable LSD radix sort on the key, one pass per byte
+ * in which the keys differ, then insertion sort by rest within runs of one
+ * key, which the heap scan's TID order leaves nearly sorted already.
+ */
+static void
+radix_sort(nbt_skey *e, int64 n)
 {
-	BuildState *bs;
-	int64		loaded;
-} LoadState;
+	nbt_skey   *buf = palloc_extended(sizeof(nbt_skey) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int64		count[256];
+
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		memset(count, 0, sizeof(count));
+		for (int64 i = 0; i < n; i++)
+			count[(e[i].key >> shift) & 0xff]++;
+		if (n == 0 || count[(e[0].key >> shift) & 0xff] == n)
+			continue;			/* every key has this byte in common */
+		for (int64 b = 0, sum = 0; b < 256; b++)
+		{
+			int64		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (int64 i = 0; i < n; i++)
+			buf[count[(e[i].key >> shift) & 0xff]++] = e[i];
+		memcpy(e, buf, sizeof(nbt_skey) * n);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+	for (int64 i = 1; i < n; i++)
+	{
+		nbt_skey	x = e[i];
+		int64		j = i - 1;
+
+		while (j >= 0 && e[j].key == x.key && e[j].rest > x.rest)
+		{
+			e[j + 1] = e[j];
+			j--;
+		}
+		e[j + 1] = x;
+	}
+}
 
 static bool
 next_sorted(void *ctx, nbt_skey *sk)
 {
-	LoadState  *ls = ctx;
+	BuildState *bs = ctx;
 	bool		isnull;
 
-	if ((ls->loaded & 1023) == 0)
+	if ((bs->next & 1023) == 0)
 		CHECK_FOR_INTERRUPTS();
-	if (!tuplesort_gettupleslot(ls->bs->sort, true, false, ls->bs->slot, NULL))
+	if (bs->mem != NULL)
+	{
+		if (bs->next >= bs->nmem)
+			return false;
+		*sk = bs->mem[bs->next++];
+		return true;
+	}
+	if (!tuplesort_gettupleslot(bs->sort, true, false, bs->slot, NULL))
 		return false;
-	sk->key = (uint64) DatumGetInt64(slot_getattr(ls->bs->slot, 1, &isnull)) ^ SIGN_FLIP;
-	sk->rest = (uint64) DatumGetInt64(slot_getattr(ls->bs->slot, 2, &isnull));
-	ls->loaded++;
+	sk->key = (uint64) DatumGetInt64(slot_getattr(bs->slot, 1, &isnull)) ^ SIGN_FLIP;
+	sk->rest = (uint64) DatumGetInt64(slot_getattr(bs->slot, 2, &isnull));
+	bs->next++;
 	return true;
 }
 
@@ -72,12 +164,6 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	BuildState	bs;
-	LoadState	ls;
-	TupleDesc	sortdesc;
-	AttrNumber	attnums[2] = {1, 2};
-	Oid			sortops[2] = {Int8LessOperator, Int8LessOperator};
-	Oid			collations[2] = {InvalidOid, InvalidOid};
-	bool		nullsfirst[2] = {false, false};
 	double		reltuples;
 	pm_pool    *pool;
 	NbtpmOptions *opts = (NbtpmOptions *) index->rd_options;
@@ -104,26 +190,32 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	nbtpm_write_metapage(index, MAIN_FORKNUM, pool->hdr->uuid);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_TABLESCAN);
-	sortdesc = CreateTemplateTupleDesc(2);
-	TupleDescInitEntry(sortdesc, 1, "key", INT8OID, -1, 0);
-	TupleDescInitEntry(sortdesc, 2, "rest", INT8OID, -1, 0);
+	memset(&bs, 0, sizeof(bs));
+	bs.sortdesc = CreateTemplateTupleDesc(2);
+	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
+	TupleDescInitEntry(bs.sortdesc, 2, "rest", INT8OID, -1, 0);
 	bs.coltype = nbtpm_column_type(index);
-	bs.slot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsMinimalTuple);
-	bs.sort = tuplesort_begin_heap(sortdesc, 2, attnums, sortops, collations, nullsfirst,
-								   maintenance_work_mem, NULL, TUPLESORT_NONE);
-	bs.indtuples = 0;
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+	bs.slot = MakeSingleTupleTableSlot(bs.sortdesc, &TTSOpsMinimalTuple);
+	bs.limit = (int64) maintenance_work_mem * 1024 / (2 * sizeof(nbt_skey));
+	bs.capmem = Min(bs.limit, 1024);
+	bs.mem = palloc_extended(sizeof(nbt_skey) * bs.capmem, MCXT_ALLOC_HUGE);
+	/* no synchronized scan: TIDs then come in nearly sorted order (see radix_sort) */
+	reltuples = table_index_build_scan(heap, index, indexInfo, false, true,
 									   build_callback, &bs, NULL);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_SORT);
-	tuplesort_performsort(bs.sort);
+	if (bs.mem != NULL)
+		radix_sort(bs.mem, bs.nmem);
+	else
+		tuplesort_performsort(bs.sort);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_LOAD);
-	ls.bs = &bs;
-	ls.loaded = 0;
-	if (nbt_bulk_load(pool, fillfactor, next_sorted, &ls, &err) != PM_OK)
+	if (nbt_bulk_load(pool, fillfactor, next_sorted, &bs, &err) != PM_OK)
 		nbtpm_report(&err, index);
-	tuplesort_end(bs.sort);
+	if (bs.sort)
+		tuplesort_end(bs.sort);
+	else
+		pfree(bs.mem);
 	ExecDropSingleTupleTableSlot(bs.slot);
 
 	/* the DRAM layer, published through the registry slot */
