@@ -155,6 +155,23 @@ SELECT pm_compare('SELECT id FROM %I WHERE i4 BETWEEN 100 AND 700 ORDER BY id', 
 SELECT pm_compare('SELECT i2, id FROM %I WHERE i2 < 20 ORDER BY i2, id', 'duplicates after writes');
 SELECT cmp_ok((SELECT smo_splits FROM pm_index_stats('pm_i4')), '>', 0::bigint, 'inserts split leaves');
 
+-- merge join on two nbtree_pm indexes with duplicates on both sides: mark/restore, no sort
+CREATE TABLE mj1 AS SELECT g % 300 AS k, g FROM generate_series(1, 3000) g;
+CREATE TABLE mj2 AS SELECT g % 500 AS k, g FROM generate_series(1, 2000) g;
+CREATE INDEX mj1_k ON mj1 USING nbtree_pm (k);
+CREATE INDEX mj2_k ON mj2 USING nbtree_pm (k);
+ANALYZE mj1; ANALYZE mj2;
+SET enable_hashjoin = off; SET enable_nestloop = off; SET enable_sort = off; SET enable_material = off;
+SELECT matches(pm_plan('SELECT count(*) FROM mj1 JOIN mj2 USING (k)'), 'Merge Join.*mj1_k.*mj2_k|Merge Join.*mj2_k.*mj1_k',
+               'merge join over two nbtree_pm indexes, no sort');
+SELECT unalike(pm_plan('SELECT count(*) FROM mj1 JOIN mj2 USING (k)'), '%Materialize%', 'no Materialize node: mark/restore works');
+CREATE TEMP TABLE mj_count AS SELECT count(*) AS n, sum(mj1.g + mj2.g) AS s FROM mj1 JOIN mj2 USING (k);
+RESET enable_hashjoin; RESET enable_nestloop; RESET enable_sort; RESET enable_material;
+SET enable_mergejoin = off;
+SELECT results_eq('SELECT n, s FROM mj_count', 'SELECT count(*), sum(mj1.g + mj2.g) FROM mj1 JOIN mj2 USING (k)',
+                  'merge join with mark/restore returns what a hash join returns');
+RESET enable_mergejoin;
+
 -- one key x 100,000 rows
 CREATE TABLE dup (k int4);
 CREATE INDEX dup_k ON dup USING nbtree_pm (k);

@@ -111,6 +111,8 @@ extern void nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool nbtpm_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void nbtpm_endscan(IndexScanDesc scan);
+extern void nbtpm_markpos(IndexScanDesc scan);
+extern void nbtpm_restrpos(IndexScanDesc scan);
 
 /* nbtpm_vacuum.c */
 extern IndexBulkDeleteResult *nbtpm_bulkdelete(IndexVacuumInfo *info,

@@ -229,8 +229,8 @@ nbtree_pm_handler(PG_FUNCTION_ARGS)
 	amroutine->amgettuple = nbtpm_gettuple;
 	amroutine->amgetbitmap = nbtpm_getbitmap;
 	amroutine->amendscan = nbtpm_endscan;
-	amroutine->ammarkpos = NULL;
-	amroutine->amrestrpos = NULL;
+	amroutine->ammarkpos = nbtpm_markpos;
+	amroutine->amrestrpos = nbtpm_restrpos;
 	amroutine->amestimateparallelscan = NULL;
 	amroutine->aminitparallelscan = NULL;
 	amroutine->amparallelrescan = NULL;

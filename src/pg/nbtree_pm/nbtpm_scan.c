@@ -36,6 +36,11 @@ typedef struct NbtpmScanOpaqueData
 	int			pos;			/* index into batch of the last entry returned */
 	nbt_batch	batch;
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple */
+	/* ammarkpos: the position to go back to (the batch is a snapshot) */
+	bool		marked_positioned;
+	int			marked_cur;
+	int			marked_pos;
+	nbt_batch	marked_batch;
 } NbtpmScanOpaqueData;
 
 typedef NbtpmScanOpaqueData *NbtpmScanOpaque;
@@ -371,6 +376,32 @@ nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (n > 0)
 		tbm_add_tuples(tbm, tids, n, false);
 	return total + n;
+}
+
+/*
+ * Mark and restore (merge joins): a leaf batch is a private snapshot, so the
+ * position is the batch, the index into it and the range.
+ */
+void
+nbtpm_markpos(IndexScanDesc scan)
+{
+	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+
+	so->marked_positioned = so->positioned;
+	so->marked_cur = so->cur;
+	so->marked_pos = so->pos;
+	so->marked_batch = so->batch;
+}
+
+void
+nbtpm_restrpos(IndexScanDesc scan)
+{
+	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+
+	so->positioned = so->marked_positioned;
+	so->cur = so->marked_cur;
+	so->pos = so->marked_pos;
+	so->batch = so->marked_batch;
 }
 
 void
