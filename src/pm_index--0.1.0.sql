@@ -163,8 +163,10 @@ CREATE OPERATOR CLASS oid_ops DEFAULT FOR TYPE oid USING nbtree_pm FAMILY oid_op
     OPERATOR 5 >,
     FUNCTION 1 btoidcmp(oid, oid);
 
-CREATE OPERATOR FAMILY date_ops USING nbtree_pm;
-CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING nbtree_pm FAMILY date_ops AS
+-- date, timestamp, timestamptz: cross-type comparisons as btree's datetime_ops (the scan
+-- converts bounds with the family's comparison functions, so time zones are respected)
+CREATE OPERATOR FAMILY datetime_ops USING nbtree_pm;
+CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING nbtree_pm FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -181,8 +183,7 @@ CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time USING nbtree_pm FAMILY time
     OPERATOR 5 >,
     FUNCTION 1 time_cmp(time, time);
 
-CREATE OPERATOR FAMILY timestamp_ops USING nbtree_pm;
-CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm FAMILY timestamp_ops AS
+CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -190,14 +191,51 @@ CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm F
     OPERATOR 5 >,
     FUNCTION 1 timestamp_cmp(timestamp, timestamp);
 
-CREATE OPERATOR FAMILY timestamptz_ops USING nbtree_pm;
-CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING nbtree_pm FAMILY timestamptz_ops AS
+CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING nbtree_pm FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
     OPERATOR 4 >=,
     OPERATOR 5 >,
     FUNCTION 1 timestamptz_cmp(timestamptz, timestamptz);
+
+ALTER OPERATOR FAMILY datetime_ops USING nbtree_pm ADD
+    OPERATOR 1 < (date, timestamp),
+    OPERATOR 2 <= (date, timestamp),
+    OPERATOR 3 = (date, timestamp),
+    OPERATOR 4 >= (date, timestamp),
+    OPERATOR 5 > (date, timestamp),
+    FUNCTION 1 (date, timestamp) date_cmp_timestamp(date, timestamp),
+    OPERATOR 1 < (date, timestamptz),
+    OPERATOR 2 <= (date, timestamptz),
+    OPERATOR 3 = (date, timestamptz),
+    OPERATOR 4 >= (date, timestamptz),
+    OPERATOR 5 > (date, timestamptz),
+    FUNCTION 1 (date, timestamptz) date_cmp_timestamptz(date, timestamptz),
+    OPERATOR 1 < (timestamp, date),
+    OPERATOR 2 <= (timestamp, date),
+    OPERATOR 3 = (timestamp, date),
+    OPERATOR 4 >= (timestamp, date),
+    OPERATOR 5 > (timestamp, date),
+    FUNCTION 1 (timestamp, date) timestamp_cmp_date(timestamp, date),
+    OPERATOR 1 < (timestamp, timestamptz),
+    OPERATOR 2 <= (timestamp, timestamptz),
+    OPERATOR 3 = (timestamp, timestamptz),
+    OPERATOR 4 >= (timestamp, timestamptz),
+    OPERATOR 5 > (timestamp, timestamptz),
+    FUNCTION 1 (timestamp, timestamptz) timestamp_cmp_timestamptz(timestamp, timestamptz),
+    OPERATOR 1 < (timestamptz, date),
+    OPERATOR 2 <= (timestamptz, date),
+    OPERATOR 3 = (timestamptz, date),
+    OPERATOR 4 >= (timestamptz, date),
+    OPERATOR 5 > (timestamptz, date),
+    FUNCTION 1 (timestamptz, date) timestamptz_cmp_date(timestamptz, date),
+    OPERATOR 1 < (timestamptz, timestamp),
+    OPERATOR 2 <= (timestamptz, timestamp),
+    OPERATOR 3 = (timestamptz, timestamp),
+    OPERATOR 4 >= (timestamptz, timestamp),
+    OPERATOR 5 > (timestamptz, timestamp),
+    FUNCTION 1 (timestamptz, timestamp) timestamptz_cmp_timestamp(timestamptz, timestamp);
 
 CREATE OPERATOR FAMILY bool_ops USING nbtree_pm;
 CREATE OPERATOR CLASS bool_ops DEFAULT FOR TYPE bool USING nbtree_pm FAMILY bool_ops AS

@@ -111,6 +111,22 @@ SELECT pm_compare('SELECT id FROM %I WHERE f4 < 0.1::float8 ORDER BY id', 'float
 SELECT pm_compare('SELECT id FROM %I WHERE f4 = ''NaN''::float8 ORDER BY id', 'float4 = float8 NaN');
 SELECT pm_compare('SELECT id FROM %I WHERE f8 > 3.5::float4 ORDER BY id', 'float8 > float4');
 SELECT pm_compare('SELECT id FROM %I WHERE i4 IN (1, 2, 3, 0, -5, 2147483647) ORDER BY id', 'int4 IN list');
+-- date / timestamp / timestamptz cross-type comparisons (session time zone matters for timestamptz)
+SET TimeZone = 'America/New_York';
+SELECT pm_compare('SELECT id FROM %I WHERE d < ''2003-05-01 12:00''::timestamp ORDER BY id', 'date < timestamp (not midnight)');
+SELECT pm_compare('SELECT id FROM %I WHERE d <= ''2003-05-01 00:00''::timestamp ORDER BY id', 'date <= timestamp (midnight)');
+SELECT pm_compare('SELECT id FROM %I WHERE d = ''2003-05-01 00:00''::timestamp ORDER BY id', 'date = timestamp (midnight)');
+SELECT pm_compare('SELECT id FROM %I WHERE d = ''2003-05-01 00:01''::timestamp ORDER BY id', 'date = timestamp (never)');
+SELECT pm_compare('SELECT id FROM %I WHERE d > ''2003-05-01 03:00+00''::timestamptz ORDER BY id', 'date > timestamptz in another zone');
+SELECT pm_compare('SELECT id FROM %I WHERE d >= ''infinity''::timestamp ORDER BY id', 'date >= infinite timestamp');
+SELECT pm_compare('SELECT id FROM %I WHERE ts < ''2004-01-01''::date ORDER BY id', 'timestamp < date');
+SELECT pm_compare('SELECT id FROM %I WHERE ts >= ''2004-01-01 05:00+00''::timestamptz ORDER BY id', 'timestamp >= timestamptz');
+SELECT pm_compare('SELECT id FROM %I WHERE tz < ''2004-01-01''::date ORDER BY id', 'timestamptz < date');
+SELECT pm_compare('SELECT id FROM %I WHERE tz <= ''2004-01-01 00:00''::timestamp ORDER BY id', 'timestamptz <= timestamp');
+SELECT pm_compare('SELECT id FROM %I WHERE d = ANY (ARRAY[''2003-05-01'', ''2003-05-02 10:00'', ''2001-01-01'']::timestamp[]) ORDER BY id', 'date = ANY timestamp[]');
+SELECT pm_compare('SELECT id FROM %I WHERE d < ANY (ARRAY[''2002-05-01 10:00'', ''2001-01-01'']::timestamp[]) ORDER BY id', 'date < ANY timestamp[]');
+SELECT matches(pm_plan('SELECT id FROM pm WHERE d < ''2003-05-01 12:00''::timestamp'), 'Index.*pm_d', 'date < timestamp uses the nbtree_pm index');
+RESET TimeZone;
 SELECT pm_compare('SELECT id FROM %I WHERE i8 = ANY (ARRAY[1, 0, 9223372036854775807]::int8[]) ORDER BY id', 'int8 = ANY int8[]');
 SELECT pm_compare('SELECT id FROM %I WHERE i4 = ANY (ARRAY[5, 6]::int8[]) AND i4 < 6 ORDER BY id', 'int4 = ANY int8[] with a bound');
 SELECT pm_compare('SELECT id FROM %I WHERE i4 < ANY (ARRAY[-1500, -1800]) ORDER BY id', 'int4 < ANY');

@@ -71,6 +71,9 @@ extern uint64 nbtpm_encode(Oid typid, Datum value);
 extern Datum nbtpm_decode(Oid typid, uint64 key);
 extern bool nbtpm_encode_bound(Oid coltype, Oid argtype, Datum arg, int strategy,
 							   uint64 *lo, uint64 *hi);
+extern bool nbtpm_same_key_space(Oid coltype, Oid argtype);
+extern bool nbtpm_search_bound(Oid opfamily, Oid coltype, Oid argtype, Datum arg, int strategy,
+							   uint64 *lo, uint64 *hi);
 extern uint64 nbtpm_rest(ItemPointer tid, bool isnull);
 extern void nbtpm_rest_tid(uint64 rest, ItemPointer tid);
 extern nbt_skey nbtpm_skey(Oid typid, Datum value, bool isnull, ItemPointer tid);

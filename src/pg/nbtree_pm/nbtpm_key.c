@@ -17,8 +17,10 @@
 
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
+#include "fmgr.h"
 #include "utils/date.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #define SIGN_FLIP	(UINT64_C(1) << 63)
@@ -209,6 +211,124 @@ nbtpm_encode_bound(Oid coltype, Oid argtype, Datum arg, int strategy, uint64 *lo
 			elog(ERROR, "nbtree_pm: unexpected strategy %d", strategy);
 	}
 	return *lo <= *hi;
+}
+
+/* Do values of both types encode into one key space (no conversion needed)? */
+bool
+nbtpm_same_key_space(Oid coltype, Oid argtype)
+{
+	if (!OidIsValid(argtype) || argtype == coltype)
+		return true;
+	if (class_of(coltype) == KEY_FLOAT && class_of(argtype) == KEY_FLOAT)
+		return true;
+	return (coltype == INT2OID || coltype == INT4OID || coltype == INT8OID) &&
+		(argtype == INT2OID || argtype == INT4OID || argtype == INT8OID);
+}
+
+/* The keys that values of the type can have, inclusive. */
+static void
+key_domain(Oid typid, uint64 *lo, uint64 *hi)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			*lo = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT16_MIN));
+			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT16_MAX));
+			break;
+		case INT4OID:
+		case DATEOID:
+			*lo = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT32_MIN));
+			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT32_MAX));
+			break;
+		case OIDOID:
+			*lo = nbtpm_encode(INT8OID, Int64GetDatum(0));
+			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_UINT32_MAX));
+			break;
+		case TIMEOID:
+			*lo = nbtpm_encode(INT8OID, Int64GetDatum(0));
+			*hi = nbtpm_encode(INT8OID, Int64GetDatum(USECS_PER_DAY));
+			break;
+		case BOOLOID:
+			*lo = 0;
+			*hi = 1;
+			break;
+		default:
+			*lo = 0;
+			*hi = UINT64_MAX - 1;
+			break;
+	}
+}
+
+/* The first key k in [lo, hi + 1) for which cmp(decode(k), arg) > limit. */
+static uint64
+first_key_above(FmgrInfo *cmp, Oid coltype, Datum arg, int limit, uint64 lo, uint64 hi)
+{
+	uint64		end = hi + 1;	/* hi < UINT64_MAX: NULL's key is never a value */
+
+	while (lo < end)
+	{
+		uint64		mid = lo + (end - lo) / 2;
+		int32		c = DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, mid), arg));
+
+		if (c > limit)
+			end = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * Narrow [*lo, *hi] by "column <strategy> arg" when arg's type has another
+ * key space (date against timestamp, timestamp against timestamptz): search
+ * the column's key space with the operator family's cross-type comparison,
+ * which is monotone because the family orders both types consistently.
+ */
+bool
+nbtpm_search_bound(Oid opfamily, Oid coltype, Oid argtype, Datum arg, int strategy,
+				   uint64 *lo, uint64 *hi)
+{
+	Oid			cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1);
+	FmgrInfo	cmp;
+	uint64		dlo,
+				dhi,
+				ge,
+				gt;
+
+	if (!OidIsValid(cmpproc))
+		elog(ERROR, "nbtree_pm: no comparison function for types %u and %u", coltype, argtype);
+	fmgr_info(cmpproc, &cmp);
+	key_domain(coltype, &dlo, &dhi);
+	ge = first_key_above(&cmp, coltype, arg, -1, dlo, dhi);	/* first with cmp >= 0 */
+	gt = first_key_above(&cmp, coltype, arg, 0, dlo, dhi); /* first with cmp > 0 */
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			if (ge == dlo)
+				return false;
+			*hi = Min(*hi, ge - 1);
+			break;
+		case BTLessEqualStrategyNumber:
+			if (gt == dlo)
+				return false;
+			*hi = Min(*hi, gt - 1);
+			break;
+		case BTEqualStrategyNumber:
+			if (ge == gt)
+				return false;
+			*lo = Max(*lo, ge);
+			*hi = Min(*hi, gt - 1);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*lo = Max(*lo, ge);
+			break;
+		case BTGreaterStrategyNumber:
+			*lo = Max(*lo, gt);
+			break;
+		default:
+			elog(ERROR, "nbtree_pm: unexpected strategy %d", strategy);
+	}
+	return *lo <= *hi && *lo <= dhi;
 }
 
 uint64

@@ -69,10 +69,16 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted, distinct keys of the non-NULL elements of an array argument. */
+/*
+ * Sorted, distinct column keys equal to the non-NULL elements of an array
+ * argument (for other strategies, the elements' keys bound the range).  An
+ * element of another key space contributes the column keys it equals, if
+ * any (a timestamp equals a date only at midnight).
+ */
 static uint64 *
-array_keys(ScanKey key, int *n)
+array_keys(IndexScanDesc scan, ScanKey key, int *n, bool *inclusive)
 {
+	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
 	ArrayType  *arr = DatumGetArrayTypeP(key->sk_argument);
 	Oid			elemtype = ARR_ELEMTYPE(arr);
 	int16		typlen;
@@ -88,8 +94,20 @@ array_keys(ScanKey key, int *n)
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
 	keys = palloc(sizeof(uint64) * Max(nelems, 1));
 	for (int i = 0; i < nelems; i++)
-		if (!nulls[i])
+	{
+		uint64		klo = 0,
+					khi = UINT64_MAX;
+
+		if (nulls[i])
+			continue;
+		if (nbtpm_same_key_space(so->coltype, elemtype))
 			keys[m++] = nbtpm_encode(elemtype, elems[i]);
+		else if (nbtpm_search_bound(scan->indexRelation->rd_opfamily[0], so->coltype, elemtype,
+									elems[i], key->sk_strategy, &klo, &khi))
+			keys[m++] = key->sk_strategy < BTEqualStrategyNumber ? khi : klo;
+	}
+	/* converted keys are already the inclusive bounds of their strategy */
+	*inclusive = !nbtpm_same_key_space(so->coltype, elemtype);
 	qsort(keys, m, sizeof(uint64), cmp_u64);
 	*n = 0;
 	for (int i = 0; i < m; i++)
@@ -151,7 +169,8 @@ compute_ranges(IndexScanDesc scan)
 		if (key->sk_flags & SK_SEARCHARRAY)
 		{
 			int			m;
-			uint64	   *keys = array_keys(key, &m);
+			bool		inclusive;
+			uint64	   *keys = array_keys(scan, key, &m, &inclusive);
 
 			if (m == 0)
 				possible = false;
@@ -172,9 +191,9 @@ compute_ranges(IndexScanDesc scan)
 				uint64		klo = 0,
 							khi = UINT64_MAX;
 
-				if (key->sk_strategy == BTLessStrategyNumber && k-- == 0)
+				if (!inclusive && key->sk_strategy == BTLessStrategyNumber && k-- == 0)
 					possible = false;
-				else if (key->sk_strategy == BTGreaterStrategyNumber && k++ == UINT64_MAX)
+				else if (!inclusive && key->sk_strategy == BTGreaterStrategyNumber && k++ == UINT64_MAX)
 					possible = false;
 				else if (key->sk_strategy < BTEqualStrategyNumber)
 					khi = k;
@@ -186,8 +205,13 @@ compute_ranges(IndexScanDesc scan)
 			}
 			continue;
 		}
-		possible = nbtpm_encode_bound(so->coltype, key->sk_subtype, key->sk_argument,
-									  key->sk_strategy, &lo, &hi);
+		if (nbtpm_same_key_space(so->coltype, key->sk_subtype))
+			possible = nbtpm_encode_bound(so->coltype, key->sk_subtype, key->sk_argument,
+										  key->sk_strategy, &lo, &hi);
+		else
+			possible = nbtpm_search_bound(scan->indexRelation->rd_opfamily[0], so->coltype,
+										  key->sk_subtype, key->sk_argument, key->sk_strategy,
+										  &lo, &hi);
 	}
 
 	if (so->ranges)
