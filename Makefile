@@ -52,11 +52,21 @@ tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/co
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
+# The same tests under AddressSanitizer and UBSan (undefined behaviour aborts), built from
+# source so no sanitizer reaches the extension.
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
+UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
+
+tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
+
 bench/bin/%: bench/core/%.c $(TEST_OBJS) $(wildcard src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
-all: $(UNIT_TESTS) $(CORE_BENCHES)
+all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done

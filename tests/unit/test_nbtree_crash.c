@@ -961,6 +961,11 @@ main(void)
 			   "leaks no block, and keeps working (%d failures)", failures);
 		tap_ok(in_smo >= ADR_POINTS / 3, "adr: %d crash points landed inside an SMO", in_smo);
 	}
+	for (int s = 0; s < ADR_SEEDS; s++)
+	{
+		free(calib_ev[s]);
+		free(calib_smo[s]);
+	}
 
 	/* eadr: SIGKILL at a random moment; the pool carries on */
 	t0 = now_sec();

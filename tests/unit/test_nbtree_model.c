@@ -276,6 +276,8 @@ main(void)
 	tap_ok(splits > 1000 && compactions > 100 && st.height >= 2,
 		   "the run exercised splits, compactions and a multi-level tree");
 	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(h.pool);
 	tap_rmdir(dir);
 	return tap_done();
 }
