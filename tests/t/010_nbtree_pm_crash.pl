@@ -89,6 +89,38 @@ is( $node->safe_psql(
 	'an unlogged index is reset with its table after a crash and works');
 $node->safe_psql('postgres', 'DROP TABLE u');
 
+# CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY while 2 clients insert and delete: the
+# validate phase must add every tuple the build scan missed, and nothing twice.
+{
+	my ($out, $err) = ('', '');
+	my $pgbench = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '8', '-f', $script,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	usleep(500_000);
+	$node->safe_psql('postgres', 'CREATE INDEX CONCURRENTLY t_k_cic ON t USING nbtree_pm (k)');
+	$node->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY t_k_cic');
+	$pgbench->finish;
+	is($node->safe_psql('postgres', "SELECT nbtree_pm_check('t_k_cic', true)"), '',
+		'an index built and rebuilt CONCURRENTLY under insert load verifies against the heap');
+	my $seq = $node->safe_psql('postgres',
+		'SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off; SELECT count(*) FROM t WHERE k > 0'
+	);
+	is( $node->safe_psql(
+			'postgres', q{
+		BEGIN;
+		DROP INDEX t_k;        -- rolled back: only makes the planner use t_k_cic
+		SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+		SELECT count(*) || ' ' || count(DISTINCT ctid) FROM t WHERE k > 0;
+		ROLLBACK;
+	}),
+		"$seq $seq",
+		'and its scans count what a sequential scan counts, no row twice');
+	$node->safe_psql('postgres', 'DROP INDEX t_k_cic');
+}
+
 # Pool lifecycle: nothing is left behind.
 sub pools
 {
