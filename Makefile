@@ -62,7 +62,7 @@ tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) tests/unit/tap.h $(wildcard s
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
-bench/bin/%: bench/core/%.c $(TEST_OBJS) $(wildcard src/core/*.h src/core/nbtree/*.h)
+bench/bin/%: bench/core/%.c bench/core/bench_common.h $(TEST_OBJS) $(wildcard src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 

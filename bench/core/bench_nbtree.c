@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_common.h"
 
 typedef struct shared
 {
@@ -41,15 +42,6 @@ typedef struct worker
 	long		found;
 	pm_counters counters;
 } worker;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 free_cb(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
@@ -135,7 +127,7 @@ phase(shared *sh, int phase_no, int threads, const char *name)
 {
 	pthread_t	tid[64];
 	worker		w[64];
-	double		t0 = now();
+	double		t0 = bench_now();
 	double		secs;
 	long		found = 0;
 	uint64_t	flushes = 0,
@@ -157,7 +149,7 @@ phase(shared *sh, int phase_no, int threads, const char *name)
 		flushes += w[i].counters.flushes;
 		fences += w[i].counters.fences;
 	}
-	secs = now() - t0;
+	secs = bench_now() - t0;
 	printf("%s,%d,%ld,%.3f,%.3f,%.3f,%.3f\n", name, threads, sh->nkeys, secs, sh->nkeys / secs / 1e6,
 		   (double) flushes / sh->nkeys, (double) fences / sh->nkeys);
 	if (phase_no == 1 && found != sh->nkeys)
@@ -240,13 +232,14 @@ main(int argc, char **argv)
 		/* recovery: throw the DRAM layer away and rebuild it from the pool */
 		nbt_attach(&t, sh.pool, &sh.dram, NULL, 1, 0, 2, sh.dram_root);
 		nbt_release_dram(&t);
-		t0 = now();
+		t0 = bench_now();
 		if (nbt_rebuild(&t, true, &err) != PM_OK)
 		{
 			fprintf(stderr, "rebuild: %s\n", err.msg);
 			return 1;
 		}
-		printf("rebuild,1,%ld,%.3f,%.3f,0,0\n", nkeys, now() - t0, nkeys / (now() - t0) / 1e6);
+		t0 = bench_now() - t0;
+		printf("rebuild,1,%ld,%.3f,%.3f,0,0\n", nkeys, t0, nkeys / t0 / 1e6);
 		pm_pool_close(sh.pool);
 		unlink(path);
 		munmap(sh.arena, arena_size);

@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_common.h"
 
 typedef struct job
 {
@@ -33,15 +34,6 @@ typedef struct job
 	int			id;
 	pm_counters counters;		/* this thread's flushes/fences */
 } job;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 noop_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
@@ -125,7 +117,7 @@ run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, p
 	{
 		jobs[i] = (job) {name, a, pool, dom, ops, i, {0, 0}};
 	}
-	t0 = now();
+	t0 = bench_now();
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, run_job, &jobs[i]);
 	for (int i = 0; i < threads; i++)
@@ -134,7 +126,7 @@ run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, p
 		flushes += jobs[i].counters.flushes;
 		fences += jobs[i].counters.fences;
 	}
-	secs = now() - t0;
+	secs = bench_now() - t0;
 	printf("%s%s,%d,%ld,%.3f,%.2f,%.2f,%.2f\n", name, variant, threads, ops * threads, secs,
 		   ops * threads / secs / 1e6, (double) flushes / (ops * threads),
 		   (double) fences / (ops * threads));

@@ -86,13 +86,11 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 }
 
 /*
- * Does the leaf hold a live committed entry (key, rest)?  After a crash the
- * host may insert an identity that survived in PM while its WAL did not
- * (see src/pg: reconciliation); one fingerprint pass keeps that from
- * becoming a duplicate.
+ * The slot of the live committed entry (key, rest) in leaf l, or -1; *val
+ * gets the slot's value as read.  Fingerprints first, one PM read per match.
  */
-static bool
-leaf_has_live(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk)
+static int
+find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
 {
 	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
 	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
@@ -103,11 +101,13 @@ leaf_has_live(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk)
 		int			pos = __builtin_ctzll(bits);
 
 		bits &= bits - 1;
-		if (pm_load_relaxed(&l->fp[pos]) == fp && pm_load_relaxed(&kv->slot[pos].key) == sk->key &&
-			pm_load(&kv->slot[pos].val) == sk->rest)
-			return true;
+		if (pm_load_relaxed(&l->fp[pos]) != fp || pm_load_relaxed(&kv->slot[pos].key) != sk->key)
+			continue;
+		*val = pm_load(&kv->slot[pos].val);
+		if (*val == sk->rest)
+			return pos;
 	}
-	return false;
+	return -1;
 }
 
 pm_errcode
@@ -125,13 +125,20 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		uint32_t	pos;
 		nbt_pm_slot *slot;
 		uint64_t	b;
+		uint64_t	seen;
 
 		rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
 		if (rc != PM_OK)
 			break;
 		l = nbt_leaf_at(t, off);
-		if (leaf_has_live(t, l, sk))
-			break;				/* this identity is already there: inserting is idempotent */
+
+		/*
+		 * After a crash the host may insert an identity that survived in PM
+		 * while its WAL did not (see src/pg: reconciliation): inserting is
+		 * idempotent, so that never becomes a duplicate.
+		 */
+		if (find_live_slot(t, l, sk, &seen) >= 0)
+			break;
 		pos = pm_fetch_add(&l->num, 1);
 		if (pos >= NBT_LEAF_CAP)
 		{
@@ -165,27 +172,18 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 bool
 nbt_leaf_mark_dead(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk)
 {
-	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
-	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
-	uint8_t		fp = nbt_fingerprint(sk->key);
+	uint64_t	val;
+	int			pos;
 
-	while (bits)
+	/* a failed CAS means a concurrent delete of the same entry: look again */
+	while ((pos = find_live_slot(t, l, sk, &val)) >= 0)
 	{
-		int			pos = __builtin_ctzll(bits);
-		nbt_pm_slot *slot = &kv->slot[pos];
-		uint64_t	val;
+		nbt_pm_slot *slot = &nbt_kv_at(t, l->kv)->slot[pos];
 
-		bits &= bits - 1;
-		if (pm_load_relaxed(&l->fp[pos]) != fp || pm_load_relaxed(&slot->key) != sk->key)
-			continue;
-		val = pm_load(&slot->val);
-		while ((val & NBT_VAL_REST) == sk->rest && !(val & NBT_VAL_DEAD))
+		if (pm_cas(&slot->val, &val, val | NBT_VAL_DEAD))
 		{
-			if (pm_cas(&slot->val, &val, val | NBT_VAL_DEAD))
-			{
-				pm_persist(&t->pool->persist, &slot->val, sizeof(uint64_t));
-				return true;
-			}
+			pm_persist(&t->pool->persist, &slot->val, sizeof(uint64_t));
+			return true;
 		}
 	}
 	return false;
