@@ -39,11 +39,21 @@ typedef struct PoolCacheEntry
 
 static HTAB *pool_cache = NULL;
 
+/* The pool file name of rnode, into buf; no allocation, no error. */
+static void
+format_pool_path(char *buf, size_t len, RelFileNode rnode)
+{
+	snprintf(buf, len, "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
+			 rnode.relNode, PMI_POOL_SUFFIX);
+}
+
 char *
 pmi_pool_path(RelFileNode rnode)
 {
-	return psprintf("%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
-					rnode.relNode, PMI_POOL_SUFFIX);
+	char		buf[MAXPGPATH];
+
+	format_pool_path(buf, sizeof(buf), rnode);
+	return pstrdup(buf);
 }
 
 bool
@@ -132,6 +142,17 @@ pool_cache_init(void)
 	CacheRegisterRelcacheCallback(pool_cache_invalidate, (Datum) 0);
 }
 
+/* Remember pool as this backend's mapping for e, with the identity of its file. */
+static void
+cache_entry_set(PoolCacheEntry *e, pm_pool *pool, const struct stat *st)
+{
+	e->pool = pool;
+	e->relid = InvalidOid;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->revalidate = false;
+}
+
 /*
  * Open (map) the pool of rnode, or return this backend's open mapping of it.
  * A mapping is re-checked against the file after any relcache invalidation
@@ -182,10 +203,7 @@ pmi_pool_open(RelFileNode rnode)
 				(errcode_for_file_access(),
 				 errmsg("could not stat pool file \"%s\": %m", path)));
 	}
-	e->pool = pool;
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
-	e->revalidate = false;
+	cache_entry_set(e, pool, &st);
 	pfree(path);
 	return pool;
 }
@@ -209,8 +227,7 @@ pmi_pool_lookup(RelFileNode rnode)
 		if (e != NULL && e->pool != NULL)
 			return e->pool;
 	}
-	snprintf(path, sizeof(path), "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
-			 rnode.relNode, PMI_POOL_SUFFIX);
+	format_pool_path(path, sizeof(path), rnode);
 	if (pool_cache == NULL || pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
 		return NULL;
 	if (fstat(pool->fd, &st) != 0)
@@ -224,11 +241,7 @@ pmi_pool_lookup(RelFileNode rnode)
 		pm_pool_close(pool);
 		return NULL;
 	}
-	e->pool = pool;
-	e->relid = InvalidOid;
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
-	e->revalidate = false;
+	cache_entry_set(e, pool, &st);
 	return pool;
 }
 

@@ -26,18 +26,22 @@ typedef struct harness
 	pm_epoch_domain *dom;		/* shared across fork */
 } harness;
 
-/* Epoch free callback: space says which allocator. */
+/* Free a retired block: space says which allocator (the tests' epoch callbacks). */
+static inline void
+harness_free_to(pm_alloc *pm, pm_alloc *dram, uint32_t space, uint64_t off)
+{
+	pm_error	err;
+
+	pm_free_block(space == SPACE_PM ? pm : dram, off, &err);
+}
+
 static void
 harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 {
 	harness    *h = ctx;
-	pm_error	err;
 
 	(void) tag;
-	if (space == SPACE_PM)
-		pm_free_block(&h->tree.pm, off, &err);
-	else
-		pm_free_block(&h->dram, off, &err);
+	harness_free_to(&h->tree.pm, &h->dram, space, off);
 }
 
 static inline bool

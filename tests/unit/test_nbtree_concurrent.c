@@ -224,13 +224,9 @@ static void
 wfree(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 {
 	wctx	   *w = ctx;
-	pm_error	err;
 
 	(void) tag;
-	if (space == SPACE_PM)
-		pm_free_block(&w->tree.pm, off, &err);
-	else
-		pm_free_block(&w->dram, off, &err);
+	harness_free_to(&w->tree.pm, &w->dram, space, off);
 }
 
 static bool

@@ -202,13 +202,9 @@ static void
 env_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 {
 	env		   *e = ctx;
-	pm_error	err;
 
 	(void) tag;
-	if (space == SPACE_PM)
-		pm_free_block(&e->t.pm, off, &err);
-	else
-		pm_free_block(&e->dram, off, &err);
+	harness_free_to(&e->t.pm, &e->dram, space, off);
 }
 
 static bool
