@@ -24,7 +24,7 @@ pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
 
 void
 pm_recon_note(pm_pool *pool, pm_recon *r, int stripe, uint64_t key, uint64_t rest, uint64_t pos,
-			  uint64_t *flushed, uint64_t (*flushed_fn) (void))
+			  uint64_t *flushed, uint64_t (*flush_fn) (uint64_t upto))
 {
 	pm_recon_stripe *s = &r->stripe[(unsigned) stripe % PM_RECON_STRIPES];
 	uint64_t	n = pm_fetch_add(&s->head, 1);
@@ -33,7 +33,7 @@ pm_recon_note(pm_pool *pool, pm_recon *r, int stripe, uint64_t key, uint64_t res
 
 	if (old != 0 && old > *flushed)
 	{
-		*flushed = flushed_fn();
+		*flushed = flush_fn(old);
 		if (old > *flushed && !pm_load(&s->overflow))
 		{
 			/* the note we overwrite may still be needed: check everything after a crash */

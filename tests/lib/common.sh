@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared helpers for tests/run, bench/demo and bench/run. Source it; do not run it.
 #
-#   pm_install_deps              install missing Debian packages (quiet when nothing is missing)
+#   pm_install_deps [PKG…]       install missing Debian packages, the project's and PKG… (quiet when
+#                                nothing is missing)
 #   pm_build_install             make + make install against PostgreSQL 15 (log in $PM_WORK)
 #   pm_cluster_start DIR [LINE…] throwaway cluster under DIR, extra postgresql.conf lines; exports PG*
 #   pm_cluster_stop DIR          fast stop; a no-op when nothing runs there
@@ -110,7 +111,7 @@ pm_sudo() {
 
 pm_install_deps() {
 	local pkgs=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpmem-dev
-		postgresql-15-pgtap pgtap postgresql-15-postgis-3 libipc-run-perl make gcc)
+		postgresql-15-pgtap pgtap postgresql-15-postgis-3 libipc-run-perl make gcc "$@")
 	local missing=() p status log="$PM_WORK/apt.log"
 	for p in "${pkgs[@]}"; do
 		# shellcheck disable=SC2016 # ${Status} is dpkg-query's field, not a shell variable

@@ -10,9 +10,16 @@
 #include "storage/proc.h"
 #include "utils/rel.h"
 
+/*
+ * The reconciliation ring is about to overwrite a note whose heap WAL may be
+ * unflushed (asynchronous commit outran the WAL writer): flush it, as a
+ * synchronous commit would, so that no note is lost and reconciliation after
+ * a crash stays bounded by the ring.
+ */
 static uint64
-wal_flushed(void)
+wal_flush_upto(uint64 upto)
 {
+	XLogFlush((XLogRecPtr) upto);
 	return GetFlushRecPtr(NULL);
 }
 
@@ -33,7 +40,7 @@ nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	 */
 	if (h->recon != NULL && RelationNeedsWAL(heapRel) && XactLastRecEnd != InvalidXLogRecPtr)
 		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, sk.key, sk.rest, XactLastRecEnd,
-					  &h->flushed_lsn, wal_flushed);
+					  &h->flushed_lsn, wal_flush_upto);
 	if (nbt_insert(&h->tree, &sk, &err) != PM_OK)
 		nbtpm_report(&err, index);
 	nbtpm_count_write(h, &before, true);

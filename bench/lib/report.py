@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Turn one bench/run results directory into summary.md and PNG plots.
+
+    python3 bench/lib/report.py DIR
+
+Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, core.csv and ycsb.csv are
+in DIR (bench/run writes them), reports the median of the runs with their min-max and the ratio
+to PostgreSQL's btree (or, for the core structures, to the baseline), and draws the plots with
+gnuplot. Standard library only.
+"""
+
+import csv
+import os
+import statistics
+import subprocess
+import sys
+from collections import OrderedDict, defaultdict
+
+KIND_ORDER = ["btree", "nbtree_pm", "hash"]
+SUITE_TEXT = OrderedDict([
+    ("point", "point lookup (SELECT v WHERE k = random)"),
+    ("range100", "range of 100 keys"),
+    ("zipf_rw", "50:50 read/update, zipfian keys"),
+    ("insert_sync", "1-row inserts, random keys, synchronous_commit on"),
+    ("insert_async", "1-row inserts, random keys, synchronous_commit off"),
+    ("batch100", "100-row inserts, random keys, synchronous_commit off"),
+    ("secondary4", "1-row inserts into a table with 4 indexes, synchronous_commit off"),
+    ("tpcb", "pgbench TPC-B-like, accounts index replaced, synchronous_commit off"),
+])
+
+
+def read_csv(directory, name):
+    path = os.path.join(directory, name)
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def kind_key(kind):
+    return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
+
+
+def spread(values):
+    """median, min, max of a list of floats"""
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt(x, digits=0):
+    if x >= 100 or digits == 0:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}f}"
+
+
+def fmt_spread(values, digits=0):
+    med, lo, hi = spread(values)
+    return f"{fmt(med, digits)} ({fmt(lo, digits)}–{fmt(hi, digits)})"
+
+
+def ratio(value, base):
+    return f"{value / base:.2f}x" if base else "–"
+
+
+class Plotter:
+    """Writes .dat files and one gnuplot script per plot; PNG via pngcairo."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.made = []
+
+    def run(self, name, script, data):
+        for dat_name, rows in data.items():
+            with open(os.path.join(self.dir, dat_name), "w") as f:
+                for row in rows:
+                    f.write("\t".join(str(c) for c in row) + "\n")
+        head = (f"set terminal pngcairo size 1200,800 font 'sans,10'\n"
+                f"set output '{name}.png'\n"
+                "set grid ytics\nset key outside right top\n")
+        gp = os.path.join(self.dir, f"{name}.gp")
+        with open(gp, "w") as f:
+            f.write(head + script)
+        try:
+            subprocess.run(["gnuplot", f"{name}.gp"], cwd=self.dir, check=True,
+                           capture_output=True, text=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            detail = getattr(e, "stderr", "") or str(e)
+            sys.exit(f"gnuplot failed for {name}: {detail}")
+        for dat_name in data:
+            os.unlink(os.path.join(self.dir, dat_name))
+        os.unlink(gp)
+        self.made.append(f"{name}.png")
+
+
+def clustered_bars(title, ylabel, categories, series, values, logscale=False):
+    """gnuplot script and data for bars grouped by category, one colour per series."""
+    rows = [["category"] + series]
+    for cat in categories:
+        rows.append([cat] + [values.get((cat, s), "NaN") for s in series])
+    script = (f"set title '{title}'\nset ylabel '{ylabel}'\n"
+              "set style data histograms\nset style histogram clustered gap 1\n"
+              "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset xtics rotate by -20\n"
+              + ("set logscale y\n" if logscale else "set yrange [0:*]\n"))
+    return script, rows
+
+
+def pgbench_section(directory, plot, out):
+    rows = read_csv(directory, "pgbench.csv")
+    if not rows:
+        return
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["suite"], int(r["clients"]), r["kind"])].append(r)
+    suites = [s for s in SUITE_TEXT if any(k[0] == s for k in groups)]
+
+    def med(suite, clients, kind, field):
+        g = groups.get((suite, clients, kind))
+        return statistics.median(float(r[field]) for r in g) if g else None
+
+    out.append("## pgbench: the same script against each index on identical tables\n")
+    out.append("TPS is the median of the runs (min–max in brackets); the ratio is to btree's "
+               "median in the same suite and client count. Latency is per transaction (pgbench's "
+               "log, 20% sampled), median of the runs' percentiles. WAL is bytes per transaction "
+               "from pg_stat_wal.\n")
+    out.append("| suite | clients | index | TPS | vs btree | p50 ms | p99 ms | WAL B/xact |")
+    out.append("|---|---:|---|---:|---:|---:|---:|---:|")
+    for suite in suites:
+        clients_seen = sorted({k[1] for k in groups if k[0] == suite})
+        for clients in clients_seen:
+            base = med(suite, clients, "btree", "tps")
+            kinds = sorted({k[2] for k in groups if k[0] == suite and k[1] == clients}, key=kind_key)
+            for kind in kinds:
+                g = groups[(suite, clients, kind)]
+                tps = [float(r["tps"]) for r in g]
+                out.append(f"| {suite} | {clients} | {kind} | {fmt_spread(tps)} | "
+                           f"{ratio(statistics.median(tps), base) if kind != 'btree' else '1.00x'} | "
+                           f"{med(suite, clients, kind, 'p50_ms'):.3f} | "
+                           f"{med(suite, clients, kind, 'p99_ms'):.3f} | "
+                           f"{med(suite, clients, kind, 'wal_bytes_per_xact'):,.0f} |")
+    out.append("")
+    out.append("Suites: " + "; ".join(f"`{s}`: {SUITE_TEXT[s]}" for s in suites) + ".\n")
+
+    # throughput vs clients, one panel per suite
+    panels = []
+    data = {}
+    ncols = 3
+    nrows = (len(suites) + ncols - 1) // ncols
+    for i, suite in enumerate(suites):
+        kinds = sorted({k[2] for k in groups if k[0] == suite}, key=kind_key)
+        clients_seen = sorted({k[1] for k in groups if k[0] == suite})
+        dat = f"tps_{suite}.dat"
+        data[dat] = [["clients"] + kinds] + [
+            [c] + [(lambda v: v if v is not None else "NaN")(med(suite, c, k, "tps")) for k in kinds]
+            for c in clients_seen]
+        panels.append(
+            f"set title '{suite}'\nset xlabel 'clients'\nset ylabel 'transactions/s'\n"
+            f"set xrange [{min(clients_seen) - 0.5}:{max(clients_seen) + 0.5}]\nset yrange [0:*]\n"
+            f"set xtics 1\nplot for [i=2:{len(kinds) + 1}] '{dat}' using 1:i with linespoints "
+            "lw 2 pt 7 title columnheader(i)\n")
+    plot.run("throughput",
+             f"set multiplot layout {nrows},{ncols} title 'pgbench throughput vs clients (median of runs)'\n"
+             "set key inside left bottom\n" + "".join(panels) + "unset multiplot\n", data)
+
+    # latency percentiles at the largest client count of each suite
+    for pct in ("p50", "p99"):
+        values = {}
+        series = sorted({k[2] for k in groups}, key=kind_key)
+        for suite in suites:
+            top = max(k[1] for k in groups if k[0] == suite)
+            for kind in series:
+                v = med(suite, top, kind, f"{pct}_ms")
+                if v is not None:
+                    values[(suite, kind)] = v
+        script, rows_ = clustered_bars(
+            f"{pct} latency per transaction at the largest client count (log scale)",
+            "milliseconds", suites, series, values, logscale=True)
+        plot.run(f"latency_{pct}",
+                 script + f"plot for [i=2:{len(series) + 1}] 'lat.dat' using i:xtic(1) title columnheader(i)\n",
+                 {"lat.dat": rows_})
+
+
+def build_size_section(directory, plot, out):
+    builds = read_csv(directory, "build.csv")
+    sizes = read_csv(directory, "size.csv")
+    if builds:
+        by_kind = defaultdict(list)
+        for r in builds:
+            by_kind[r["kind"]].append(float(r["seconds"]))
+        rows_n = builds[0]["rows"]
+        base = statistics.median(by_kind["btree"]) if "btree" in by_kind else None
+        out.append(f"## CREATE INDEX on {int(rows_n):,} rows (int8, random order)\n")
+        out.append("| index | seconds | vs btree |")
+        out.append("|---|---:|---:|")
+        kinds = sorted(by_kind, key=kind_key)
+        for kind in kinds:
+            out.append(f"| {kind} | {fmt_spread(by_kind[kind], 3)} | "
+                       f"{ratio(statistics.median(by_kind[kind]), base)} |")
+        out.append("")
+        script, rows_ = clustered_bars(f"CREATE INDEX on {int(rows_n):,} rows (median of runs)",
+                                       "seconds", kinds, ["seconds"],
+                                       {(k, "seconds"): statistics.median(by_kind[k]) for k in kinds})
+        plot.run("build", script + "set key off\nplot 'build.dat' using 2:xtic(1)\n", {"build.dat": rows_})
+    if sizes:
+        out.append("## Index size right after the build\n")
+        out.append("For btree and hash: pg_relation_size. For nbtree_pm: the pool's PM bytes plus its "
+                   "share of the DRAM tier (pm_index_stats).\n")
+        out.append("| index | PM or pages MB | DRAM MB | total MB | vs btree |")
+        out.append("|---|---:|---:|---:|---:|")
+        mb = {r["kind"]: (int(r["pm_or_page_bytes"]) / 2**20, int(r["dram_bytes"]) / 2**20) for r in sizes}
+        base = sum(mb["btree"]) if "btree" in mb else None
+        kinds = sorted(mb, key=kind_key)
+        for kind in kinds:
+            a, b = mb[kind]
+            out.append(f"| {kind} | {a:,.1f} | {b:,.1f} | {a + b:,.1f} | {ratio(a + b, base)} |")
+        out.append("")
+        rows_ = [["index", "PM-or-pages", "DRAM"]] + [[k, mb[k][0], mb[k][1]] for k in kinds]
+        plot.run("size",
+                 "set title 'index size after the build'\nset ylabel 'MiB'\n"
+                 "set style data histograms\nset style histogram rowstacked\n"
+                 "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
+                 "plot 'size.dat' using 2:xtic(1) title 'PM (nbtree\\_pm) or pages', '' using 3 title 'DRAM tier'\n",
+                 {"size.dat": rows_})
+
+
+def recovery_section(directory, plot, out):
+    rows = read_csv(directory, "recovery.csv")
+    if not rows:
+        return
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(int(r["entries"]), r["kind"])].append(r)
+    out.append("## Recovery after `pg_ctl stop -m immediate` under insert load\n")
+    out.append("server start: `pg_ctl start -w` until it accepts connections (WAL redo, same for "
+               "both). first query: the first index scan of that table afterwards; for nbtree_pm "
+               "it includes rebuilding the DRAM tier from the pool and reconciling with the heap.\n")
+    out.append("| entries | index | server start s | first query s |")
+    out.append("|---:|---|---:|---:|")
+    values = {}
+    for (entries, kind) in sorted(groups, key=lambda k: (k[0], kind_key(k[1]))):
+        g = groups[(entries, kind)]
+        first = [float(r["first_query_s"]) for r in g]
+        out.append(f"| {entries:,} | {kind} | {fmt_spread([float(r['server_start_s']) for r in g], 3)} | "
+                   f"{fmt_spread(first, 3)} |")
+        values[(f"{entries:,} entries", kind)] = statistics.median(first)
+    out.append("")
+    cats = [f"{e:,} entries" for e in sorted({k[0] for k in groups})]
+    series = sorted({k[1] for k in groups}, key=kind_key)
+    script, rows_ = clustered_bars("first index scan after kill -9 and restart (median of runs)",
+                                   "seconds", cats, series, values)
+    plot.run("recovery", script + f"plot for [i=2:{len(series) + 1}] 'rec.dat' using i:xtic(1) "
+             "title columnheader(i)\n", {"rec.dat": rows_})
+
+
+def core_section(directory, plot, out):
+    rows = read_csv(directory, "core.csv")
+    if not rows:
+        return
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["phase"], int(r["threads"]), r["pool_fs"])].append(float(r["mops_per_s"]))
+    keys_n = int(rows[0]["keys"])
+    out.append(f"## Core NBTree without a server (bench_nbtree, {keys_n:,} random 8-byte keys, eadr)\n")
+    out.append("Pool on tmpfs: `tmpfs-2m` is mounted `huge=always` (2 MiB pages, as a DAX mapping "
+               "of PM), `tmpfs-4k` is /dev/shm. Millions of operations per second; rebuild is the "
+               "DRAM tier rebuilt from the pool, in entries per second.\n")
+    out.append("| phase | threads | pool | Mops/s |")
+    out.append("|---|---:|---|---:|")
+    for key in sorted(groups, key=lambda k: (["insert", "search", "rebuild"].index(k[0])
+                                             if k[0] in ("insert", "search", "rebuild") else 9, k[1], k[2])):
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {fmt_spread(groups[key], 2)} |")
+    out.append("")
+    cats = []
+    for phase in ("insert", "search"):
+        for th in sorted({k[1] for k in groups}):
+            cats.append(f"{phase}, {th} thr")
+    series = sorted({k[2] for k in groups})
+    values = {}
+    for (phase, th, fs), v in groups.items():
+        if phase in ("insert", "search"):
+            values[(f"{phase}, {th} thr", fs)] = statistics.median(v)
+    script, rows_ = clustered_bars(f"core NBTree, {keys_n:,} keys (median of runs)", "Mops/s",
+                                   cats, series, values)
+    plot.run("core", script + f"plot for [i=2:{len(series) + 1}] 'core.dat' using i:xtic(1) "
+             "title columnheader(i)\n", {"core.dat": rows_})
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: report.py RESULTS_DIR")
+    directory = sys.argv[1]
+    plot = Plotter(directory)
+    out = ["# pm_index benchmark results\n"]
+    machine = os.path.join(directory, "machine.txt")
+    if os.path.exists(machine):
+        with open(machine) as f:
+            out.append("```\n" + f.read().strip() + "\n```\n")
+    pgbench_section(directory, plot, out)
+    build_size_section(directory, plot, out)
+    recovery_section(directory, plot, out)
+    core_section(directory, plot, out)
+    out.append("Plots: " + ", ".join(f"[{p}]({p})" for p in plot.made) + "\n")
+    with open(os.path.join(directory, "summary.md"), "w") as f:
+        f.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
