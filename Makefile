@@ -45,7 +45,9 @@ $(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/pg/
 
 TEST_OBJS = $(CORE_OBJS) src/core/crashsim.o
 UNIT_TESTS = $(patsubst tests/unit/%.c,tests/unit/bin/%,$(wildcard tests/unit/test_*.c))
-CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(wildcard bench/core/bench_*.c))
+# Every bench/core/bench_*.c with a main is a benchmark; BENCH_OBJS are linked into each.
+BENCH_OBJS = bench/core/bench_common.o bench/core/baseline_btree.o
+CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(filter-out bench/core/bench_common.c,$(wildcard bench/core/bench_*.c)))
 STANDALONE_LIBS = -lpmem -lpthread -lm
 
 tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h)
@@ -62,15 +64,17 @@ tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) tests/unit/tap.h $(wildcard s
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
-bench/bin/%: bench/core/%.c bench/core/bench_common.h $(TEST_OBJS) $(wildcard src/core/*.h src/core/nbtree/*.h)
+$(BENCH_OBJS): $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
+
+bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(BENCH_OBJS) $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-EXTRA_CLEAN = tests/unit/bin bench/bin src/core/crashsim.o tests/regress_out
+EXTRA_CLEAN = tests/unit/bin bench/bin src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
 
 .PHONY: unit
