@@ -250,37 +250,70 @@ def recovery_section(directory, plot, out):
              "title columnheader(i)\n", {"rec.dat": rows_})
 
 
+WORKLOAD_ORDER = ["load", "recovery", "a", "b", "c", "d", "e", "f"]
+
+
 def core_section(directory, plot, out):
     rows = read_csv(directory, "core.csv")
     if not rows:
         return
     groups = defaultdict(list)
     for r in rows:
-        groups[(r["phase"], int(r["threads"]), r["pool_fs"])].append(float(r["mops_per_s"]))
+        groups[(r["workload"], r["dist"], int(r["threads"]), r["structure"], r["mode"], r["pool_fs"])].append(r)
+
+    def order(k):
+        wl = WORKLOAD_ORDER.index(k[0]) if k[0] in WORKLOAD_ORDER else 99
+        return (wl, k[1], k[2], k[3] != "nbtree", k[4], k[5])
+
+    def median_of(g, field):
+        vals = [float(r[field]) for r in g if r[field] != ""]
+        return statistics.median(vals) if vals else None
+
     keys_n = int(rows[0]["keys"])
-    out.append(f"## Core NBTree without a server (bench_nbtree, {keys_n:,} random 8-byte keys, eadr)\n")
-    out.append("Pool on tmpfs: `tmpfs-2m` is mounted `huge=always` (2 MiB pages, as a DAX mapping "
-               "of PM), `tmpfs-4k` is /dev/shm. Millions of operations per second; rebuild is the "
-               "DRAM tier rebuilt from the pool, in entries per second.\n")
-    out.append("| phase | threads | pool | Mops/s |")
-    out.append("|---|---:|---|---:|")
-    for key in sorted(groups, key=lambda k: (["insert", "search", "rebuild"].index(k[0])
-                                             if k[0] in ("insert", "search", "rebuild") else 9, k[1], k[2])):
-        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {fmt_spread(groups[key], 2)} |")
+    ops_n = max(int(r["ops"]) for r in rows if r["workload"] not in ("load", "recovery"))
+    out.append(f"## Core structures without a server (bench_ycsb: {keys_n:,} keys, {ops_n:,} ops per workload)\n")
+    out.append("YCSB on an index of (key, TID) entries; NBTree against a global-lock DRAM B+-tree "
+               "written as a reference point (bench/README.md). Mops/s is the median of the runs "
+               "(min–max); the ratio is NBTree's median to the baseline's in the same workload, "
+               "distribution and thread count. Latency in ns. `recovery`: the DRAM tier rebuilt "
+               "from the pool after the load, in million entries per second. Pool: `tmpfs-2m` is a "
+               "tmpfs mounted huge=always (2 MiB pages, like a DAX mapping of PM); `tmpfs-4k` is "
+               "/dev/shm.\n")
+    out.append("| workload | dist | threads | structure | mode | pool | Mops/s | vs baseline | p50 | p99 | p999 | flushes/op | fences/op |")
+    out.append("|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for key in sorted(groups, key=order):
+        g = groups[key]
+        mops = [float(r["mops"]) for r in g]
+        base = groups.get((key[0], key[1], key[2], "baseline", "dram", key[5]))
+        vs = ratio(statistics.median(mops), median_of(base, "mops")) if base and key[3] != "baseline" else ""
+        lat = [median_of(g, f) for f in ("p50_ns", "p99_ns", "p999_ns")]
+        lat_txt = " | ".join(fmt(v) if v is not None else "" for v in lat)
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {key[4]} | {key[5]} | "
+                   f"{fmt_spread(mops, 2)} | {vs} | {lat_txt} | "
+                   f"{median_of(g, 'flushes_per_op'):.3f} | {median_of(g, 'fences_per_op'):.3f} |")
     out.append("")
-    cats = []
-    for phase in ("insert", "search"):
-        for th in sorted({k[1] for k in groups}):
-            cats.append(f"{phase}, {th} thr")
-    series = sorted({k[2] for k in groups})
-    values = {}
-    for (phase, th, fs), v in groups.items():
-        if phase in ("insert", "search"):
-            values[(f"{phase}, {th} thr", fs)] = statistics.median(v)
-    script, rows_ = clustered_bars(f"core NBTree, {keys_n:,} keys (median of runs)", "Mops/s",
-                                   cats, series, values)
-    plot.run("core", script + f"plot for [i=2:{len(series) + 1}] 'core.dat' using i:xtic(1) "
-             "title columnheader(i)\n", {"core.dat": rows_})
+
+    # one panel per distribution: workloads on x, a bar per structure and thread count
+    main_pool = max({k[5] for k in groups}, key=lambda fs: sum(len(v) for k, v in groups.items() if k[5] == fs))
+    panels, data = [], {}
+    for dist in ("uniform", "zipf"):
+        sel = {k: v for k, v in groups.items()
+               if k[5] == main_pool and k[4] in ("eadr", "dram") and k[1] in (dist, "-", "latest")
+               and k[0] != "recovery"}
+        if not any(k[1] == dist for k in sel):
+            continue
+        series = sorted({(k[3], k[2]) for k in sel}, key=lambda x: (x[0] != "nbtree", x[1]))
+        names = [f"{s} {t} thr" for s, t in series]
+        cats = [w for w in WORKLOAD_ORDER if any(k[0] == w for k in sel)]
+        values = {}
+        for k, v in sel.items():
+            values[(k[0], f"{k[3]} {k[2]} thr")] = statistics.median(float(r["mops"]) for r in v)
+        script, rows_ = clustered_bars(f"YCSB, {dist} keys ({main_pool}, eadr)", "Mops/s", cats, names, values)
+        dat = f"core_{dist}.dat"
+        data[dat] = rows_
+        panels.append(script + f"plot for [i=2:{len(names) + 1}] '{dat}' using i:xtic(1) title columnheader(i)\n")
+    if panels:
+        plot.run("core", f"set multiplot layout {len(panels)},1\n" + "".join(panels) + "unset multiplot\n", data)
 
 
 def main():

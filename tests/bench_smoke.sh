@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Smoke test of bench/ for tests/run (TAP): every script and benchmark starts, checks its
+# arguments and writes what it should, in a few seconds. It measures nothing.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${TMPDIR:-/tmp}/bench_smoke.$$
+mkdir -p "$WORK"
+trap 'rm -rf "$WORK"' EXIT
+N=0
+ok() { # status description
+	N=$((N + 1))
+	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
+}
+echo "1..8"
+
+"$ROOT/bench/run" --help >"$WORK/help" 2>&1
+ok $? "bench/run --help exits 0"
+grep -q -- '--quick' "$WORK/help"
+ok $? "bench/run --help describes --quick"
+
+"$ROOT/bench/run" --only no_such_suite >/dev/null 2>&1
+ok $(($? == 2 ? 0 : 1)) "bench/run rejects an unknown suite with exit status 2"
+
+"$ROOT/bench/demo" --help >/dev/null 2>&1
+ok $? "bench/demo --help exits 0"
+
+"$ROOT/bench/bin/bench_nbtree" --keys 20000 --threads 2 --dir "$WORK" >"$WORK/nbtree.csv"
+ok $(($? == 0 && $(grep -c '^search,' "$WORK/nbtree.csv") == 2 ? 0 : 1)) \
+	"bench_nbtree runs and reports a search phase per thread count"
+
+"$ROOT/bench/bin/bench_ycsb" --keys 20000 --ops 20000 --threads 2 --dist zipf --dir "$WORK" >"$WORK/ycsb.csv"
+# (7 workloads x 2 structures + NBTree's recovery row) x 2 thread counts, and the header
+ok $(($? == 0 && $(wc -l <"$WORK/ycsb.csv") == 31 ? 0 : 1)) \
+	"bench_ycsb runs every workload on both structures at 1 and 2 threads (self-checked)"
+
+# The report, on the CSVs above and a few fabricated pgbench/build/size/recovery rows.
+R="$WORK/results"
+mkdir -p "$R"
+{
+	echo "pool_fs,run,$(head -n 1 "$WORK/ycsb.csv")"
+	tail -n +2 "$WORK/ycsb.csv" | sed 's/^/tmpfs-4k,1,/'
+} >"$R/core.csv"
+printf '%s\n' "suite,kind,clients,run,tps,xacts,p50_ms,p99_ms,wal_bytes_per_xact" \
+	"point,btree,1,1,100,200,0.1,0.2,0" "point,nbtree_pm,1,1,110,220,0.1,0.2,0" \
+	"point,btree,2,1,180,360,0.1,0.3,0" "point,nbtree_pm,2,1,200,400,0.1,0.3,0" >"$R/pgbench.csv"
+printf '%s\n' "kind,rows,run,seconds" "btree,1000,1,0.5" "nbtree_pm,1000,1,0.3" >"$R/build.csv"
+printf '%s\n' "kind,rows,pm_or_page_bytes,dram_bytes" "btree,1000,8192,0" "nbtree_pm,1000,4096,1024" >"$R/size.csv"
+printf '%s\n' "kind,entries,run,server_start_s,first_query_s" "btree,1000,1,0.5,0.001" \
+	"nbtree_pm,1000,1,0.5,0.01" >"$R/recovery.csv"
+python3 "$ROOT/bench/lib/report.py" "$R" >"$WORK/report.log" 2>&1
+ok $? "report.py writes summary.md from a results folder"
+pngs=0
+for p in throughput latency_p50 latency_p99 build size recovery core; do
+	[[ -s "$R/$p.png" ]] && grep -q "($p.png)" "$R/summary.md" && pngs=$((pngs + 1))
+done
+ok $((pngs == 7 ? 0 : 1)) "report.py draws all 7 plots and links them ($pngs found)"
