@@ -870,6 +870,12 @@ collect_views(size_t *n_out)
 	return v;
 }
 
+static int
+skey_qsort_cmp(const void *a, const void *b)
+{
+	return nbt_skey_cmp(a, b);
+}
+
 /* Full forward read equals the inserted-and-not-deleted entries. */
 static const char *
 final_content(nbt_tree *t)
@@ -897,7 +903,7 @@ final_content(nbt_tree *t)
 				expect[n++] = (nbt_skey) {key_of((uint32_t) e->kidx), rest_of(w, seq)};
 		}
 	}
-	qsort(expect, n, sizeof(nbt_skey), nbt_skey_qsort_cmp);
+	qsort(expect, n, sizeof(nbt_skey), skey_qsort_cmp);
 
 	cw = nbt_check(t, &entries);
 	if (cw != NULL)

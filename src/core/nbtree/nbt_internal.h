@@ -266,6 +266,6 @@ typedef enum nbt_find_mode
 extern pm_errcode nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode,
 								uint64_t *leaf_off, pm_error *err);
 extern bool nbt_leaf_mark_dead(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk);
-extern int	nbt_skey_qsort_cmp(const void *a, const void *b);
+extern void nbt_sort_entries(nbt_entry *e, int n);
 
 #endif							/* PM_NBT_INTERNAL_H */

@@ -111,7 +111,7 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 			copied |= UINT64_C(1) << pos;
 		}
 	}
-	qsort(e, n, sizeof(nbt_entry), nbt_skey_qsort_cmp);
+	nbt_sort_entries(e, n);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
 	nleft = nleaves == 2 ? n / 2 : n;
 
