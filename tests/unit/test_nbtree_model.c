@@ -4,7 +4,9 @@
  *	  10 million random inserts, deletes, forward and backward range reads
  *	  and compactions over a small key space (many duplicates, constant
  *	  SMOs), with structural checks, full comparisons and rebuilds of the
- *	  DRAM layer from PM along the way.
+ *	  DRAM layer from PM along the way.  Then most of the middle of the key
+ *	  space is deleted and swept with compactions: leaves must merge, the
+ *	  leaf count must fall, and the content must still be the reference.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,6 +17,8 @@
 #define NRESTS		64
 #define OPS			10000000L
 #define CHECK_EVERY	1000000L
+#define MERGE_KEEP	40			/* the merge phase keeps one entry in MERGE_KEEP */
+#define MERGE_SWEEPS 8
 
 static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
 static long ref_count;
@@ -131,6 +135,97 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 	return NULL;
 }
 
+/* Leaves a forward read visits from from_sk until it passes to_sk. */
+static uint64_t
+count_leaves(nbt_tree *t, const nbt_skey *from_sk, const nbt_skey *to_sk)
+{
+	nbt_batch	b;
+	nbt_skey	from = *from_sk;
+	uint64_t	n = 0;
+
+	for (;;)
+	{
+		nbt_read_leaf(t, &from, false, &b);
+		n++;
+		if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, to_sk) >= 0)
+			return n;
+		from = b.high;
+	}
+}
+
+/*
+ * Empty the middle of the key space but one entry in MERGE_KEEP, then sweep
+ * nbt_compact_leaf over it until the leaf count stops falling.  *before and
+ * *after get the range's leaf counts, *merges the merges done.  Returns the
+ * first problem, or NULL.
+ */
+static const char *
+merge_phase(nbt_tree *t, uint64_t *before, uint64_t *after, uint64_t *merges)
+{
+	static char msg[200];
+	nbt_skey	lo = skey_of(NKEYS / 10, 0);
+	nbt_skey	hi = skey_of(NKEYS * 9 / 10, 0);
+	long		seen = 0;
+	nbt_stats	st;
+	pm_error	err;
+	uint64_t	n;
+	const char *why;
+
+	*before = count_leaves(t, &lo, &hi);
+	for (int i = NKEYS / 10 * NRESTS; i < NKEYS * 9 / 10 * NRESTS; i++)
+	{
+		nbt_skey	sk = skey_of(i / NRESTS, i % NRESTS);
+		bool		found;
+
+		if (!ref[i] || seen++ % MERGE_KEEP == 0)
+			continue;
+		if (nbt_delete(t, &sk, &found, &err) != PM_OK || !found)
+			return "merge phase: a delete failed or missed its entry";
+		ref[i] = 0;
+		ref_count--;
+	}
+	nbt_get_stats(t, &st);
+	*merges = st.smo_merges;
+	for (int sweep = 0; sweep < MERGE_SWEEPS; sweep++)
+	{
+		uint64_t	leaves = count_leaves(t, &lo, &hi);
+		nbt_skey	from = lo;
+		nbt_batch	b;
+		bool		compacted;
+
+		for (;;)
+		{
+			nbt_read_leaf(t, &from, false, &b);
+			if (nbt_compact_leaf(t, &b.low, &compacted, &err) != PM_OK)
+				return "merge phase: compaction failed";
+			if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, &hi) >= 0)
+				break;
+			from = b.high;
+		}
+		if (count_leaves(t, &lo, &hi) == leaves)
+			break;
+	}
+	*after = count_leaves(t, &lo, &hi);
+	nbt_get_stats(t, &st);
+	*merges = st.smo_merges - *merges;
+	if (st.leaves != count_leaves(t, &NBT_SKEY_MIN, &NBT_SKEY_MAX))
+		return "merge phase: the leaf count in the stats differs from the tree's";
+	if ((why = nbt_check(t, &n)) != NULL)
+	{
+		snprintf(msg, sizeof(msg), "merge phase: check: %s", why);
+		return msg;
+	}
+	if (n != (uint64_t) ref_count)
+		return "merge phase: entry count differs from the reference";
+	if ((why = compare_range(t, 0, 0, false, NKEYS * NRESTS)) != NULL ||
+		(why = compare_range(t, NKEYS - 1, NRESTS - 1, true, NKEYS * NRESTS)) != NULL)
+	{
+		snprintf(msg, sizeof(msg), "merge phase: %s", why);
+		return msg;
+	}
+	return NULL;
+}
+
 int
 main(void)
 {
@@ -147,8 +242,12 @@ main(void)
 	nbt_stats	st;
 	uint64_t	splits = 0,
 				compactions = 0;
+	uint64_t	range_before = 0,
+				range_after = 0,
+				merges = 0;
+	const char *merge_why;
 
-	tap_plan(8);
+	tap_plan(10);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -265,6 +364,28 @@ main(void)
 	nbt_get_stats(&h.tree, &st);
 	splits += st.smo_splits;
 	compactions += st.smo_compactions;
+
+	merge_why = merge_phase(&h.tree, &range_before, &range_after, &merges);
+	tap_diag("merge phase: the emptied range went from %llu to %llu leaves in %llu merges",
+			 (unsigned long long) range_before, (unsigned long long) range_after,
+			 (unsigned long long) merges);
+	if (merge_why)
+		tap_diag("%s", merge_why);
+	tap_ok(merge_why == NULL && merges > 0 && range_after * 4 < range_before,
+		   "emptying a range merges its leaves (leaf count below a quarter); structure, stats and "
+		   "forward and backward reads match the reference");
+	pm_epoch_drain(&h.epoch);
+	nbt_release_dram(&h.tree);
+	if (nbt_rebuild(&h.tree, true, &err) != PM_OK)
+	{
+		tap_diag("rebuild after the merge phase: %s", err.msg);
+		return 1;
+	}
+	merge_why = compare_range(&h.tree, NKEYS - 1, NRESTS - 1, true, NKEYS * NRESTS);
+	tap_ok(merge_why == NULL && nbt_check(&h.tree, NULL) == NULL,
+		   "after the merges a rebuild from PM reproduces the reference%s%s",
+		   merge_why ? ": " : "", merge_why ? merge_why : "");
+	nbt_get_stats(&h.tree, &st);
 	tap_diag("%ld entries at the end; %llu splits, %llu compactions, %llu leaves, height %llu",
 			 ref_count, (unsigned long long) splits, (unsigned long long) compactions,
 			 (unsigned long long) st.leaves, (unsigned long long) st.height);
