@@ -241,7 +241,8 @@ main(void)
 				errors = 0;
 	nbt_stats	st;
 	uint64_t	splits = 0,
-				compactions = 0;
+				compactions = 0,
+				random_merges = 0;
 	uint64_t	range_before = 0,
 				range_after = 0,
 				merges = 0;
@@ -346,6 +347,7 @@ main(void)
 				nbt_get_stats(&h.tree, &st);
 				splits += st.smo_splits;
 				compactions += st.smo_compactions;
+				random_merges += st.smo_merges;
 				/* as after a restart: nothing retired may still be pending */
 				pm_epoch_drain(&h.epoch);
 				nbt_release_dram(&h.tree);
@@ -364,6 +366,7 @@ main(void)
 	nbt_get_stats(&h.tree, &st);
 	splits += st.smo_splits;
 	compactions += st.smo_compactions;
+	random_merges += st.smo_merges;
 
 	merge_why = merge_phase(&h.tree, &range_before, &range_after, &merges);
 	tap_diag("merge phase: the emptied range went from %llu to %llu leaves in %llu merges",
@@ -386,8 +389,10 @@ main(void)
 		   "after the merges a rebuild from PM reproduces the reference%s%s",
 		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	nbt_get_stats(&h.tree, &st);
-	tap_diag("%ld entries at the end; %llu splits, %llu compactions, %llu leaves, height %llu",
+	tap_diag("%ld entries at the end; random phase: %llu splits, %llu compactions, %llu merges; "
+			 "%llu leaves, height %llu",
 			 ref_count, (unsigned long long) splits, (unsigned long long) compactions,
+			 (unsigned long long) random_merges,
 			 (unsigned long long) st.leaves, (unsigned long long) st.height);
 	tap_ok(errors == 0, "%ld operations without an error", OPS);
 	tap_ok(bad_found == 0, "every delete found exactly what the reference had (%ld mismatches)", bad_found);

@@ -8,15 +8,19 @@
  *         committed entries into one new leaf (compaction) or two (split at
  *         the median (key, rest)), persist the new PM blocks, publish with a
  *         CAS on leaf.copy.  Losers of the CAS free their private copies.
- * sync:   replay deletes that hit the old leaf while it was being copied.
+ *         A merge (asked for by nbt_request_merge) first claims the right
+ *         sibling and copies it too: the new leaves then cover both.
+ * sync:   replay deletes that hit the old leaf (or leaves) while it was
+ *         being copied.
  * link:   the durability point.  CAS the predecessor's next, DRAM first and
  *         then PM (persisted), from the old leaf to the first new one.  A
  *         frozen predecessor is helped first, so no next pointer is lost to
  *         a concurrent copy.  New leaves are PENDING until this is done:
  *         writers that reach them help the SMO instead of committing into a
  *         block that PM does not reach yet.
- * parent: swap the parent's child pointer and insert the new separator;
- *         then the old leaf is retired through epochs.
+ * parent: swap the parent's child pointer and insert the new separator
+ *         (a merge drops the sibling's); then the old leaves are retired
+ *         through epochs.
  * Every step is idempotent; the flags record what is done.
  */
 #include "nbt_internal.h"
