@@ -7,11 +7,13 @@
  *	  DRAM layer from PM along the way.  Then most of the middle of the key
  *	  space is deleted and swept with compactions: leaves must merge, the
  *	  leaf count must fall, and the content must still be the reference.
+ *	  Last, a staged case: an inner split while a merge is pending.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "nbt_harness.h"
+#include "nbt_internal.h"
 
 #define NKEYS		20000
 #define NRESTS		64
@@ -19,6 +21,8 @@
 #define CHECK_EVERY	1000000L
 #define MERGE_KEEP	40			/* the merge phase keeps one entry in MERGE_KEEP */
 #define MERGE_SWEEPS 8
+#define PAIR_LEAVES	200			/* the staged inner split: leaves of PAIR_FILL entries */
+#define PAIR_FILL	50
 
 static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
 static long ref_count;
@@ -226,6 +230,78 @@ merge_phase(nbt_tree *t, uint64_t *before, uint64_t *after, uint64_t *merges)
 	return NULL;
 }
 
+static bool
+next_bulk_key(void *ctx, nbt_skey *sk)
+{
+	uint64_t   *i = ctx;
+
+	if (*i == PAIR_LEAVES * PAIR_FILL)
+		return false;
+	*sk = (nbt_skey) {(*i)++ * 1000, 1};
+	return true;
+}
+
+/*
+ * Stage what the concurrency test rarely hits: the level-1 node holding a
+ * pending merge pair splits right between them.  Bulk-load leaves of
+ * PAIR_FILL entries, split a leaf right of entries 40 and 41 of the first
+ * level-1 node until the node is full, request the merge of those two
+ * leaves without running it, split the node, then run the merge.
+ */
+static const char *
+split_keeps_merge_pair(const char *dir)
+{
+	static char msg[300];
+	char		path[600];
+	harness		h;
+	pm_error	err;
+	uint64_t	i = 0;
+	uint64_t	k = 1;
+	uint64_t	n = 0;
+	uint64_t	x_off;
+	nbt_inner  *node;
+	pm_errcode	rc;
+	const char *why = NULL;
+
+	snprintf(path, sizeof(path), "%s/pair.pm", dir);
+	harness_shared(&h);
+	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 28), (uint64_t) getpid(), 0);
+	if (nbt_bulk_load(h.pool, 81, next_bulk_key, &i, &err) != PM_OK ||
+		nbt_rebuild(&h.tree, false, &err) != PM_OK)
+	{
+		snprintf(msg, sizeof(msg), "set-up: %s", err.msg);
+		return msg;
+	}
+	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1));
+	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
+	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
+		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+	x_off = node->child[40];
+	if (node->count != NBT_INNER_CAP || !nbt_request_merge(&h.tree, x_off, node->child[41]))
+		why = "set-up: the node did not fill, or the merge request was refused";
+	for (; why == NULL && node->count == NBT_INNER_CAP && k < 1000; k++)
+		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+	if (why == NULL)
+	{
+		pm_epoch_enter(&h.epoch);
+		rc = nbt_help_smo(&h.tree, x_off, &err);
+		pm_epoch_exit(&h.epoch);
+		if (rc != PM_OK)
+		{
+			snprintf(msg, sizeof(msg), "the merge after the split: %s", err.msg);
+			why = msg;
+		}
+	}
+	if (why == NULL && (why = nbt_check(&h.tree, &n)) == NULL &&
+		n != PAIR_LEAVES * PAIR_FILL + k - 1)
+		why = "entries lost or gained";
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(h.pool);
+	munmap(h.arena, HARNESS_ARENA);
+	munmap(h.dom, pm_epoch_domain_size(HARNESS_SLOTS, 4096));
+	return why;
+}
+
 int
 main(void)
 {
@@ -248,7 +324,7 @@ main(void)
 				merges = 0;
 	const char *merge_why;
 
-	tap_plan(10);
+	tap_plan(11);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -404,6 +480,10 @@ main(void)
 	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(h.pool);
+	merge_why = split_keeps_merge_pair(dir);
+	tap_ok(merge_why == NULL, "an inner split between a leaf and the sibling its pending merge "
+		   "absorbs keeps them in one node; the merge completes and the tree checks%s%s",
+		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	tap_rmdir(dir);
 	return tap_done();
 }
