@@ -116,6 +116,7 @@ typedef struct shared_state
 	uint64_t	backward_reads;
 	uint64_t	compact_calls;
 	uint64_t	compacted;
+	uint64_t	sweeps;
 	uint64_t	neg_deletes;
 	uint64_t	bad_online;		/* (c) and delete-found violations */
 	uint64_t	errors;			/* an operation returned an error */
@@ -420,6 +421,22 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 }
 
 static void
+compact(wctx *w, const nbt_skey *sk)
+{
+	pm_error	err;
+	bool		compacted;
+
+	__atomic_fetch_add(&S->compact_calls, 1, __ATOMIC_RELAXED);
+	if (nbt_compact_leaf(&w->tree, sk, &compacted, &err) != PM_OK)
+	{
+		report("worker %d: compact: %s", w->id, err.msg);
+		__atomic_fetch_add(&S->errors, 1, __ATOMIC_RELAXED);
+	}
+	else if (compacted)
+		__atomic_fetch_add(&S->compacted, 1, __ATOMIC_RELAXED);
+}
+
+static void
 run_worker(wctx *w)
 {
 	int			id = w->id;
@@ -464,19 +481,27 @@ run_worker(wctx *w)
 
 			range_read(w, k, khi, ((x >> 40) & 3) == 0);
 		}
-		else if (r < 40)
+		else if (r < 38)
 		{
 			nbt_skey	sk = {key_of(k), 1 + ((x >> 24) % NBT_REST_MAX)};
-			bool		compacted;
 
-			__atomic_fetch_add(&S->compact_calls, 1, __ATOMIC_RELAXED);
-			if (nbt_compact_leaf(&w->tree, &sk, &compacted, &err) != PM_OK)
+			compact(w, &sk);
+		}
+		else if (r < 40)
+		{
+			/* a sweep over keys [k, k + width), as VACUUM does: emptied leaves merge */
+			uint32_t	width = 1 + (uint32_t) ((x >> 24) % MAX_WIDTH);
+			nbt_skey	from = {key_of(k), 0};
+			nbt_skey	to = k + width >= NKEYS ? NBT_SKEY_MAX : (nbt_skey) {key_of(k + width), 0};
+			nbt_batch	b;
+
+			__atomic_fetch_add(&S->sweeps, 1, __ATOMIC_RELAXED);
+			do
 			{
-				report("worker %d: compact: %s", id, err.msg);
-				__atomic_fetch_add(&S->errors, 1, __ATOMIC_RELAXED);
-			}
-			else if (compacted)
-				__atomic_fetch_add(&S->compacted, 1, __ATOMIC_RELAXED);
+				nbt_read_leaf(&w->tree, &from, false, &b);
+				compact(w, &b.low);
+				from = b.high;
+			} while (!nbt_skey_is_max(&from) && nbt_skey_cmp(&from, &to) < 0);
 		}
 		else if (r < 50)
 		{
@@ -1135,14 +1160,16 @@ static void
 report_variant(const char *name, variant_result *vr)
 {
 	tap_diag("%s: %llu absent deletes, %llu range reads "
-			 "(%llu backward, %llu leaf reads), %llu compaction calls (%llu compacted)",
+			 "(%llu backward, %llu leaf reads), %llu compaction calls (%llu compacted), "
+			 "%llu sweeps over key ranges",
 			 name, (unsigned long long) S->neg_deletes, (unsigned long long) S->reads,
 			 (unsigned long long) S->backward_reads, (unsigned long long) S->batches,
-			 (unsigned long long) S->compact_calls, (unsigned long long) S->compacted);
+			 (unsigned long long) S->compact_calls, (unsigned long long) S->compacted,
+			 (unsigned long long) S->sweeps);
 	tap_diag("%s: workers ran %.1f s, checks took %.1f s; %llu splits, %llu compactions, "
-			 "%llu leaves, height %llu",
+			 "%llu merges, %llu leaves, height %llu",
 			 name, vr->run_sec, vr->check_sec, (unsigned long long) vr->st.smo_splits,
-			 (unsigned long long) vr->st.smo_compactions,
+			 (unsigned long long) vr->st.smo_compactions, (unsigned long long) vr->st.smo_merges,
 			 (unsigned long long) vr->st.leaves, (unsigned long long) vr->st.height);
 	if (S->msg_claimed)
 		tap_diag("%s: first online failure: %s", name, S->msg);
@@ -1170,9 +1197,11 @@ report_variant(const char *name, variant_result *vr)
 		   "%s: afterwards nbt_check passes and a full read is exactly the live entries", name);
 	tap_ok(vr->leak_why == NULL,
 		   "%s: no PM or DRAM block is allocated that the tree does not reach", name);
-	tap_ok(vr->st.smo_splits + vr->st.smo_compactions >= 2000 && vr->st.height >= 1,
-		   "%s: heavy SMO traffic (%llu SMOs)", name,
-		   (unsigned long long) (vr->st.smo_splits + vr->st.smo_compactions));
+	tap_ok(vr->st.smo_splits + vr->st.smo_compactions >= 2000 && vr->st.smo_merges >= 1000 &&
+		   vr->st.height >= 1,
+		   "%s: heavy SMO traffic (%llu SMOs, %llu of them merges)", name,
+		   (unsigned long long) (vr->st.smo_splits + vr->st.smo_compactions + vr->st.smo_merges),
+		   (unsigned long long) vr->st.smo_merges);
 }
 
 /*

@@ -44,7 +44,8 @@
 #define RESTS			48
 #define NID				(KEYS * RESTS)
 #define LIVE_MAX		(NID * 3 / 4)
-#define PHASE			150			/* ops per growth or shrink phase */
+#define PHASE			150			/* ops per growth, shrink or emptying phase */
+#define EMPTY_BEHIND	400			/* emptying: compactions this many ids behind the cursor */
 #define MAX_POOL		(UINT64_C(16) << 20)
 #define ARENA_SIZE		(32u << 20)
 #define DOM_SLOTS		4
@@ -78,6 +79,7 @@ typedef struct gen
 	uint64_t	n;				/* operations generated */
 	uint8_t		ref[NID];
 	int			live;
+	int			cursor;			/* where the emptying phase deletes next */
 } gen;
 
 /* Shared with the crash children (MAP_SHARED, mapped before any fork). */
@@ -91,6 +93,7 @@ typedef struct progress
 	uint64_t	events_after[ADR_OPS];
 	uint64_t	splits_after[ADR_OPS];
 	uint64_t	compactions_after[ADR_OPS];
+	uint64_t	merges_after[ADR_OPS];
 	uint64_t	chunks_after[ADR_OPS];	/* allocator chunks in use + pool size */
 	uint64_t	total_events;
 } progress;
@@ -159,8 +162,10 @@ id_of(const nbt_skey *sk)
 
 /*
  * Next operation; the reference is updated as if it succeeded.  Phases of
- * PHASE ops alternate: growth (mostly inserts: leaves fill and split) and
- * shrinking (mostly deletes and compactions of the leaves they empty).
+ * PHASE ops rotate: growth (mostly inserts: leaves fill and split),
+ * shrinking (mostly deletes and compactions of the leaves they empty) and
+ * emptying (deletes from a cursor that moves through the ids, compactions
+ * just behind it, inserts anywhere: emptied neighbours merge).
  */
 static op
 gen_next(gen *g)
@@ -168,17 +173,24 @@ gen_next(gen *g)
 	uint64_t	x = rnd(&g->seed);
 	int			id = (int) ((x >> 8) % NID);
 	int			what = (int) ((x >> 40) % 100);
-	bool		grow = (g->n++ / PHASE) % 2 == 0;
+	int			phase = (int) ((g->n++ / PHASE) % 3);
+	bool		emptying = phase == 2;
+	bool		insert;
 	op			o;
 
 	o.id = id;
-	if (what < (grow ? 6 : 20))
+	if (what < (phase == 0 ? 6 : 20))
 	{
+		if (emptying)
+			o.id = (g->cursor + NID - (int) ((x >> 8) % EMPTY_BEHIND)) % NID;
 		o.kind = OP_COMPACT;
 		return o;
 	}
-	if (g->live == 0 ||
-		(g->live < LIVE_MAX && what < (grow ? 85 : 45)))
+	if (emptying)
+		insert = what >= 65;
+	else
+		insert = g->live < LIVE_MAX && what < (phase == 0 ? 85 : 45);
+	if (g->live == 0 || insert)
 	{
 		while (g->ref[id])
 			id = (id + 1) % NID;
@@ -188,11 +200,15 @@ gen_next(gen *g)
 	}
 	else
 	{
+		if (emptying)
+			id = g->cursor;
 		while (!g->ref[id])
 			id = (id + 1) % NID;
 		o.kind = OP_DELETE;
 		g->ref[id] = 0;
 		g->live--;
+		if (emptying)
+			g->cursor = (id + 1) % NID;
 	}
 	o.id = id;
 	return o;
@@ -643,6 +659,7 @@ run_adr_child(env *e, const gen *g0, uint64_t crash_at, uint64_t iseed, bool cal
 				P->events_after[k] = pm_crashsim_events(cs);
 				P->splits_after[k] = st.smo_splits;
 				P->compactions_after[k] = st.smo_compactions;
+				P->merges_after[k] = st.smo_merges;
 				{
 					pm_alloc_stats ast;
 
@@ -730,7 +747,9 @@ main(void)
 	pm_pool_create_opts o = {0};
 	uint64_t	calib_events[ADR_SEEDS];
 	uint64_t   *calib_ev[ADR_SEEDS];
-	uint8_t    *calib_smo[ADR_SEEDS];	/* per op: 1 split, 2 compaction; 4 new chunk or growth */
+	uint8_t    *calib_smo[ADR_SEEDS];	/* per op: 1 split, 2 compaction, 8 merge; 4 new chunk
+										 * or growth */
+	int			calib_merges[ADR_SEEDS];	/* ops with a merge */
 	int			calib_ok = 0;
 	int			calib_smos = 0;
 	double		t0;
@@ -820,16 +839,19 @@ main(void)
 			calib_ev[s][k] = P->events_after[k];
 			calib_smo[s][k] = (P->splits_after[k] != (k ? P->splits_after[k - 1] : 0)) |
 				(P->compactions_after[k] != (k ? P->compactions_after[k - 1] : 0)) << 1 |
-				(k > 0 && P->chunks_after[k] != P->chunks_after[k - 1]) << 2;
+				(k > 0 && P->chunks_after[k] != P->chunks_after[k - 1]) << 2 |
+				(P->merges_after[k] != (k ? P->merges_after[k - 1] : 0)) << 3;
 		}
 		{
 			int			nsmo = 0;
 			int			nchunk = 0;
 			uint64_t	smo_events = 0;
 
+			calib_merges[s] = 0;
 			for (int k = 0; k < ADR_OPS; k++)
 			{
 				nchunk += (calib_smo[s][k] & 4) != 0;
+				calib_merges[s] += (calib_smo[s][k] & 8) != 0;
 				if (calib_smo[s][k])
 				{
 					nsmo++;
@@ -838,11 +860,12 @@ main(void)
 			}
 			if (s < 3)
 				tap_diag("seed %d: %llu persistence events in %d ops; %d ops perform an SMO "
-						 "(%llu splits, %llu compactions; %llu of the events); %d take a new "
-						 "chunk or grow the pool", s,
+						 "(%llu splits, %llu compactions, %llu merges; %llu of the events); %d "
+						 "take a new chunk or grow the pool", s,
 						 (unsigned long long) calib_events[s], ADR_OPS, nsmo,
 						 (unsigned long long) P->splits_after[ADR_OPS - 1],
 						 (unsigned long long) P->compactions_after[ADR_OPS - 1],
+						 (unsigned long long) P->merges_after[ADR_OPS - 1],
 						 (unsigned long long) smo_events, nchunk);
 			calib_smos += nsmo;
 		}
@@ -867,6 +890,7 @@ main(void)
 					in_smo = 0,
 					in_split = 0,
 					in_chunk = 0,
+					in_merge = 0,
 					aimed = 0,
 					inflight_done = 0,
 					inflight_ops = 0;
@@ -896,6 +920,24 @@ main(void)
 				uint64_t	lo = k_chunk ? calib_ev[s][k_chunk - 1] : 0;
 
 				at = lo + 1 + rnd(&rng) % (calib_ev[s][k_chunk] - lo);
+				aimed++;
+			}
+			else if (point % 10 == 5 && calib_merges[s] > 0)
+			{
+				/*
+				 * aimed at a merge: its last event (the link), the one before (the new
+				 * block's drain), or any
+				 */
+				int			k;
+				uint64_t	lo;
+				uint64_t	back = rnd(&rng) % 3;
+
+				do
+					k = (int) (rnd(&rng) % ADR_OPS);
+				while (!(calib_smo[s][k] & 8));
+				lo = k ? calib_ev[s][k - 1] : 0;
+				at = back < 2 && calib_ev[s][k] - back > lo ? calib_ev[s][k] - back :
+					lo + 1 + rnd(&rng) % (calib_ev[s][k] - lo);
 				aimed++;
 			}
 			else if (point % 2 == 1)
@@ -933,6 +975,7 @@ main(void)
 				in_smo++;
 				in_split += calib_smo[s][P->completed] & 1;
 				in_chunk += (calib_smo[s][P->completed] & 4) != 0;
+				in_merge += (calib_smo[s][P->completed] & 8) != 0;
 			}
 			why = check_after_crash(&e, image_path, PM_MODE_ADR, &g, P->completed, rnd(&rng),
 									&cur, &kind, &done);
@@ -946,16 +989,18 @@ main(void)
 						 (unsigned long long) at, why);
 		}
 		tap_diag("adr: %d crash points in %.1f s; %d inside an operation that performs an SMO "
-				 "(%d of them a split, %d taking a new chunk or growing the pool; %d points aimed "
-				 "at SMOs or growth); the insert or delete in flight had taken effect in %d of %d",
-				 ADR_POINTS, now_sec() - t0, in_smo, in_split, in_chunk, aimed, inflight_done,
-				 inflight_ops);
+				 "(%d of them a split, %d a merge, %d taking a new chunk or growing the pool; %d "
+				 "points aimed at SMOs or growth); the insert or delete in flight had taken effect "
+				 "in %d of %d",
+				 ADR_POINTS, now_sec() - t0, in_smo, in_split, in_merge, in_chunk, aimed,
+				 inflight_done, inflight_ops);
 		tap_ok(crashed == ADR_POINTS, "%d of %d adr crash points crashed as planned",
 			   crashed, ADR_POINTS);
 		tap_ok(failures == 0,
 			   "adr: after every crash, recovery checks, holds exactly the acknowledged entries, "
 			   "leaks no block, and keeps working (%d failures)", failures);
-		tap_ok(in_smo >= ADR_POINTS / 3, "adr: %d crash points landed inside an SMO", in_smo);
+		tap_ok(in_smo >= ADR_POINTS / 3 && in_merge >= ADR_POINTS / 20,
+			   "adr: %d crash points landed inside an SMO, %d inside a merge", in_smo, in_merge);
 	}
 	for (int s = 0; s < ADR_SEEDS; s++)
 	{

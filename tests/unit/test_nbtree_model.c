@@ -4,17 +4,25 @@
  *	  10 million random inserts, deletes, forward and backward range reads
  *	  and compactions over a small key space (many duplicates, constant
  *	  SMOs), with structural checks, full comparisons and rebuilds of the
- *	  DRAM layer from PM along the way.
+ *	  DRAM layer from PM along the way.  Then most of the middle of the key
+ *	  space is deleted and swept with compactions: leaves must merge, the
+ *	  leaf count must fall, and the content must still be the reference.
+ *	  Last, a staged case: an inner split while a merge is pending.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "nbt_harness.h"
+#include "nbt_internal.h"
 
 #define NKEYS		20000
 #define NRESTS		64
 #define OPS			10000000L
 #define CHECK_EVERY	1000000L
+#define MERGE_KEEP	40			/* the merge phase keeps one entry in MERGE_KEEP */
+#define MERGE_SWEEPS 8
+#define PAIR_LEAVES	200			/* the staged inner split: leaves of PAIR_FILL entries */
+#define PAIR_FILL	50
 
 static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
 static long ref_count;
@@ -131,6 +139,169 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 	return NULL;
 }
 
+/* Leaves a forward read visits from from_sk until it passes to_sk. */
+static uint64_t
+count_leaves(nbt_tree *t, const nbt_skey *from_sk, const nbt_skey *to_sk)
+{
+	nbt_batch	b;
+	nbt_skey	from = *from_sk;
+	uint64_t	n = 0;
+
+	for (;;)
+	{
+		nbt_read_leaf(t, &from, false, &b);
+		n++;
+		if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, to_sk) >= 0)
+			return n;
+		from = b.high;
+	}
+}
+
+/*
+ * Empty the middle of the key space but one entry in MERGE_KEEP, then sweep
+ * nbt_compact_leaf over it until the leaf count stops falling.  *before and
+ * *after get the range's leaf counts, *merges the merges done.  Returns the
+ * first problem, or NULL.
+ */
+static const char *
+merge_phase(nbt_tree *t, uint64_t *before, uint64_t *after, uint64_t *merges)
+{
+	static char msg[200];
+	nbt_skey	lo = skey_of(NKEYS / 10, 0);
+	nbt_skey	hi = skey_of(NKEYS * 9 / 10, 0);
+	long		seen = 0;
+	nbt_stats	st;
+	pm_error	err;
+	uint64_t	n;
+	const char *why;
+
+	*before = count_leaves(t, &lo, &hi);
+	for (int i = NKEYS / 10 * NRESTS; i < NKEYS * 9 / 10 * NRESTS; i++)
+	{
+		nbt_skey	sk = skey_of(i / NRESTS, i % NRESTS);
+		bool		found;
+
+		if (!ref[i] || seen++ % MERGE_KEEP == 0)
+			continue;
+		if (nbt_delete(t, &sk, &found, &err) != PM_OK || !found)
+			return "merge phase: a delete failed or missed its entry";
+		ref[i] = 0;
+		ref_count--;
+	}
+	nbt_get_stats(t, &st);
+	*merges = st.smo_merges;
+	for (int sweep = 0; sweep < MERGE_SWEEPS; sweep++)
+	{
+		uint64_t	leaves = count_leaves(t, &lo, &hi);
+		nbt_skey	from = lo;
+		nbt_batch	b;
+		bool		compacted;
+
+		for (;;)
+		{
+			nbt_read_leaf(t, &from, false, &b);
+			if (nbt_compact_leaf(t, &b.low, &compacted, &err) != PM_OK)
+				return "merge phase: compaction failed";
+			if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, &hi) >= 0)
+				break;
+			from = b.high;
+		}
+		if (count_leaves(t, &lo, &hi) == leaves)
+			break;
+	}
+	*after = count_leaves(t, &lo, &hi);
+	nbt_get_stats(t, &st);
+	*merges = st.smo_merges - *merges;
+	if (st.leaves != count_leaves(t, &NBT_SKEY_MIN, &NBT_SKEY_MAX))
+		return "merge phase: the leaf count in the stats differs from the tree's";
+	if ((why = nbt_check(t, &n)) != NULL)
+	{
+		snprintf(msg, sizeof(msg), "merge phase: check: %s", why);
+		return msg;
+	}
+	if (n != (uint64_t) ref_count)
+		return "merge phase: entry count differs from the reference";
+	if ((why = compare_range(t, 0, 0, false, NKEYS * NRESTS)) != NULL ||
+		(why = compare_range(t, NKEYS - 1, NRESTS - 1, true, NKEYS * NRESTS)) != NULL)
+	{
+		snprintf(msg, sizeof(msg), "merge phase: %s", why);
+		return msg;
+	}
+	return NULL;
+}
+
+static bool
+next_bulk_key(void *ctx, nbt_skey *sk)
+{
+	uint64_t   *i = ctx;
+
+	if (*i == PAIR_LEAVES * PAIR_FILL)
+		return false;
+	*sk = (nbt_skey) {(*i)++ * 1000, 1};
+	return true;
+}
+
+/*
+ * Stage what the concurrency test rarely hits: the level-1 node holding a
+ * pending merge pair splits right between them.  Bulk-load leaves of
+ * PAIR_FILL entries, split a leaf right of entries 40 and 41 of the first
+ * level-1 node until the node is full, request the merge of those two
+ * leaves without running it, split the node, then run the merge.
+ */
+static const char *
+split_keeps_merge_pair(const char *dir)
+{
+	static char msg[300];
+	char		path[600];
+	harness		h;
+	pm_error	err;
+	uint64_t	i = 0;
+	uint64_t	k = 1;
+	uint64_t	n = 0;
+	uint64_t	x_off;
+	nbt_inner  *node;
+	pm_errcode	rc;
+	const char *why = NULL;
+
+	snprintf(path, sizeof(path), "%s/pair.pm", dir);
+	harness_shared(&h);
+	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 28), (uint64_t) getpid(), 0);
+	if (nbt_bulk_load(h.pool, 81, next_bulk_key, &i, &err) != PM_OK ||
+		nbt_rebuild(&h.tree, false, &err) != PM_OK)
+	{
+		snprintf(msg, sizeof(msg), "set-up: %s", err.msg);
+		return msg;
+	}
+	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1));
+	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
+	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
+		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+	x_off = node->child[40];
+	if (node->count != NBT_INNER_CAP || !nbt_request_merge(&h.tree, x_off, node->child[41]))
+		why = "set-up: the node did not fill, or the merge request was refused";
+	for (; why == NULL && node->count == NBT_INNER_CAP && k < 1000; k++)
+		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+	if (why == NULL)
+	{
+		pm_epoch_enter(&h.epoch);
+		rc = nbt_help_smo(&h.tree, x_off, &err);
+		pm_epoch_exit(&h.epoch);
+		if (rc != PM_OK)
+		{
+			snprintf(msg, sizeof(msg), "the merge after the split: %s", err.msg);
+			why = msg;
+		}
+	}
+	if (why == NULL && (why = nbt_check(&h.tree, &n)) == NULL &&
+		n != PAIR_LEAVES * PAIR_FILL + k - 1)
+		why = "entries lost or gained";
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(h.pool);
+	munmap(h.arena, HARNESS_ARENA);
+	munmap(h.dom, pm_epoch_domain_size(HARNESS_SLOTS, 4096));
+	return why;
+}
+
 int
 main(void)
 {
@@ -146,9 +317,14 @@ main(void)
 				errors = 0;
 	nbt_stats	st;
 	uint64_t	splits = 0,
-				compactions = 0;
+				compactions = 0,
+				random_merges = 0;
+	uint64_t	range_before = 0,
+				range_after = 0,
+				merges = 0;
+	const char *merge_why;
 
-	tap_plan(8);
+	tap_plan(11);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -247,6 +423,7 @@ main(void)
 				nbt_get_stats(&h.tree, &st);
 				splits += st.smo_splits;
 				compactions += st.smo_compactions;
+				random_merges += st.smo_merges;
 				/* as after a restart: nothing retired may still be pending */
 				pm_epoch_drain(&h.epoch);
 				nbt_release_dram(&h.tree);
@@ -265,8 +442,33 @@ main(void)
 	nbt_get_stats(&h.tree, &st);
 	splits += st.smo_splits;
 	compactions += st.smo_compactions;
-	tap_diag("%ld entries at the end; %llu splits, %llu compactions, %llu leaves, height %llu",
+	random_merges += st.smo_merges;
+
+	merge_why = merge_phase(&h.tree, &range_before, &range_after, &merges);
+	tap_diag("merge phase: the emptied range went from %llu to %llu leaves in %llu merges",
+			 (unsigned long long) range_before, (unsigned long long) range_after,
+			 (unsigned long long) merges);
+	if (merge_why)
+		tap_diag("%s", merge_why);
+	tap_ok(merge_why == NULL && merges > 0 && range_after * 4 < range_before,
+		   "emptying a range merges its leaves (leaf count below a quarter); structure, stats and "
+		   "forward and backward reads match the reference");
+	pm_epoch_drain(&h.epoch);
+	nbt_release_dram(&h.tree);
+	if (nbt_rebuild(&h.tree, true, &err) != PM_OK)
+	{
+		tap_diag("rebuild after the merge phase: %s", err.msg);
+		return 1;
+	}
+	merge_why = compare_range(&h.tree, NKEYS - 1, NRESTS - 1, true, NKEYS * NRESTS);
+	tap_ok(merge_why == NULL && nbt_check(&h.tree, NULL) == NULL,
+		   "after the merges a rebuild from PM reproduces the reference%s%s",
+		   merge_why ? ": " : "", merge_why ? merge_why : "");
+	nbt_get_stats(&h.tree, &st);
+	tap_diag("%ld entries at the end; random phase: %llu splits, %llu compactions, %llu merges; "
+			 "%llu leaves, height %llu",
 			 ref_count, (unsigned long long) splits, (unsigned long long) compactions,
+			 (unsigned long long) random_merges,
 			 (unsigned long long) st.leaves, (unsigned long long) st.height);
 	tap_ok(errors == 0, "%ld operations without an error", OPS);
 	tap_ok(bad_found == 0, "every delete found exactly what the reference had (%ld mismatches)", bad_found);
@@ -278,6 +480,10 @@ main(void)
 	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(h.pool);
+	merge_why = split_keeps_merge_pair(dir);
+	tap_ok(merge_why == NULL, "an inner split between a leaf and the sibling its pending merge "
+		   "absorbs keeps them in one node; the merge completes and the tree checks%s%s",
+		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	tap_rmdir(dir);
 	return tap_done();
 }

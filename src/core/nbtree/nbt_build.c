@@ -452,6 +452,7 @@ nbt_get_stats(nbt_tree *t, nbt_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->smo_splits = pm_load(&dr->smo_splits);
 	st->smo_compactions = pm_load(&dr->smo_compactions);
+	st->smo_merges = pm_load(&dr->smo_merges);
 	st->leaves = pm_load(&dr->leaves);
 	st->inner_nodes = pm_load(&dr->inner_nodes);
 	st->height = nbt_inner_at(t, pm_load(&dr->root))->level;
@@ -504,7 +505,8 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 					   (unsigned long long) kv_off);
 		if (nleaves > 0 && nbt_skey_cmp(&kv->low, &l->low) != 0)
 			CHECK_FAIL("leaf %llu: low fence differs between PM and DRAM", (unsigned long long) nleaves);
-		if (l->next & NBT_FROZEN || l->copy != 0 || (l->flags & NBT_PENDING))
+		if (l->next & NBT_FROZEN || l->copy != 0 || (l->flags & NBT_PENDING) ||
+			(l->bitmap & ~NBT_SLOT_BITS) || l->merge_right != 0)
 			CHECK_FAIL("leaf %llu: unfinished SMO", (unsigned long long) nleaves);
 		high = l->next ? nbt_leaf_at(t, l->next)->low : NBT_SKEY_MAX;
 		if (nbt_skey_cmp(&l->high, &high) != 0 || nbt_skey_cmp(&l->low, &l->high) >= 0)
@@ -517,7 +519,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 
 			if (!nbt_val_live(val))
 				continue;
-			if (!committed && !(l->bitmap & NBT_SMO_BIT))
+			if (!committed)
 				CHECK_FAIL("leaf %llu slot %d: live in PM but not committed", (unsigned long long) nleaves, pos);
 			if (committed && (uint32_t) pos >= l->num)
 				CHECK_FAIL("leaf %llu slot %d: committed beyond the claimed count", (unsigned long long) nleaves, pos);

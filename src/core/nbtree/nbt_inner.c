@@ -204,6 +204,34 @@ insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
 	n->count++;
 }
 
+/* Remove entry pos (a separator and the child right of it) from a locked node. */
+static void
+remove_entry(nbt_inner *n, int pos)
+{
+	size_t		tail = (n->count - pos - 1) * sizeof(uint64_t);
+
+	memmove(&n->key[pos], &n->key[pos + 1], tail);
+	memmove(&n->rest[pos], &n->rest[pos + 1], tail);
+	memmove(&n->child[pos], &n->child[pos + 1], tail);
+	n->count--;
+}
+
+/*
+ * Where to split the locked, full node n: entry mid goes up, child[mid]
+ * starts the new right node.  The middle, unless that parts a leaf from a
+ * right sibling its merge may still absorb: the merge's parent update needs
+ * both in one node.  Such pairs never share a leaf, so mid + 1 is free then.
+ */
+static uint32_t
+split_point(nbt_tree *t, nbt_inner *n)
+{
+	uint32_t	mid = n->count / 2;
+
+	if (n->level == 1 && nbt_merge_may_join(t, n->child[mid - 1], n->child[mid]))
+		mid++;
+	return mid;
+}
+
 /*
  * Insert (sep, child) into the locked node n (at off); split it if full and
  * carry the new separator upward.  Releases n's lock.
@@ -236,7 +264,7 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 			return err->code;
 		}
 		right = nbt_inner_at(t, right_off);
-		mid = n->count / 2;
+		mid = split_point(t, n);
 		up = nbt_inner_sep(n, mid);
 		right->child0 = n->child[mid];
 		right->count = n->count - mid - 1;
@@ -282,13 +310,15 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 }
 
 /*
- * In the level-1 node covering low, replace old_child by new_child and, if
- * right_child, insert (sep, right_child) after it.  A no-op if old_child is
- * no longer there (another helper of the same SMO did it).
+ * In the level-1 node covering low, replace old_child by new_child.  Then,
+ * if old_child's SMO absorbed its right sibling, that sibling's entry goes,
+ * or names right_child instead; else if right_child, (sep, right_child) is
+ * inserted after new_child.  A no-op if old_child is no longer there
+ * (another helper of the same SMO did it).
  */
 pm_errcode
 nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t new_child,
-				  const nbt_skey *sep, uint64_t right_child, pm_error *err)
+				  const nbt_skey *sep, uint64_t right_child, uint64_t absorbed, pm_error *err)
 {
 	uint64_t	off;
 	nbt_inner  *n = lock_covering(t, low, 1, &off);
@@ -303,10 +333,51 @@ nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t
 		n->child0 = new_child;
 	else
 		n->child[i] = new_child;
+	if (absorbed != 0)
+	{
+		/* nbt_request_merge and split_point keep the pair in one node */
+		if (i + 1 >= (int) n->count || n->child[i + 1] != absorbed)
+		{
+			write_unlock(n);
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"nbtree: a merged leaf is not its left sibling's neighbour in the parent");
+		}
+		if (right_child != 0)
+			nbt_inner_set(n, i + 1, sep, right_child);
+		else
+			remove_entry(n, i + 1);
+		write_unlock(n);
+		return PM_OK;
+	}
 	if (right_child == 0)
 	{
 		write_unlock(n);
 		return PM_OK;
 	}
 	return insert_sep(t, n, off, *sep, right_child, err);
+}
+
+/*
+ * Ask the SMO of leaf x to absorb its right sibling y (README: "Merge").
+ * Only while both are neighbours in one level-1 node: that node's lock
+ * keeps this stable here, and split_point keeps it so until the merge's
+ * parent update.  Sets x's SMO bit; the caller then runs the SMO.  False if
+ * they are not such neighbours or x's SMO already runs without a merge.
+ */
+bool
+nbt_request_merge(nbt_tree *t, uint64_t x_off, uint64_t y_off)
+{
+	nbt_leaf   *x = nbt_leaf_at(t, x_off);
+	uint64_t	off;
+	nbt_inner  *n = lock_covering(t, &x->low, 1, &off);
+	int			i = search_node(n, &x->low, n->count);
+	uint64_t	expected = 0;
+	bool		ok;
+
+	ok = child_at(n, i) == x_off && i + 1 < (int) n->count && n->child[i + 1] == y_off &&
+		pm_load(&x->next) == y_off && pm_cas(&x->merge_right, &expected, y_off);
+	if (ok)
+		pm_fetch_or(&x->bitmap, NBT_SMO_BIT);
+	write_unlock(n);
+	return ok;
 }

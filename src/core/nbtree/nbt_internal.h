@@ -64,6 +64,10 @@ nbt_val_live(uint64_t val)
 
 #define NBT_FROZEN		UINT64_C(1)		/* in leaf.next: its SMO has copied it */
 #define NBT_SMO_BIT		(UINT64_C(1) << 63)	/* in leaf.bitmap */
+#define NBT_MERGED		(UINT64_C(1) << 62)	/* in leaf.bitmap, set with the SMO bit: the
+											 * left sibling's merge absorbs this leaf */
+#define NBT_SLOT_BITS	((UINT64_C(1) << NBT_LEAF_CAP) - 1)	/* leaf.bitmap's committed slots */
+#define NBT_MERGE_SEALED UINT64_C(1)	/* in leaf.merge_right: the SMO absorbs nothing */
 
 /* leaf.flags */
 #define NBT_SYNC_DONE	0x01u	/* deletes of the copy phase are replayed */
@@ -88,6 +92,11 @@ typedef struct nbt_leaf
 	uint64_t	origin;			/* while PENDING: the leaf whose SMO made this */
 	uint64_t	birth_right;	/* the second replacement leaf of that SMO, or 0 */
 	uint64_t	copied;			/* the origin's slots this SMO copied (first leaf) */
+	/* merges (README: "Merge") */
+	uint64_t	merge_right;	/* the right sibling this leaf's SMO is to absorb | SEALED */
+	uint64_t	merge_left;		/* the leaf whose SMO claimed this one (MERGED) */
+	uint64_t	absorbed;		/* first leaf of an SMO: the origin's sibling it absorbed */
+	uint64_t	copied_right;	/* first leaf: the absorbed sibling's slots it copied */
 } nbt_leaf;
 
 _Static_assert(offsetof(nbt_leaf, next) <= 128, "a lookup's leaf fields must fit two cache lines");
@@ -145,6 +154,7 @@ typedef struct nbt_droot
 	uint64_t	first;			/* DRAM offset of the first leaf */
 	uint64_t	smo_splits;
 	uint64_t	smo_compactions;
+	uint64_t	smo_merges;
 	uint64_t	leaves;
 	uint64_t	inner_nodes;
 } nbt_droot;
@@ -215,7 +225,7 @@ nbt_fp_matches(const nbt_leaf *l, uint8_t fp)
 		if (pm_load_relaxed(&l->fp[i]) == fp)
 			mask |= UINT64_C(1) << i;
 #endif
-	return mask & ((UINT64_C(1) << NBT_LEAF_CAP) - 1);
+	return mask & NBT_SLOT_BITS;
 }
 
 /* The greatest skey below sk (sk must not be MIN). */
@@ -249,11 +259,13 @@ nbt_skey_load(const nbt_skey *p)
 extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
 extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
 									uint64_t new_child, const nbt_skey *sep,
-									uint64_t right_child, pm_error *err);
+									uint64_t right_child, uint64_t absorbed, pm_error *err);
+extern bool nbt_request_merge(nbt_tree *t, uint64_t x_off, uint64_t y_off);
 extern uint64_t nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err);
 
 /* nbt_smo.c */
 extern pm_errcode nbt_help_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
+extern bool nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off);
 
 /* nbt_leaf.c */
 typedef enum nbt_find_mode

@@ -13,9 +13,10 @@
 #include "nbt_internal.h"
 
 /*
- * Sort a leaf's worth of entries (at most NBT_LEAF_CAP).  Insertion sort with
- * the comparison inlined: for a few dozen entries it is several times faster
- * than qsort's call per comparison, and every scan sorts each leaf it reads.
+ * Sort a leaf's entries, or a merging pair's (at most 2 * NBT_LEAF_CAP).
+ * Insertion sort with the comparison inlined: for a few dozen entries it is
+ * several times faster than qsort's call per comparison, and every scan
+ * sorts each leaf it reads.
  */
 void
 nbt_sort_entries(nbt_entry *e, int n)
@@ -241,7 +242,7 @@ static void
 collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b)
 {
 	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
-	uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
+	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
 	bool		one_key = lo->key == hi->key;
 
 	b->n = 0;
@@ -279,9 +280,15 @@ nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *l
 			   const nbt_skey *hi, nbt_batch *b)
 {
 	nbt_skey	target = *sk;
+	nbt_skey	from = *lo;
+	nbt_skey	to = *hi;
 	uint64_t	off;
 	pm_error	err;
 
+	/*
+	 * A merge makes leaves that reach past where the caller's previous batch
+	 * ended: the batch stops at sk, so batches stay disjoint and contiguous.
+	 */
 	if (backward)
 	{
 		if (nbt_skey_is_min(sk))
@@ -291,10 +298,18 @@ nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *l
 			return;
 		}
 		target = nbt_skey_pred(sk);
+		if (nbt_skey_cmp(&target, &to) < 0)
+			to = target;
 	}
+	else if (nbt_skey_cmp(sk, &from) > 0)
+		from = *sk;
 	pm_epoch_enter(t->epoch);
 	/* READ mode never helps, so it cannot fail */
 	(void) nbt_find_leaf(t, &target, NBT_FIND_READ, &off, &err);
-	collect(t, nbt_leaf_at(t, off), lo, hi, b);
+	collect(t, nbt_leaf_at(t, off), &from, &to, b);
 	pm_epoch_exit(t->epoch);
+	if (backward && nbt_skey_cmp(&b->high, sk) > 0)
+		b->high = *sk;
+	else if (!backward && nbt_skey_cmp(&b->low, sk) < 0)
+		b->low = *sk;
 }

@@ -8,15 +8,19 @@
  *         committed entries into one new leaf (compaction) or two (split at
  *         the median (key, rest)), persist the new PM blocks, publish with a
  *         CAS on leaf.copy.  Losers of the CAS free their private copies.
- * sync:   replay deletes that hit the old leaf while it was being copied.
+ *         A merge (asked for by nbt_request_merge) first claims the right
+ *         sibling and copies it too: the new leaves then cover both.
+ * sync:   replay deletes that hit the old leaf (or leaves) while it was
+ *         being copied.
  * link:   the durability point.  CAS the predecessor's next, DRAM first and
  *         then PM (persisted), from the old leaf to the first new one.  A
  *         frozen predecessor is helped first, so no next pointer is lost to
  *         a concurrent copy.  New leaves are PENDING until this is done:
  *         writers that reach them help the SMO instead of committing into a
  *         block that PM does not reach yet.
- * parent: swap the parent's child pointer and insert the new separator;
- *         then the old leaf is retired through epochs.
+ * parent: swap the parent's child pointer and insert the new separator
+ *         (a merge drops the sibling's); then the old leaves are retired
+ *         through epochs.
  * Every step is idempotent; the flags record what is done.
  */
 #include "nbt_internal.h"
@@ -74,17 +78,74 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 		l->fp[i] = nbt_fingerprint(e[i].sk.key);
 }
 
+/*
+ * The right sibling this SMO of x absorbs, or 0.  A merge is asked for in
+ * x.merge_right (under the parent's lock, before or just after the SMO bit);
+ * the first helper that finds no request seals it.  A requested sibling is
+ * claimed with the CAS that freezes it, which fails if it is in an SMO of
+ * its own.  Every helper gets the same answer: the sibling's MERGED bit is
+ * fixed once its SMO bit is set, and only a helper of x sets it.
+ */
+static uint64_t
+merge_partner(nbt_tree *t, nbt_leaf *x, uint64_t off)
+{
+	uint64_t	y_off = 0;
+	nbt_leaf   *y;
+	uint64_t	b;
+
+	if (pm_cas(&x->merge_right, &y_off, NBT_MERGE_SEALED) || y_off == NBT_MERGE_SEALED)
+		return 0;
+	y = nbt_leaf_at(t, y_off);
+	/* before the claim: y's helpers follow merge_left once they see MERGED */
+	pm_store(&y->merge_left, off);
+	b = pm_load(&y->bitmap);
+	while (!(b & NBT_SMO_BIT) && !pm_cas(&y->bitmap, &b, b | NBT_SMO_BIT | NBT_MERGED))
+		;
+	return (pm_load(&y->bitmap) & NBT_MERGED) ? y_off : 0;
+}
+
+/* Append the live committed entries of the frozen leaf l to e; returns their slots. */
+static uint64_t
+gather_live(nbt_tree *t, nbt_leaf *l, nbt_entry *e, int *n)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
+	uint64_t	taken = 0;
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+		uint64_t	val = pm_load(&kv->slot[pos].val);
+
+		bits &= bits - 1;
+		if (nbt_val_live(val))
+		{
+			e[*n].sk.key = pm_load_relaxed(&kv->slot[pos].key);
+			e[*n].sk.rest = val & NBT_VAL_REST;
+			(*n)++;
+			taken |= UINT64_C(1) << pos;
+		}
+	}
+	return taken;
+}
+
+/*
+ * Copy x (and the right sibling it absorbs, if any) into one new leaf, or
+ * two split at the median when more than half a leaf's worth is live.
+ */
 static pm_errcode
 smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 {
 	nbt_leaf   *x = nbt_leaf_at(t, off);
-	nbt_kv	   *xkv = nbt_kv_at(t, x->kv);
-	nbt_entry	e[NBT_LEAF_CAP];
+	nbt_droot  *dr = nbt_droot_at(t);
+	nbt_entry	e[2 * NBT_LEAF_CAP];
 	int			n = 0;
-	uint64_t	bits;
+	uint64_t	y_off;
+	nbt_leaf   *last;			/* the leaf whose high fence and next the copy takes */
 	uint64_t	next_leaf;
 	uint64_t	next_kv;
-	uint64_t	copied = 0;
+	uint64_t	copied;
+	uint64_t	copied_right = 0;
 	uint64_t	pm_blocks[2] = {0, 0};
 	uint64_t	dram_blocks[2] = {0, 0};
 	int			nleaves;
@@ -92,25 +153,20 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 	uint64_t	expected = 0;
 
 	pm_fetch_or(&x->next, NBT_FROZEN);
-	next_leaf = pm_load(&x->next) & ~NBT_FROZEN;
+	y_off = merge_partner(t, x, off);
+	last = x;
+	if (y_off)
+	{
+		last = nbt_leaf_at(t, y_off);
+		pm_fetch_or(&last->next, NBT_FROZEN);
+	}
+	next_leaf = pm_load(&last->next) & ~NBT_FROZEN;
 	next_kv = next_leaf ? nbt_leaf_at(t, next_leaf)->kv : 0;
 
-	/* the committed set is fixed: the SMO bit is set */
-	bits = pm_load(&x->bitmap) & ~NBT_SMO_BIT;
-	while (bits)
-	{
-		int			pos = __builtin_ctzll(bits);
-		uint64_t	val = pm_load(&xkv->slot[pos].val);
-
-		bits &= bits - 1;
-		if (nbt_val_live(val))
-		{
-			e[n].sk.key = pm_load_relaxed(&xkv->slot[pos].key);
-			e[n].sk.rest = val & NBT_VAL_REST;
-			n++;
-			copied |= UINT64_C(1) << pos;
-		}
-	}
+	/* the committed sets are fixed: the SMO bits are set */
+	copied = gather_live(t, x, e, &n);
+	if (y_off)
+		copied_right = gather_live(t, last, e, &n);
 	nbt_sort_entries(e, n);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
 	nleft = nleaves == 2 ? n / 2 : n;
@@ -123,7 +179,7 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 		dram_blocks[i] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
 		if (dram_blocks[i] == 0)
 			break;
-		pm_fetch_add(&nbt_droot_at(t)->leaves, 1);
+		pm_fetch_add(&dr->leaves, 1);
 	}
 	if (pm_blocks[nleaves - 1] == 0 || dram_blocks[nleaves - 1] == 0)
 	{
@@ -132,7 +188,7 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 	}
 
 	if (nleaves == 1)
-		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, n, &x->low, &x->high, next_kv,
+		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, n, &x->low, &last->high, next_kv,
 				  next_leaf, off, 0);
 	else
 	{
@@ -140,11 +196,17 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 
 		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, nleft, &x->low, &sep, pm_blocks[1],
 				  dram_blocks[1], off, dram_blocks[1]);
-		fill_leaf(t, pm_blocks[1], dram_blocks[1], e + nleft, n - nleft, &sep, &x->high,
+		fill_leaf(t, pm_blocks[1], dram_blocks[1], e + nleft, n - nleft, &sep, &last->high,
 				  next_kv, next_leaf, off, 0);
 	}
 	pm_drain(&t->pool->persist);
-	nbt_leaf_at(t, dram_blocks[0])->copied = copied;
+	{
+		nbt_leaf   *first = nbt_leaf_at(t, dram_blocks[0]);
+
+		first->copied = copied;
+		first->absorbed = y_off;
+		first->copied_right = copied_right;
+	}
 
 	if (!pm_cas(&x->copy, &expected, dram_blocks[0]))
 	{
@@ -153,23 +215,24 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 		*copy_out = expected;
 		return PM_OK;
 	}
-	pm_fetch_add(nleaves == 2 ? &nbt_droot_at(t)->smo_splits : &nbt_droot_at(t)->smo_compactions, 1);
-	pm_fetch_add(&nbt_droot_at(t)->leaves, -1);	/* the old leaf goes */
+	pm_fetch_add(y_off ? &dr->smo_merges : nleaves == 2 ? &dr->smo_splits : &dr->smo_compactions, 1);
+	pm_fetch_add(&dr->leaves, y_off ? -2 : -1);	/* the old leaves go */
 	*copy_out = dram_blocks[0];
 	return PM_OK;
 }
 
 /*
- * Replay, in the new leaves, the deletes that reached the old one after the
- * copy.  Only slots the copy took count: a slot already dead then may share
- * its (key, rest) with a live later incarnation (a TID reused after VACUUM)
- * that the copy did take.
+ * Replay, in the new leaves, the deletes that reached an old one (x, or
+ * the sibling it absorbed) after the copy.  Only slots the copy took
+ * (copied) count: a slot already dead then may share its (key, rest) with
+ * a live later incarnation (a TID reused after VACUUM) that the copy did
+ * take.
  */
 static void
-smo_sync(nbt_tree *t, nbt_leaf *x, nbt_leaf *left, nbt_leaf *right)
+smo_sync(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *left, nbt_leaf *right)
 {
 	nbt_kv	   *xkv = nbt_kv_at(t, x->kv);
-	uint64_t	bits = left->copied;
+	uint64_t	bits = copied;
 
 	while (bits)
 	{
@@ -263,12 +326,16 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 	nbt_leaf   *x = nbt_leaf_at(t, off);
 	uint64_t	copy;
 	uint64_t	right_off;
+	uint64_t	y_off;
 	nbt_leaf   *left;
 	nbt_leaf   *right;
+	nbt_leaf   *y;
 	uint32_t	flags;
 	pm_errcode	rc;
 
-	pm_fetch_or(&x->bitmap, NBT_SMO_BIT);
+	/* claimed by the left sibling's merge: that SMO replaces this leaf too */
+	if (pm_fetch_or(&x->bitmap, NBT_SMO_BIT) & NBT_MERGED)
+		return nbt_help_smo(t, pm_load(&x->merge_left), err);
 	copy = pm_load(&x->copy);
 	if (copy == 0)
 	{
@@ -279,11 +346,26 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 	left = nbt_leaf_at(t, copy);
 	right_off = left->birth_right;
 	right = right_off ? nbt_leaf_at(t, right_off) : NULL;
+	y_off = left->absorbed;
+	y = y_off ? nbt_leaf_at(t, y_off) : NULL;
+	if (y)
+	{
+		uint64_t	expected = 0;
+
+		/* before y's sync: deletes that reach y from now on follow it */
+		(void) pm_cas(&y->copy, &expected, copy);
+	}
 
 	flags = pm_load(&x->flags);
 	if (!(flags & NBT_SYNC_DONE))
 	{
-		smo_sync(t, x, left, right);
+		smo_sync(t, x, left->copied, left, right);
+		if (y)
+		{
+			smo_sync(t, y, left->copied_right, left, right);
+			/* readers that reach y resolve to the copy from now on */
+			pm_fetch_or(&y->flags, NBT_SYNC_DONE);
+		}
 		pm_fetch_or(&x->flags, NBT_SYNC_DONE);
 	}
 	if (!(flags & NBT_LINK_DONE))
@@ -304,17 +386,67 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 		pm_fetch_and(&right->flags, ~NBT_PENDING);
 	if (!(flags & NBT_PARENT_DONE))
 	{
-		rc = nbt_replace_child(t, &x->low, off, copy, right ? &right->low : NULL, right_off, err);
+		rc = nbt_replace_child(t, &x->low, off, copy, right ? &right->low : NULL, right_off,
+							   y_off, err);
 		if (rc != PM_OK)
 			return rc;
 		if (!(pm_fetch_or(&x->flags, NBT_PARENT_DONE) & NBT_PARENT_DONE))
 		{
 			pm_epoch_retire(t->epoch, t->space_pm, t->tag_pm, x->kv);
 			pm_epoch_retire(t->epoch, t->space_dram, 0, off);
+			if (y)
+			{
+				pm_epoch_retire(t->epoch, t->space_pm, t->tag_pm, y->kv);
+				pm_epoch_retire(t->epoch, t->space_dram, 0, y_off);
+			}
 		}
 	}
 	return PM_OK;
 }
+
+/*
+ * Whether the SMO of leaf x may still absorb its right sibling y: x asked
+ * for it (a leaf claimed by its own left sibling never runs its request)
+ * and y is not in an SMO of its own.
+ */
+bool
+nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off)
+{
+	nbt_leaf   *x = nbt_leaf_at(t, x_off);
+	uint64_t	yb;
+
+	if ((pm_load(&x->bitmap) & NBT_MERGED) || pm_load(&x->merge_right) != y_off)
+		return false;
+	yb = pm_load(&nbt_leaf_at(t, y_off)->bitmap);
+	return !(yb & NBT_SMO_BIT) || (yb & NBT_MERGED);
+}
+
+/* Live committed entries of leaf l (a snapshot). */
+static int
+leaf_live(nbt_tree *t, nbt_leaf *l)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
+	int			live = 0;
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+
+		bits &= bits - 1;
+		live += nbt_val_live(pm_load(&kv->slot[pos].val));
+	}
+	return live;
+}
+
+/*
+ * A merge of two leaves that together hold at most this many live entries.
+ * A split leaves more than NBT_LEAF_CAP / 2 in its two halves, and a merged
+ * leaf needs more than NBT_LEAF_CAP / 2 live entries and a full leaf to
+ * split again: each direction takes at least a dozen operations on the
+ * pair, so merges and splits cannot chase each other.
+ */
+#define NBT_MERGE_MAX_LIVE	(NBT_LEAF_CAP / 3)
 
 pm_errcode
 nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
@@ -328,22 +460,19 @@ nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err
 	if (rc == PM_OK)
 	{
 		nbt_leaf   *l = nbt_leaf_at(t, off);
-		nbt_kv	   *kv = nbt_kv_at(t, l->kv);
-		uint64_t	bits = pm_load(&l->bitmap) & ~NBT_SMO_BIT;
 		uint32_t	num = pm_load(&l->num);
-		int			live = 0;
+		int			live = leaf_live(t, l);
+		uint64_t	y_off = pm_load(&l->next);
+		bool		merge;
 
 		if (num > NBT_LEAF_CAP)
 			num = NBT_LEAF_CAP;
-		while (bits)
-		{
-			int			pos = __builtin_ctzll(bits);
-
-			bits &= bits - 1;
-			live += nbt_val_live(pm_load(&kv->slot[pos].val));
-		}
+		/* a frozen next: the leaf's SMO has begun meanwhile */
+		merge = y_off != 0 && !(y_off & NBT_FROZEN) &&
+			live + leaf_live(t, nbt_leaf_at(t, y_off)) <= NBT_MERGE_MAX_LIVE &&
+			nbt_request_merge(t, off, y_off);
 		/* dead and abandoned slots are reclaimed only by rewriting the leaf */
-		if (num > 0 && (uint32_t) live * 2 <= num)
+		if (merge || (num > 0 && (uint32_t) live * 2 <= num))
 		{
 			rc = nbt_help_smo(t, off, err);
 			*compacted = rc == PM_OK;

@@ -58,6 +58,7 @@ typedef struct nbt_stats
 {
 	uint64_t	smo_splits;
 	uint64_t	smo_compactions;
+	uint64_t	smo_merges;		/* two leaves into one (or, rarely, two) */
 	uint64_t	leaves;
 	uint64_t	inner_nodes;
 	uint64_t	height;			/* inner levels above the leaves */
@@ -141,22 +142,27 @@ extern pm_errcode nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err);
 extern pm_errcode nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err);
 
 /*
- * Read the leaf covering sk (forward) or the leaf before the one whose low
- * fence is sk (backward: pass the current batch's low); entries sorted.
- * Forward scans continue from batch.high, backward from batch.low, until
- * high is MAX or low is MIN: ranges are disjoint and contiguous, so a scan
- * neither repeats nor misses an entry across concurrent SMOs.
+ * Read the leaf covering sk from sk on (forward), or the leaf covering the
+ * keys just below sk up to sk (backward: pass the current batch's low);
+ * entries sorted, the batch's fences cut at sk.  Forward scans continue
+ * from batch.high, backward from batch.low, until high is MAX or low is
+ * MIN: ranges are disjoint and contiguous, so a scan neither repeats nor
+ * misses an entry across concurrent SMOs (merges included).
  */
 extern void nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b);
 
 /*
  * The same, keeping only entries in [lo, hi]: a point lookup sorts one
- * entry, not a leaf.  The batch's fences are still the leaf's.
+ * entry, not a leaf.  The batch's fences are still the leaf's (cut at sk).
  */
 extern void nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward,
 						   const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b);
 
-/* Rewrite a leaf without its deleted slots if at least half are dead. */
+/*
+ * Maintenance of the leaf covering sk: merge it with its right sibling if
+ * both together hold at most a third of a leaf (and share a parent), else
+ * rewrite it without its deleted slots if at least half are dead.
+ */
 extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted,
 								   pm_error *err);
 
