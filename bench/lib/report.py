@@ -75,7 +75,7 @@ class Plotter:
                     f.write("\t".join(str(c) for c in row) + "\n")
         head = (f"set terminal pngcairo size 1200,800 font 'sans,10'\n"
                 f"set output '{name}.png'\n"
-                "set grid ytics\nset key outside right top\n")
+                "set termoption noenhanced\nset grid ytics\nset key outside right top\n")
         gp = os.path.join(self.dir, f"{name}.gp")
         with open(gp, "w") as f:
             f.write(head + script)
@@ -198,7 +198,8 @@ def build_size_section(directory, plot, out):
         script, rows_ = clustered_bars(f"CREATE INDEX on {int(rows_n):,} rows (median of runs)",
                                        "seconds", kinds, ["seconds"],
                                        {(k, "seconds"): statistics.median(by_kind[k]) for k in kinds})
-        plot.run("build", script + "set key off\nplot 'build.dat' using 2:xtic(1)\n", {"build.dat": rows_})
+        plot.run("build", script + "set key autotitle columnhead\nset key off\nplot 'build.dat' using 2:xtic(1)\n",
+                 {"build.dat": rows_})
     if sizes:
         out.append("## Index size right after the build\n")
         out.append("For btree and hash: pg_relation_size. For nbtree_pm: the pool's PM bytes plus its "
@@ -217,7 +218,8 @@ def build_size_section(directory, plot, out):
                  "set title 'index size after the build'\nset ylabel 'MiB'\n"
                  "set style data histograms\nset style histogram rowstacked\n"
                  "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
-                 "plot 'size.dat' using 2:xtic(1) title 'PM (nbtree\\_pm) or pages', '' using 3 title 'DRAM tier'\n",
+                 "set key autotitle columnhead\n"
+                 "plot 'size.dat' using 2:xtic(1) title 'PM (nbtree_pm) or pages', '' using 3 title 'DRAM tier'\n",
                  {"size.dat": rows_})
 
 
