@@ -37,6 +37,14 @@ def read_csv(directory, name):
         return list(csv.DictReader(f))
 
 
+def group_by(rows, key):
+    """rows grouped by key(row), in a dict of lists"""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[key(r)].append(r)
+    return groups
+
+
 def kind_key(kind):
     return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
 
@@ -107,9 +115,7 @@ def pgbench_section(directory, plot, out):
     rows = read_csv(directory, "pgbench.csv")
     if not rows:
         return
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(r["suite"], int(r["clients"]), r["kind"])].append(r)
+    groups = group_by(rows, lambda r: (r["suite"], int(r["clients"]), r["kind"]))
     suites = [s for s in SUITE_TEXT if any(k[0] == s for k in groups)]
 
     def med(suite, clients, kind, field):
@@ -182,9 +188,8 @@ def build_size_section(directory, plot, out):
     builds = read_csv(directory, "build.csv")
     sizes = read_csv(directory, "size.csv")
     if builds:
-        by_kind = defaultdict(list)
-        for r in builds:
-            by_kind[r["kind"]].append(float(r["seconds"]))
+        by_kind = {kind: [float(r["seconds"]) for r in g]
+                   for kind, g in group_by(builds, lambda r: r["kind"]).items()}
         rows_n = builds[0]["rows"]
         base = statistics.median(by_kind["btree"]) if "btree" in by_kind else None
         out.append(f"## CREATE INDEX on {int(rows_n):,} rows (int8, random order)\n")
@@ -227,9 +232,7 @@ def recovery_section(directory, plot, out):
     rows = read_csv(directory, "recovery.csv")
     if not rows:
         return
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(int(r["entries"]), r["kind"])].append(r)
+    groups = group_by(rows, lambda r: (int(r["entries"]), r["kind"]))
     out.append("## Recovery after `pg_ctl stop -m immediate` under insert load\n")
     out.append("server start: `pg_ctl start -w` until it accepts connections (WAL redo, same for "
                "both). first query: the first index scan of that table afterwards; for nbtree_pm "
@@ -259,9 +262,8 @@ def core_section(directory, plot, out):
     rows = read_csv(directory, "core.csv")
     if not rows:
         return
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(r["workload"], r["dist"], int(r["threads"]), r["structure"], r["mode"], r["pool_fs"])].append(r)
+    groups = group_by(rows, lambda r: (r["workload"], r["dist"], int(r["threads"]), r["structure"],
+                                       r["mode"], r["pool_fs"]))
 
     def order(k):
         wl = WORKLOAD_ORDER.index(k[0]) if k[0] in WORKLOAD_ORDER else 99
