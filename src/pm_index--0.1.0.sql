@@ -50,7 +50,7 @@ REVOKE ALL ON FUNCTION nbtree_pm_check(regclass, boolean) FROM PUBLIC;
 CREATE FUNCTION pm_index_stats(index regclass,
     OUT entries bigint, OUT leaves bigint, OUT height integer,
     OUT pm_bytes bigint, OUT dram_bytes bigint,
-    OUT smo_splits bigint, OUT smo_compactions bigint,
+    OUT smo_splits bigint, OUT smo_compactions bigint, OUT smo_merges bigint,
     OUT inserts bigint, OUT deletes bigint,
     OUT flushes_per_write double precision, OUT fences_per_write double precision)
 AS 'MODULE_PATHNAME', 'pm_index_stats'

@@ -23,23 +23,36 @@ pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
 }
 
 void
-pm_recon_note(pm_pool *pool, pm_recon *r, int stripe, uint64_t key, uint64_t rest, uint64_t pos,
-			  uint64_t *flushed, uint64_t (*flush_fn) (uint64_t upto))
+pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest, uint64_t pos,
+			  uint64_t *durable, pm_recon_durable_fn durable_fn)
 {
-	pm_recon_stripe *s = &r->stripe[(unsigned) stripe % PM_RECON_STRIPES];
-	uint64_t	n = pm_fetch_add(&s->head, 1);
-	pm_recon_entry *e = &s->e[n % PM_RECON_PER_STRIPE];
-	uint64_t	old = pm_load(&e->pos);
+	unsigned	first = (unsigned) home % PM_RECON_STRIPES;
+	pm_recon_entry *e;
 
-	if (old != 0 && old > *flushed)
+	for (unsigned i = 0;; i++)
 	{
-		*flushed = flush_fn(old);
-		if (old > *flushed && !pm_load(&s->overflow))
+		pm_recon_stripe *s = &r->stripe[(first + i) % PM_RECON_STRIPES];
+		bool		last = i == PM_RECON_STRIPES - 1;
+		uint64_t	old;
+
+		e = &s->e[pm_fetch_add(&s->head, 1) % PM_RECON_PER_STRIPE];
+		old = pm_load(&e->pos);
+		/* every stripe busy: flush past both notes, freeing the whole ring */
+		if (old > *durable)
+			*durable = durable_fn(old > pos ? old : pos, last);
+		if (old <= *durable)
+			break;
+		if (last)
 		{
 			/* the note we overwrite may still be needed: check everything after a crash */
-			pm_store(&s->overflow, 1);
-			pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+			if (!pm_load(&s->overflow))
+			{
+				pm_store(&s->overflow, 1);
+				pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+			}
+			break;
 		}
+		/* a needed note stays where it is; try the next stripe */
 	}
 	pm_store_relaxed(&e->key, key);
 	pm_store_relaxed(&e->rest, rest);

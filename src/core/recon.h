@@ -6,19 +6,23 @@
  * A PM index entry is durable when its insert returns; the record it names
  * (PostgreSQL: a heap tuple) is durable only when the host's log is flushed
  * past it.  Before inserting, the host notes (key, rest, log position) here;
- * a note may be overwritten once the log is flushed past its position, and
- * the host is asked to flush it when a note about to be overwritten is still
- * needed.  After a crash only the noted entries need checking against the
- * host, unless a stripe overflowed (a needed note was overwritten because the
- * host could not flush): then all.
+ * a note may be overwritten once the log is flushed past its position.
+ * After a crash only the noted entries need checking against the host,
+ * unless a stripe overflowed (a needed note was overwritten because the host
+ * could not flush): then all.
  *
  * Checking an entry that was never inserted, or that is current, is
  * harmless, so notes need no commit protocol: a note is persisted before the
  * insert it covers, and a torn or stale note only costs one check.  The ring
- * is striped so that concurrent writers (one stripe per participant modulo
- * PM_RECON_STRIPES) rarely share a cache line.  It is one allocator block, as
- * large as a block may be: the more notes a stripe holds, the rarer a forced
- * flush (PostgreSQL's WAL writer flushes every 200 ms or 1 MB of WAL).
+ * is striped so that concurrent writers (one home stripe per participant
+ * modulo PM_RECON_STRIPES) rarely share a cache line.  A writer whose next
+ * slot still holds a needed note leaves that note in place and moves on to
+ * the next stripe, so one busy writer uses the whole ring; only when every
+ * stripe's next slot is needed does it ask the host to flush.  The host log
+ * is flushed in the background (PostgreSQL's WAL writer: every 200 ms or
+ * 1 MB of WAL), so with asynchronous commit that forced flush comes once per
+ * ring's worth of inserts rather than once per stripe's.  It is one allocator
+ * block, as large as a block may be.
  */
 #ifndef PM_RECON_H
 #define PM_RECON_H
@@ -52,13 +56,19 @@ typedef struct pm_recon
 extern uint64_t pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err);
 
 /*
- * Note (key, rest) at log position pos in stripe (any int; taken modulo).
- * *flushed is the caller's cached flushed position.  When a note about to be
- * overwritten looks still needed, flush_fn(upto) is called: it makes the host
- * log durable up to upto if it can, and returns the position now durable.
+ * How far the host log is durable.  With force false, return the position
+ * known durable now (cheap); with force true, first make the log durable up
+ * to upto if the host can.
  */
-extern void pm_recon_note(pm_pool *pool, pm_recon *r, int stripe, uint64_t key, uint64_t rest,
-						  uint64_t pos, uint64_t *flushed, uint64_t (*flush_fn) (uint64_t upto));
+typedef uint64_t (*pm_recon_durable_fn) (uint64_t upto, bool force);
+
+/*
+ * Note (key, rest) at log position pos, starting at stripe home (any int;
+ * taken modulo).  *durable is the caller's cached durable position, refreshed
+ * through durable_fn when a slot's old note looks still needed.
+ */
+extern void pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest,
+						  uint64_t pos, uint64_t *durable, pm_recon_durable_fn durable_fn);
 
 /* After a crash: did any stripe overflow? */
 extern bool pm_recon_overflowed(const pm_recon *r);

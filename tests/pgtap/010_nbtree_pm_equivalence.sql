@@ -171,6 +171,23 @@ SELECT pm_compare('SELECT id FROM %I WHERE i4 BETWEEN 100 AND 700 ORDER BY id', 
 SELECT pm_compare('SELECT i2, id FROM %I WHERE i2 < 20 ORDER BY i2, id', 'duplicates after writes');
 SELECT cmp_ok((SELECT smo_splits FROM pm_index_stats('pm_i4')), '>', 0::bigint, 'inserts split leaves');
 
+-- VACUUM merges leaves it leaves small even when it removed under half of each: a first pass
+-- deletes 75% (leaves rewritten, ~16 entries each), a second 40% of the rest (too few for a
+-- rewrite; two neighbours then hold under a third of a leaf)
+CREATE TABLE vm (k int4);
+INSERT INTO vm SELECT g FROM generate_series(1, 20000) g;
+CREATE INDEX vm_k ON vm USING nbtree_pm (k) WITH (fillfactor = 100);
+DELETE FROM vm WHERE k % 20 >= 5;
+VACUUM vm;
+CREATE TEMP TABLE vm_before AS SELECT leaves, smo_merges FROM pm_index_stats('vm_k');
+DELETE FROM vm WHERE k % 20 >= 3;
+VACUUM vm;
+SELECT cmp_ok((SELECT smo_merges FROM pm_index_stats('vm_k')), '>', (SELECT smo_merges FROM vm_before),
+              'a VACUUM that removed under half of each leaf still merges the small leaves');
+SELECT cmp_ok((SELECT leaves FROM pm_index_stats('vm_k')), '<', (SELECT leaves FROM vm_before), 'fewer leaves after the merges');
+SELECT lives_ok('SELECT nbtree_pm_check(''vm_k'', true)', 'nbtree_pm_check after VACUUM merges');
+SELECT is((SELECT array_agg(k ORDER BY k) FROM vm WHERE k BETWEEN 1 AND 40), ARRAY[1, 2, 20, 21, 22, 40], 'rows after the merges');
+
 -- merge join on two nbtree_pm indexes with duplicates on both sides: mark/restore, no sort
 CREATE TABLE mj1 AS SELECT g % 300 AS k, g FROM generate_series(1, 3000) g;
 CREATE TABLE mj2 AS SELECT g % 500 AS k, g FROM generate_series(1, 2000) g;

@@ -162,7 +162,7 @@ nbtree_pm_check(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-#define STATS_COLS 11
+#define STATS_COLS 12
 
 Datum
 pm_index_stats(PG_FUNCTION_ARGS)
@@ -194,15 +194,16 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	values[4] = Int64GetDatum((int64) st.dram_bytes);
 	values[5] = Int64GetDatum((int64) st.smo_splits);
 	values[6] = Int64GetDatum((int64) st.smo_compactions);
-	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
-	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
+	values[7] = Int64GetDatum((int64) st.smo_merges);
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
+	values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
 	if (writes > 0)
 	{
-		values[9] = Float8GetDatum((double) pg_atomic_read_u64(&s->flushes) / writes);
-		values[10] = Float8GetDatum((double) pg_atomic_read_u64(&s->fences) / writes);
+		values[10] = Float8GetDatum((double) pg_atomic_read_u64(&s->flushes) / writes);
+		values[11] = Float8GetDatum((double) pg_atomic_read_u64(&s->fences) / writes);
 	}
 	else
-		nulls[9] = nulls[10] = true;
+		nulls[10] = nulls[11] = true;
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -11,15 +11,17 @@
 #include "utils/rel.h"
 
 /*
- * The reconciliation ring is about to overwrite a note whose heap WAL may be
- * unflushed (asynchronous commit outran the WAL writer): flush it, as a
- * synchronous commit would, so that no note is lost and reconciliation after
- * a crash stays bounded by the ring.
+ * How far WAL is flushed, for the reconciliation ring.  When every stripe's
+ * next note still names unflushed heap WAL (asynchronous commit outran the
+ * WAL writer), force flushes up to it, as a synchronous commit would, so
+ * that no note is lost and reconciliation after a crash stays bounded by the
+ * ring.
  */
 static uint64
-wal_flush_upto(uint64 upto)
+wal_durable_upto(uint64 upto, bool force)
 {
-	XLogFlush((XLogRecPtr) upto);
+	if (force)
+		XLogFlush((XLogRecPtr) upto);
 	return GetFlushRecPtr(NULL);
 }
 
@@ -40,7 +42,7 @@ nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	 */
 	if (h->recon != NULL && RelationNeedsWAL(heapRel) && XactLastRecEnd != InvalidXLogRecPtr)
 		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, sk.key, sk.rest, XactLastRecEnd,
-					  &h->flushed_lsn, wal_flush_upto);
+					  &h->flushed_lsn, wal_durable_upto);
 	if (nbt_insert(&h->tree, &sk, &err) != PM_OK)
 		nbtpm_report(&err, index);
 	nbtpm_count_write(h, &before, true);

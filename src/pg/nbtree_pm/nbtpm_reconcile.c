@@ -16,8 +16,8 @@
  * Only entries whose heap WAL may not have been flushed need checking: every
  * insert notes (key, TID, WAL end) in the pool's reconciliation ring first
  * (src/core/recon.h), so the check visits at most the ring's 2,688 notes;
- * an insert that would overwrite a note whose WAL is not flushed yet flushes
- * it first (nbtpm_insert.c).  If a ring stripe overflowed anyway, or the pool
+ * an insert that finds no note it may overwrite (all name unflushed WAL)
+ * flushes WAL first (nbtpm_insert.c).  If a ring stripe overflowed anyway, or the pool
  * has no ring, every entry is checked: one heap item visit per entry.
  */
 #include "nbtpm.h"

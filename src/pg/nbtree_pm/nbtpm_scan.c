@@ -275,7 +275,14 @@ position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
 	}
 	else
 	{
-		nbt_read_range(&so->h->tree, &so->ranges[r].hi, false, &so->ranges[r].lo,
+		/*
+		 * A backward read takes an exclusive bound: start just above hi (a
+		 * range's rest is at most NBT_REST_MAX, so this cannot wrap), which
+		 * reads hi's leaf once rather than hi alone and then its leaf again.
+		 */
+		nbt_skey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
+
+		nbt_read_range(&so->h->tree, &above_hi, true, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = so->batch.n;
 	}

@@ -57,7 +57,8 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 				removed_here++;
 			}
 		}
-		if (removed_here > 0 && removed_here * 2 >= b.n)
+		/* the core decides: merge with the right sibling, rewrite, or neither */
+		if (removed_here > 0)
 		{
 			bool		compacted;
 

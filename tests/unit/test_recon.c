@@ -1,0 +1,187 @@
+/*
+ * test_recon.c
+ *	  The reconciliation ring: a busy writer fills every stripe before it
+ *	  asks for a flush, no note whose position is not durable is ever lost
+ *	  (one thread and two), an unflushable log sets the overflow flag, and
+ *	  clear forgets everything.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "recon.h"
+#include "tap.h"
+
+#include <pthread.h>
+
+#define RING_NOTES	(PM_RECON_STRIPES * PM_RECON_PER_STRIPE)
+#define THREAD_NOTES 200000
+
+/* The fake host log: positions up to log_durable survive a crash. */
+static uint64_t log_durable;
+static bool log_can_flush = true;
+static uint64_t forced_flushes;
+
+/* Durability only grows, as a log's flush position does. */
+static void
+log_flush(uint64_t upto)
+{
+	uint64_t	d = pm_load(&log_durable);
+
+	while (d < upto && !pm_cas(&log_durable, &d, upto))
+		;
+}
+
+static uint64_t
+fake_durable(uint64_t upto, bool force)
+{
+	if (force && log_can_flush)
+	{
+		log_flush(upto);
+		pm_fetch_add(&forced_flushes, 1);
+	}
+	return pm_load(&log_durable);
+}
+
+typedef struct seen_ctx
+{
+	uint8_t    *seen;			/* indexed by key */
+	uint64_t	nkeys;
+	uint64_t	notes;
+} seen_ctx;
+
+static void
+mark_seen(void *arg, uint64_t key, uint64_t rest)
+{
+	seen_ctx   *c = arg;
+
+	(void) rest;
+	c->notes++;
+	if (key < c->nkeys)
+		c->seen[key] = 1;
+}
+
+/*
+ * Every key in [0, n) whose position (key + 1) is past the durable point
+ * must still be noted; returns how many are missing.
+ */
+static uint64_t
+missing_needed(const pm_recon *r, uint64_t n, uint64_t *notes)
+{
+	seen_ctx	c = {calloc(n, 1), n, 0};
+	uint64_t	missing = 0;
+
+	pm_recon_foreach(r, mark_seen, &c);
+	for (uint64_t k = 0; k < n; k++)
+		if (k + 1 > log_durable && !c.seen[k])
+			missing++;
+	free(c.seen);
+	*notes = c.notes;
+	return missing;
+}
+
+typedef struct writer
+{
+	pm_pool    *pool;
+	pm_recon   *ring;
+	int			home;
+} writer;
+
+/* Keys home, home + 2, ...: position = key + 1, rising as a log would. */
+static void *
+write_notes(void *arg)
+{
+	writer	   *w = arg;
+	uint64_t	durable = 0;
+
+	for (uint64_t k = (uint64_t) w->home; k < 2 * THREAD_NOTES; k += 2)
+	{
+		pm_recon_note(w->pool, w->ring, w->home, k, 1, k + 1, &durable, fake_durable);
+		/* the background flusher: now and then the log becomes durable up to here */
+		if (k % 5003 == 0)
+			log_flush(k > 3000 ? k - 3000 : 0);
+	}
+	return NULL;
+}
+
+int
+main(void)
+{
+	char	   *dir = tap_tmpdir("recon");
+	char		path[600];
+	pm_pool_create_opts o = {0};
+	pm_pool    *pool = NULL;
+	pm_alloc	a;
+	pm_error	err = {0};
+	pm_recon   *r;
+	uint64_t	off;
+	uint64_t	durable = 0;
+	uint64_t	notes;
+	uint64_t	missing;
+	pthread_t	th[2];
+	writer		w[2];
+
+	tap_plan(10);
+	snprintf(path, sizeof(path), "%s/pool.pm", dir);
+	o.owner.kind = PM_KIND_TEST;
+	o.mode = PM_MODE_EADR;
+	o.max_size = 64 << 20;
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
+	{
+		tap_diag("pool: %s", err.msg);
+		return 1;
+	}
+	pm_alloc_attach_pool(&a, pool);
+	off = pm_recon_create(pool, &a, &err);
+	tap_ok(off != 0, "ring created (%s)", off ? "ok" : err.msg);
+	r = pm_pool_addr(pool, off);
+
+	/* one writer, nothing durable: the whole ring fills before any flush */
+	for (uint64_t k = 0; k < RING_NOTES; k++)
+		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
+	tap_ok(forced_flushes == 0, "one writer filled all %d notes of every stripe without a flush",
+		   RING_NOTES);
+	missing = missing_needed(r, RING_NOTES, &notes);
+	tap_ok(missing == 0 && notes == RING_NOTES, "every note kept (%llu)", (unsigned long long) notes);
+
+	/* the next note needs a flush, which frees the ring */
+	pm_recon_note(pool, r, 3, RING_NOTES, 1, RING_NOTES + 1, &durable, fake_durable);
+	tap_ok(forced_flushes == 1 && log_durable >= 1 && !pm_recon_overflowed(r),
+		   "a full ring forces one flush, no overflow");
+	for (uint64_t k = RING_NOTES + 1; k < 3 * RING_NOTES; k++)
+		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
+	tap_ok(forced_flushes <= 3, "one flush per ring's worth of notes (%llu for 3 rings)",
+		   (unsigned long long) forced_flushes);
+	tap_ok(missing_needed(r, 3 * RING_NOTES, &notes) == 0,
+		   "no note past the durable point lost (durable %llu)", (unsigned long long) log_durable);
+
+	/* a log that cannot flush: the overwrite is recorded as an overflow */
+	log_can_flush = false;
+	for (uint64_t k = 3 * RING_NOTES; k < 5 * RING_NOTES; k++)
+		pm_recon_note(pool, r, 5, k, 1, k + 1, &durable, fake_durable);
+	tap_ok(pm_recon_overflowed(r), "overwriting a needed note sets the overflow flag");
+
+	pm_recon_clear(pool, r);
+	missing = missing_needed(r, 1, &notes);
+	tap_ok(!pm_recon_overflowed(r) && missing == 0 && notes == 0,
+		   "clear forgets notes and overflow");
+
+	/* two writers and a background flusher: no needed note lost, no overflow */
+	log_can_flush = true;
+	log_durable = 0;
+	for (int i = 0; i < 2; i++)
+	{
+		w[i] = (writer) {pool, r, i};
+		pthread_create(&th[i], NULL, write_notes, &w[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	tap_ok(!pm_recon_overflowed(r), "two writers: no overflow (%llu forced flushes)",
+		   (unsigned long long) forced_flushes);
+	tap_ok(missing_needed(r, 2 * THREAD_NOTES, &notes) == 0,
+		   "two writers: every note past the durable point (%llu) kept",
+		   (unsigned long long) log_durable);
+
+	pm_pool_close(pool);
+	tap_rmdir(dir);
+	return tap_done();
+}
