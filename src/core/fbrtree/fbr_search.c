@@ -220,36 +220,60 @@ fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *ou
 
 /* ---------- leaf lookup for delete ---------- */
 
+/* Depth first, with the same re-validation as search_node (GAP-5). */
 static bool
 find_from(fbr_tree *t, uint64_t off, const fbr_item *item, uint64_t *path, int level, int *depth)
 {
+	fbr_node   *n = fbr_node_at(t, off);
 	fbr_item	items[FBR_CAP];
+	uint64_t	visited[4 * FBR_CAP];
+	int			nvisited = 0;
 	int			count;
-	uint64_t	m = fbr_read_node(fbr_node_at(t, off), items, NULL, &count);
+	uint64_t	m = fbr_read_node(n, items, NULL, &count);
 
 	path[level] = off;
-	for (int i = 0; i < count; i++)
+	if (fbr_is_leaf(m))
 	{
-		if (fbr_is_leaf(m))
-		{
+		for (int i = 0; i < count; i++)
 			if (fbr_item_equal(&items[i], item))
 			{
 				*depth = level;
 				return true;
 			}
-		}
-		else if (fbr_box_contains(&items[i].box, &item->box) &&
-				 find_from(t, items[i].payload, item, path, level + 1, depth))
-			return true;
+		return false;
 	}
-	return false;
+	for (;;)
+	{
+		for (int i = 0; i < count; i++)
+		{
+			if (!fbr_box_contains(&items[i].box, &item->box) ||
+				offset_in(visited, nvisited, items[i].payload))
+				continue;
+			if (nvisited < 4 * FBR_CAP)
+				visited[nvisited++] = items[i].payload;
+			if (find_from(t, items[i].payload, item, path, level + 1, depth))
+				return true;
+			path[level] = off;
+		}
+		if (pm_load(&n->meta) == m)
+			return false;
+		m = fbr_read_node(n, items, NULL, &count);
+	}
 }
 
 /* The caller is in an epoch. */
 bool
 fbr_find_leaf(fbr_tree *t, const fbr_item *item, uint64_t *path, int *depth)
 {
-	return find_from(t, fbr_root(t), item, path, 0, depth);
+	uint64_t	root;
+
+	do
+	{
+		root = fbr_root(t);
+		if (find_from(t, root, item, path, 0, depth))
+			return true;
+	} while (fbr_root(t) != root);
+	return false;
 }
 
 /* ---------- KNN: best-first ---------- */
@@ -345,14 +369,21 @@ heap_pop(fbr_knn *k)
 	return top;
 }
 
+/*
+ * A child's priority is never below its parent's: a box read while an
+ * insert enlarges it may reach closer than anything the subtree held when
+ * the parent was read.
+ */
 static void
-push_node(fbr_knn *k, const fbr_item *entry, int parent)
+push_node(fbr_knn *k, const fbr_item *entry, int parent, double parent_dist)
 {
 	knn_elem	e;
 
 	if (k->consistent != NULL && !k->consistent(k->carg, &entry->box, false))
 		return;
 	e.dist = k->distance(k->darg, &entry->box, false);
+	if (e.dist < parent_dist)
+		e.dist = parent_dist;
 	e.item = *entry;
 	e.parent = parent;
 	e.is_node = true;
@@ -438,7 +469,7 @@ revalidate(fbr_knn *k, int v)
 			return;
 		vis->meta = fbr_read_node(fbr_node_at(k->t, vis->off), items, NULL, &count);
 		for (int i = 0; i < count; i++)
-			push_node(k, &items[i], v);
+			push_node(k, &items[i], v, 0);
 		v = vis->parent;
 	}
 	if (fbr_root(k->t) != k->root_seen)
@@ -474,12 +505,18 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
 		for (int i = 0; i < count; i++)
 		{
 			if (!fbr_is_leaf(m))
-				push_node(k, &items[i], v);
+				push_node(k, &items[i], v, e.dist);
 			else if (k->consistent == NULL || k->consistent(k->carg, &items[i].box, true))
 			{
 				knn_elem	leaf = {k->distance(k->darg, &items[i].box, true), items[i], -1, false};
 
-				heap_push(k, &leaf);
+				/*
+				 * Closer than the leaf's box as its parent was read: committed after
+				 * that read, so after the scan began; yielding it now would break the
+				 * order.
+				 */
+				if (leaf.dist >= e.dist)
+					heap_push(k, &leaf);
 			}
 		}
 	}
