@@ -29,7 +29,7 @@ typedef struct fbr_harness
 	fbr_tree	tree;
 } fbr_harness;
 
-static void
+static inline void
 fbr_harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 {
 	fbr_harness *h = ctx;
@@ -195,7 +195,7 @@ query_leaf(const query *qu, const fbr_box *k)
 	}
 }
 
-static bool
+static inline bool
 query_consistent(void *arg, const fbr_box *k, bool is_leaf)
 {
 	const query *qu = arg;

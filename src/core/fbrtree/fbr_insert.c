@@ -40,7 +40,10 @@ choose_subtree(const fbr_node *n, uint64_t m, const fbr_box *b)
  * parent: a child with a free slot cannot split, so every ancestor is
  * released (digest GAP-1: the paper tests "not full" without the child's
  * lock).  Entry boxes on the way are enlarged in place before the leaf
- * commit; their flushes drain with the leaf slot's.
+ * commit.  Enlargements must become durable top-down too (else a crash
+ * can leave a child's box outside its parent's): a pending one is drained
+ * before the next level's is flushed, and the last drains with the leaf
+ * slot's, so an insert that enlarges one level pays no extra fence.
  */
 pm_errcode
 fbr_insert(fbr_tree *t, const fbr_item *item, pm_error *err)
@@ -51,6 +54,7 @@ fbr_insert(fbr_tree *t, const fbr_item *item, pm_error *err)
 	int			level;
 	fbr_node   *n;
 	pm_errcode	rc;
+	bool		undrained = false;
 
 	pm_epoch_enter(t->epoch);
 	for (;;)
@@ -84,8 +88,11 @@ fbr_insert(fbr_tree *t, const fbr_item *item, pm_error *err)
 			fbr_box		u = n->e[pos].box;
 
 			fbr_box_union(&u, &item->box);
+			if (undrained)
+				pm_drain(&t->pool->persist);
 			fbr_box_store(&n->e[pos].box, &u);
 			pm_flush(&t->pool->persist, &n->e[pos].box, sizeof(fbr_box));
+			undrained = true;
 		}
 		path[level + 1] = n->e[pos].payload;
 		child = fbr_node_at(t, path[level + 1]);
