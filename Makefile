@@ -53,7 +53,7 @@ BENCH_OBJS = bench/core/bench_common.o bench/core/baseline_btree.o
 CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(filter-out bench/core/bench_common.c,$(wildcard bench/core/bench_*.c)))
 STANDALONE_LIBS = -lpmem -lpthread -lm
 
-tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
@@ -63,7 +63,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 
-tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 

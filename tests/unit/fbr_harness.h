@@ -18,7 +18,7 @@
 
 /* ASan runs the same checks on smaller data. */
 #if defined(__SANITIZE_ADDRESS__)
-#define FBR_SCALE_DOWN	10
+#define FBR_SCALE_DOWN	4
 #else
 #define FBR_SCALE_DOWN	1
 #endif

@@ -164,7 +164,8 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 		return;
 	}
 	snapshot(ins1, del1);
-	qsort(got->items, got->n, sizeof(fbr_item), payload_cmp);
+	if (got->n > 1)
+		qsort(got->items, got->n, sizeof(fbr_item), payload_cmp);
 	for (size_t i = 0; i < got->n; i++)
 	{
 		uint64_t	p = got->items[i].payload;
@@ -334,7 +335,8 @@ verify_end(const char *variant)
 	pm_epoch_drain(&h.epoch);
 	why = fbr_check(&h.tree, &st);
 	fbr_search(&h.tree, accept_all, NULL, &all, &err);
-	qsort(all.items, all.n, sizeof(fbr_item), payload_cmp);
+	if (all.n > 1)
+		qsort(all.items, all.n, sizeof(fbr_item), payload_cmp);
 	for (int w = 0; w < NW; w++)
 		for (uint64_t j = 0; j < S->inserted[w]; j++)
 			want += !deleted_before(j * NW + (uint64_t) w, S->deleted);

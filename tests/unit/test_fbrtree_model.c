@@ -172,7 +172,8 @@ compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, i
 			bad++;
 			continue;
 		}
-		qsort(got.items, got.n, sizeof(fbr_item), payload_cmp);
+		if (got.n > 1)
+			qsort(got.items, got.n, sizeof(fbr_item), payload_cmp);
 		same = got.n == nw;
 		for (size_t k = 0; same && k < nw; k++)
 			same = item_same(&got.items[k], &want[k]);

@@ -189,7 +189,8 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 	else
 	{
 		qsort(w.nodes, w.n, sizeof(uint64_t), u64_cmp);
-		qsort(w.v0, w.nv0, sizeof(pending), deeper_first);
+		if (w.nv0 > 1)
+			qsort(w.v0, w.nv0, sizeof(pending), deeper_first);
 		for (size_t i = 0; i < w.nv0; i++)
 			repair(t, &w, &w.v0[i]);
 		*repaired = w.nv0;
