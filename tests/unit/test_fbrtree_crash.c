@@ -18,8 +18,11 @@
  * one of ADR_SEEDS workloads run on a copy of a prepared pool: half at a
  * uniformly random event, half at an event of an operation that splits or
  * merges, found by a calibration run of the same workload.
- * eadr: EADR_KILLS SIGKILLs at a random moment; the same pool carries on
- * from crash to crash.
+ * eadr: EADR_KILLS SIGKILLs at a random moment, then as many SIGKILLs that
+ * the workload sends itself at a chosen fence (a trace hook counts them):
+ * half at a random one, half at one of an operation that splits or merges
+ * (found by a calibration run); the same pool carries on from crash to
+ * crash.
  * After each crash the parent recovers (fbr_recover with allocator
  * recovery), verifies, runs OPS_AFTER more operations and verifies again.
  * Workloads and crash points are seeded; PM_TEST_SEED=n runs other ones.
@@ -30,10 +33,12 @@
 #include "crashsim.h"
 #include "fbr_harness.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #define NID			6000
+#define LIVE_MAX	(NID * 2 / 3)
 #define AREA		60.0
 #define PHASE		400			/* ops per phase */
 #define BASE_OPS	8000
@@ -87,42 +92,42 @@ always_alive(uint64_t owner)
 	return true;
 }
 
+static bool
+in_strip(int id, int strip)
+{
+	double		x = universe[id].box.xmin;
+
+	return x >= strip * AREA / 7 && x < (strip + 1) * AREA / 7;
+}
+
 /*
- * Growth phases insert 90% of the time; strip phases delete what lies in a
- * strip that moves across the area (whole nodes empty: merges) and insert
- * elsewhere 40% of the time.
+ * Blocks of two phases over 7 vertical strips: a growth phase inserts
+ * 90% of the time (below LIVE_MAX entries) into the strip the previous
+ * block emptied (its nodes fill and split), then a strip phase deletes 75%
+ * of the time from this block's strip (its nodes empty and merge) and
+ * inserts anywhere otherwise: the tree keeps splitting and merging however
+ * long the workload runs.
  */
 static op
 gen_next(gen *g)
 {
 	uint64_t	x = fbr_rand(&g->seed);
 	int			id = (int) ((x >> 8) % NID);
-	int			phase = (int) (g->n / PHASE % 2);
-	double		strip = (double) (g->n / PHASE % 7) * AREA / 7;
-	bool		insert;
+	int			block = (int) (g->n / (2 * PHASE));
+	bool		growth = g->n / PHASE % 2 == 0;
+	int			strip = growth ? (block + 6) % 7 : block % 7;
+	int			tries = 64;
 	op			o;
 
 	g->n++;
-	insert = g->live == 0 || (x >> 40) % 100 < (phase == 0 ? 90 : 40);
-	if (insert && g->live < NID)
+	o.insert = g->live == 0 ||
+		(g->live < LIVE_MAX && (int) ((x >> 40) % 100) < (growth ? 90 : 25));
+	/* an absent (insert) or live (delete) id, preferably in the strip */
+	while (g->ref[id] == o.insert || (tries > 0 && (growth == o.insert) && !in_strip(id, strip)))
 	{
-		while (g->ref[id])
-			id = (id + 1) % NID;
-		o.insert = true;
-	}
-	else
-	{
-		/* a live entry, preferably in the strip */
-		int			tries = phase == 1 ? 64 : 0;
-
-		while (!g->ref[id] || (tries > 0 && (universe[id].box.xmin < strip ||
-											 universe[id].box.xmin > strip + AREA / 7)))
-		{
-			if (g->ref[id])
-				tries--;
-			id = (id + 1) % NID;
-		}
-		o.insert = false;
+		if (g->ref[id] != o.insert)
+			tries--;
+		id = (id + 1) % NID;
 	}
 	o.id = id;
 	g->ref[id] = o.insert;
@@ -374,23 +379,95 @@ typedef struct eadr_ctx
 {
 	env		   *e;
 	gen			g;
+	const char *path;
+	uint64_t	kill_at;		/* fence number to die at; 0: wait for the parent's kill */
+	bool		calibrate;		/* count fences per op for ADR_OPS ops, then exit */
+	uint64_t	fences;
 } eadr_ctx;
+
+static void
+count_fence(void *arg)
+{
+	eadr_ctx   *c = arg;
+
+	if (++c->fences == c->kill_at)
+		raise(SIGKILL);
+}
 
 static void
 eadr_workload(void *arg)
 {
 	eadr_ctx   *c = arg;
+	pm_trace_hooks hooks = {NULL, count_fence, c};
 	const char *w;
 
-	if ((w = env_open(c->e, work_path, PM_MODE_EADR, false, NULL)) != NULL)
+	if ((w = env_open(c->e, c->path, PM_MODE_EADR, false, NULL)) != NULL)
 		child_fail(w);
+	c->fences = 0;
+	if (c->kill_at != 0 || c->calibrate)
+		pm_pool_set_trace(c->e->pool, &hooks);
 	P->started = 1;
 	for (uint64_t k = 0;; k++)
 	{
 		if ((w = apply(c->e, gen_next(&c->g))) != NULL)
 			child_fail(w);
 		__atomic_store_n(&P->completed, k + 1, __ATOMIC_RELEASE);
+		if (c->calibrate)
+		{
+			fbr_stats	st;
+
+			fbr_get_stats(&c->e->h.tree, &st);
+			P->events_after[k] = c->fences;
+			P->smo_after[k] = st.splits + st.merges + st.root_splits + st.root_collapses;
+			if (k + 1 == ADR_OPS)
+				_exit(1);
+		}
 	}
+}
+
+/* Run the workload in a child; true if SIGKILL ended it. */
+static bool
+run_eadr_child(eadr_ctx *c)
+{
+	pid_t		pid = fork();
+	int			status;
+
+	if (pid == 0)
+		eadr_workload(c);
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+/*
+ * A fence to die at: half the time one of an operation that splits or
+ * merges, found by a calibration run of the same workload on a copy of the
+ * pool (fence counts are deterministic), else any of the first 4000.
+ */
+static uint64_t
+aim_fence(eadr_ctx *c, uint64_t *rng, int k)
+{
+	eadr_ctx	calib = *c;
+	int			smo_ops = 0;
+
+	if (k % 2 == 0)
+		return 1 + fbr_rand(rng) % 4000;
+	copy_file(work_path, image_path);
+	calib.path = image_path;
+	calib.calibrate = true;
+	calib.kill_at = 0;
+	P->errors = 0;
+	(void) run_eadr_child(&calib);
+	for (int i = 0; i < ADR_OPS; i++)
+		smo_ops += P->smo_after[i] != (i ? P->smo_after[i - 1] : 0);
+	if (P->errors || smo_ops == 0)
+		return 1 + fbr_rand(rng) % 4000;
+	for (int pick = (int) (fbr_rand(rng) % smo_ops), i = 0;; i++)
+		if (P->smo_after[i] != (i ? P->smo_after[i - 1] : 0) && pick-- == 0)
+		{
+			uint64_t	lo = i ? P->events_after[i - 1] : 0;
+
+			return lo + 1 + fbr_rand(rng) % (P->events_after[i] - lo);
+		}
 }
 
 static double
@@ -558,55 +635,67 @@ main(void)
 		free(calib_smo[s]);
 	}
 
-	/* eadr: SIGKILL at a random moment; the pool carries on */
-	t0 = now_sec();
+	/* eadr: SIGKILL at a random moment, then at a random fence; the pool carries on */
 	{
 		uint64_t	rng = 777 + test_seed;
-		int			killed = 0,
-					efail = 0;
-		uint64_t	ops_total = 0,
-					repaired_total = 0;
 		gen			state = base;
-		eadr_ctx	c;
 
 		copy_file(base_path, work_path);
-		for (int k = 0; k < EADR_KILLS && efail == 0; k++)
+		for (int at_fence = 0; at_fence < 2; at_fence++)
 		{
-			gen			cur;
-			uint64_t	repaired = 0;
-			const char *why;
+			int			killed = 0,
+						efail = 0;
+			uint64_t	ops_total = 0,
+						repaired_total = 0;
+			eadr_ctx	c;
 
-			c.e = &e;
-			c.g = state;
-			c.g.seed = fbr_rand(&rng);
-			P->completed = 0;
-			P->started = 0;
-			P->errors = 0;
-			killed += pm_crash_fork_kill(eadr_workload, &c, 2000 + (unsigned) (fbr_rand(&rng) % 20000));
-			if (P->errors)
+			t0 = now_sec();
+			for (int k = 0; k < EADR_KILLS && efail == 0; k++)
 			{
-				efail++;
-				tap_diag("eadr kill %d: the workload failed: %s", k, P->msg);
-				break;
+				gen			cur;
+				uint64_t	repaired = 0;
+				const char *why;
+
+				c.e = &e;
+				c.g = state;
+				c.g.seed = fbr_rand(&rng);
+				c.path = work_path;
+				c.calibrate = false;
+				c.kill_at = at_fence ? aim_fence(&c, &rng, k) : 0;
+				P->completed = 0;
+				P->started = 0;
+				P->errors = 0;
+				if (at_fence)
+					killed += run_eadr_child(&c);
+				else
+					killed += pm_crash_fork_kill(eadr_workload, &c, 2000 + (unsigned) (fbr_rand(&rng) % 20000));
+				if (P->errors)
+				{
+					efail++;
+					tap_diag("eadr kill %d: the workload failed: %s", k, P->msg);
+					break;
+				}
+				ops_total += P->completed;
+				why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, P->completed, fbr_rand(&rng),
+										&cur, &repaired);
+				repaired_total += repaired;
+				if (why)
+				{
+					efail++;
+					tap_diag("eadr kill %d: %s", k, why);
+					break;
+				}
+				state = cur;
 			}
-			ops_total += P->completed;
-			why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, P->completed, fbr_rand(&rng),
-									&cur, &repaired);
-			repaired_total += repaired;
-			if (why)
-			{
-				efail++;
-				tap_diag("eadr kill %d: %s", k, why);
-				break;
-			}
-			state = cur;
+			tap_diag("eadr: %d kills %s in %.1f s, %llu ops acknowledged, %llu version-0 nodes repaired",
+					 EADR_KILLS, at_fence ? "at a chosen fence" : "after a random delay", now_sec() - t0,
+					 (unsigned long long) ops_total, (unsigned long long) repaired_total);
+			tap_ok(killed == EADR_KILLS && efail == 0 && (!at_fence || repaired_total > 0),
+				   "eadr, %s: %d of %d workload processes killed mid-run; after every kill, recovery "
+				   "checks, holds exactly the acknowledged entries, leaks no block, and keeps working "
+				   "(%d failures)", at_fence ? "kills at a chosen fence" : "kills after a random delay",
+				   killed, EADR_KILLS, efail);
 		}
-		tap_diag("eadr: %d kills in %.1f s, %llu ops acknowledged, %llu version-0 nodes repaired",
-				 EADR_KILLS, now_sec() - t0, (unsigned long long) ops_total,
-				 (unsigned long long) repaired_total);
-		tap_ok(killed == EADR_KILLS, "%d of %d eadr workload processes were killed mid-run", killed, EADR_KILLS);
-		tap_ok(efail == 0, "eadr: after every kill, recovery checks, holds exactly the acknowledged "
-			   "entries, leaks no block, and keeps working (%d failures)", efail);
 	}
 	tap_rmdir(dir);
 	return tap_done();
