@@ -377,6 +377,15 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	pm_pool_close(pool);
 }
 
+static bool
+accept_all(void *arg, const fbr_box *b, bool is_leaf)
+{
+	(void) arg;
+	(void) b;
+	(void) is_leaf;
+	return true;
+}
+
 /* STR bulk load of the live entries; queries and KNN against the reference. */
 static void
 run_str(const char *dir, pm_epoch_domain *dom, size_t n)
@@ -401,6 +410,26 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (live[i])
 			copy[nl++] = items[i];
+	/* the empty tree answers nothing, and a tree that is not empty refuses a bulk load */
+	{
+		fbr_results none = {0};
+		point		p = {1, 1};
+		fbr_knn    *k = fbr_knn_begin(&h.tree, NULL, NULL, point_box_distance, &p, &err);
+		fbr_item	it;
+		double		d;
+		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d);
+		pm_errcode	refused;
+
+		fbr_knn_end(k);
+		rc = fbr_search(&h.tree, accept_all, NULL, &none, &err);
+		fbr_insert(&h.tree, &items[0], &err);
+		refused = fbr_bulk_load(&h.tree, copy, nl, 90, &err);
+		fbr_delete(&h.tree, &items[0], &(bool) {false}, &err);
+		tap_ok(rc == PM_OK && none.n == 0 && knn_empty && refused == PM_ERR_INVALID,
+			   "empty tree: search and KNN return nothing; a bulk load into a non-empty tree is "
+			   "refused (%s)", err.msg);
+		fbr_results_free(&none);
+	}
 	t0 = now_sec();
 	rc = fbr_bulk_load(&h.tree, copy, nl, 90, &err);
 	tap_ok(rc == PM_OK, "STR bulk load of %zu entries at 90%% fill in %.2f s", nl, now_sec() - t0);
@@ -502,7 +531,7 @@ main(void)
 	pm_epoch_domain *dom = fbr_harness_domain();
 	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
 
-	tap_plan(20);
+	tap_plan(21);
 	ref = malloc(sizeof(ref_item) * nmax);
 	items = malloc(sizeof(fbr_item) * nmax);
 	live = malloc(sizeof(bool) * nmax);

@@ -85,6 +85,9 @@ fbr_bulk_load(fbr_tree *t, fbr_item *items, size_t n, int fill_pct, pm_error *er
 		per = 2;
 	if (per > FBR_CAP)
 		per = FBR_CAP;
+	if (fbr_count(fbr_node_at(t, old_root)->meta) != 0 || !fbr_is_leaf(fbr_node_at(t, old_root)->meta))
+		return pm_error_set(err, PM_ERR_INVALID, 0, "pool file \"%s\": bulk load needs an empty tree",
+							t->pool->path);
 	if (n == 0)
 		return PM_OK;
 	for (;;)
