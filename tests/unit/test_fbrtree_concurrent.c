@@ -1,12 +1,13 @@
 /*
  * test_fbrtree_concurrent.c
- *	  Concurrent stress of the fbrtree: 2 threads, then 2 processes, each
+ *	  Concurrent stress of the fbrtree: 2 threads, 2 processes, then 4
+ *	  threads on 2 cores (preemption inside splits and merges), each
  *	  inserting its own entries into one small area (so both work in the
  *	  same nodes and splits and merges are constant), deleting every fourth
  *	  of its entries a little later, and running window queries and KNN
  *	  scans in between.
  *
- * Worker w's entry number j has payload 2j + w and a box derived from the
+ * Worker w's entry number j has payload j * workers + w and a box derived from the
  * payload.  Each worker publishes how many inserts and deletes it has
  * completed; a worker deletes its entries 0..30, 32..62, ... (all but one
  * in KEEP_EVERY) in order, LAG entries behind its inserts.  Boxes lie in a band
@@ -34,8 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define NW			2
-#define PER_WORKER	(1000000 / FBR_SCALE_DOWN)
+#define MAXW		4
+#define TOTAL		(1600000 / FBR_SCALE_DOWN)	/* inserts over all workers */
 #define LAG			500
 #define KEEP_EVERY	32			/* one entry in KEEP_EVERY is never deleted */
 #define QUERY_EVERY	8			/* inserts between queries */
@@ -46,8 +47,8 @@
 
 typedef struct shared_state
 {
-	uint64_t	inserted[NW];
-	uint64_t	deleted[NW];	/* deletes done, in the order of delete_rank */
+	uint64_t	inserted[MAXW];
+	uint64_t	deleted[MAXW];	/* deletes done, in the order of delete_rank */
 	uint64_t	queries;
 	uint64_t	knn_scans;
 	uint64_t	matches;
@@ -62,12 +63,14 @@ typedef struct shared_state
 static shared_state *S;
 static pm_pool *pool;
 static pm_epoch_domain *dom;
+static int	nw;					/* workers of the current variant */
+static uint64_t per_worker;		/* TOTAL / nw */
 
 /* The band's left edge for entry number j. */
 static double
 band_at(uint64_t j)
 {
-	return (double) j * (AREA - BAND) / PER_WORKER;
+	return (double) j * (AREA - BAND) / per_worker;
 }
 
 static fbr_item *universe;		/* item_of every payload, computed once */
@@ -83,7 +86,7 @@ item_of(uint64_t payload)
 				h;
 
 	fbr_rand(&s);
-	x = band_at(payload / NW) + grid(&s, 0, BAND);
+	x = band_at(payload / (uint64_t) nw) + grid(&s, 0, BAND);
 	y = grid(&s, 0, AREA);
 	w = fbr_rand(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
 	h = fbr_rand(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
@@ -102,7 +105,7 @@ fail_once(const char *fmt, uint64_t a, uint64_t b)
 static void
 snapshot(uint64_t *ins, uint64_t *del)
 {
-	for (int w = 0; w < NW; w++)
+	for (int w = 0; w < nw; w++)
 	{
 		ins[w] = __atomic_load_n(&S->inserted[w], __ATOMIC_ACQUIRE);
 		del[w] = __atomic_load_n(&S->deleted[w], __ATOMIC_ACQUIRE);
@@ -134,19 +137,19 @@ delete_rank(uint64_t j)
 static bool
 deleted_before(uint64_t payload, const uint64_t *del)
 {
-	uint64_t	j = payload / NW;
+	uint64_t	j = payload / (uint64_t) nw;
 
-	return ever_deleted(j) && delete_rank(j) < del[payload % NW];
+	return ever_deleted(j) && delete_rank(j) < del[payload % (uint64_t) nw];
 }
 
 /* Windows near the band's front (where nodes split), sometimes behind it (merges). */
 static void
 window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 {
-	uint64_t	ins0[NW],
-				del0[NW],
-				ins1[NW],
-				del1[NW];
+	uint64_t	ins0[MAXW],
+				del0[MAXW],
+				ins1[MAXW],
+				del1[MAXW];
 	query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
 	pm_error	err;
 	uint64_t	must = 0,
@@ -169,27 +172,27 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 	for (size_t i = 0; i < got->n; i++)
 	{
 		uint64_t	p = got->items[i].payload;
-		fbr_item	want = p < NW * PER_WORKER ? universe[p] : (fbr_item) {{0, 0, 0, 0}, 0};
+		fbr_item	want = p < TOTAL ? universe[p] : (fbr_item) {{0, 0, 0, 0}, 0};
 
 		if (i > 0 && got->items[i - 1].payload == p)
 			__atomic_fetch_add(&S->duplicates, 1, __ATOMIC_RELAXED);
-		if (p / NW > ins1[p % NW] || !item_same(&got->items[i], &want) ||
+		if (p / (uint64_t) nw > ins1[p % (uint64_t) nw] || !item_same(&got->items[i], &want) ||
 			!fbr_box_overlaps(&want.box, &qu.q) || deleted_before(p, del0))
 		{
 			__atomic_fetch_add(&S->phantoms, 1, __ATOMIC_RELAXED);
-			fail_once("phantom: payload %llu returned (inserted %llu of its worker)", p, ins1[p % NW]);
+			fail_once("phantom: payload %llu returned (inserted %llu of its worker)", p, ins1[p % (uint64_t) nw]);
 		}
-		else if (!ever_deleted(p / NW) && p / NW < ins0[p % NW])
+		else if (!ever_deleted(p / (uint64_t) nw) && p / (uint64_t) nw < ins0[p % (uint64_t) nw])
 			found_must++;
 	}
 	/* brute force over the entries whose band reaches the window */
 	{
-		double		lo = (qu.q.xmin - BAND - MAX_W) * PER_WORKER / (AREA - BAND);
+		double		lo = (qu.q.xmin - BAND - MAX_W) * per_worker / (AREA - BAND);
 		uint64_t	first = lo < 0 ? 0 : (uint64_t) lo / KEEP_EVERY * KEEP_EVERY;
 
-		for (int w = 0; w < NW; w++)
+		for (int w = 0; w < nw; w++)
 			for (uint64_t j = first + KEEP_EVERY - 1; j < ins0[w] && band_at(j) <= qu.q.xmax; j += KEEP_EVERY)
-				must += fbr_box_overlaps(&universe[j * NW + w].box, &qu.q);
+				must += fbr_box_overlaps(&universe[j * (uint64_t) nw + w].box, &qu.q);
 	}
 	if (found_must != must)
 	{
@@ -220,8 +223,8 @@ point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
 static void
 knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 {
-	uint64_t	ins0[NW],
-				del0[NW];
+	uint64_t	ins0[MAXW],
+				del0[MAXW];
 	point		p = {band_at(j) + grid(s, 0, BAND), grid(s, 0, AREA)};
 	uint64_t	seen[30];
 	double		prev = 0;
@@ -263,16 +266,16 @@ worker(int w, uint64_t token)
 	uint64_t	nq = 0;
 
 	fbr_harness_attach(&h, pool, dom, token);
-	for (uint64_t j = 0; j < PER_WORKER && S->errors == 0; j++)
+	for (uint64_t j = 0; j < per_worker && S->errors == 0; j++)
 	{
-		fbr_item	it = universe[j * NW + (uint64_t) w];
+		fbr_item	it = universe[j * (uint64_t) nw + (uint64_t) w];
 
 		if (fbr_insert(&h.tree, &it, &err) != PM_OK)
 			fail_once("insert %llu failed", it.payload, 0);
 		__atomic_store_n(&S->inserted[w], j + 1, __ATOMIC_RELEASE);
 		if (j >= LAG && ever_deleted(j - LAG))
 		{
-			fbr_item	old = universe[(j - LAG) * NW + (uint64_t) w];
+			fbr_item	old = universe[(j - LAG) * (uint64_t) nw + (uint64_t) w];
 			bool		found;
 
 			if (fbr_delete(&h.tree, &old, &found, &err) != PM_OK || !found)
@@ -337,15 +340,15 @@ verify_end(const char *variant)
 	fbr_search(&h.tree, accept_all, NULL, &all, &err);
 	if (all.n > 1)
 		qsort(all.items, all.n, sizeof(fbr_item), payload_cmp);
-	for (int w = 0; w < NW; w++)
+	for (int w = 0; w < nw; w++)
 		for (uint64_t j = 0; j < S->inserted[w]; j++)
-			want += !deleted_before(j * NW + (uint64_t) w, S->deleted);
+			want += !deleted_before(j * (uint64_t) nw + (uint64_t) w, S->deleted);
 	exact = all.n == want;
 	for (size_t i = 0; exact && i < all.n; i++)
 	{
 		uint64_t	p = all.items[i].payload;
 
-		exact = p / NW < S->inserted[p % NW] && !deleted_before(p, S->deleted) &&
+		exact = p / (uint64_t) nw < S->inserted[p % (uint64_t) nw] && !deleted_before(p, S->deleted) &&
 			item_same(&all.items[i], &universe[p]) &&
 			(i == 0 || all.items[i - 1].payload != p);
 	}
@@ -366,9 +369,10 @@ report(const char *variant, double secs)
 {
 	tap_ok(S->errors == 0 && S->missing == 0 && S->phantoms == 0 && S->duplicates == 0 &&
 		   S->knn_bad == 0,
-		   "%s: %d x %d inserts, %llu deletes, %llu window queries (%llu results), %llu KNN scans "
+		   "%s: %d x %llu inserts, %llu deletes, %llu window queries (%llu results), %llu KNN scans "
 		   "in %.1f s: %llu missing, %llu phantoms, %llu duplicates, %llu bad KNN%s%s",
-		   variant, NW, PER_WORKER, (unsigned long long) (S->deleted[0] + S->deleted[1]),
+		   variant, nw, (unsigned long long) per_worker,
+		   (unsigned long long) (S->deleted[0] + S->deleted[1] + S->deleted[2] + S->deleted[3]),
 		   (unsigned long long) S->queries, (unsigned long long) S->matches,
 		   (unsigned long long) S->knn_scans, secs, (unsigned long long) S->missing,
 		   (unsigned long long) S->phantoms, (unsigned long long) S->duplicates,
@@ -391,60 +395,59 @@ main(void)
 	char		path[600];
 	double		t0;
 
-	tap_plan(4);
+	tap_plan(6);
 	S = mmap(NULL, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	dom = fbr_harness_domain();
-	universe = malloc(sizeof(fbr_item) * NW * PER_WORKER);
-	for (uint64_t p = 0; p < NW * PER_WORKER; p++)
-		universe[p] = item_of(p);
-
-	/* 2 threads */
-	snprintf(path, sizeof(path), "%s/threads.pool", dir);
-	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
-	memset(S, 0, sizeof(*S));
-	t0 = now_sec();
+	universe = malloc(sizeof(fbr_item) * TOTAL);
+	for (int variant = 0; variant < 3; variant++)
 	{
-		pthread_t	th[NW];
+		static const char *const name[] = {"2 threads", "2 processes", "4 threads on 2 cores"};
+		bool		processes = variant == 1;
 
-		for (int w = 0; w < NW; w++)
-			pthread_create(&th[w], NULL, thread_main, (void *) (intptr_t) w);
-		for (int w = 0; w < NW; w++)
-			pthread_join(th[w], NULL);
-	}
-	report("2 threads", now_sec() - t0);
-	verify_end("2 threads");
-	pm_pool_close(pool);
-
-	/* 2 processes */
-	snprintf(path, sizeof(path), "%s/procs.pool", dir);
-	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
-	memset(S, 0, sizeof(*S));
-	t0 = now_sec();
-	{
-		pid_t		pid[NW];
-
-		for (int w = 0; w < NW; w++)
+		nw = variant == 2 ? 4 : 2;
+		per_worker = TOTAL / (uint64_t) nw;
+		for (uint64_t p = 0; p < TOTAL; p++)
+			universe[p] = item_of(p);
+		snprintf(path, sizeof(path), "%s/variant%d.pool", dir, variant);
+		pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+		memset(S, 0, sizeof(*S));
+		t0 = now_sec();
+		if (!processes)
 		{
-			pid[w] = fork();
-			if (pid[w] == 0)
+			pthread_t	th[MAXW];
+
+			for (int w = 0; w < nw; w++)
+				pthread_create(&th[w], NULL, thread_main, (void *) (intptr_t) w);
+			for (int w = 0; w < nw; w++)
+				pthread_join(th[w], NULL);
+		}
+		else
+		{
+			pid_t		pid[MAXW];
+
+			for (int w = 0; w < nw; w++)
 			{
-				worker(w, (uint64_t) getpid());
-				_exit(0);
+				pid[w] = fork();
+				if (pid[w] == 0)
+				{
+					worker(w, (uint64_t) getpid());
+					_exit(0);
+				}
+			}
+			for (int w = 0; w < nw; w++)
+			{
+				int			status;
+
+				waitpid(pid[w], &status, 0);
+				if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+					fail_once("worker process %llu exited abnormally (status %llu)", (uint64_t) w,
+							  (uint64_t) status);
 			}
 		}
-		for (int w = 0; w < NW; w++)
-		{
-			int			status;
-
-			waitpid(pid[w], &status, 0);
-			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-				fail_once("worker process %llu exited abnormally (status %llu)", (uint64_t) w,
-						  (uint64_t) status);
-		}
+		report(name[variant], now_sec() - t0);
+		verify_end(name[variant]);
+		pm_pool_close(pool);
 	}
-	report("2 processes", now_sec() - t0);
-	verify_end("2 processes");
-	pm_pool_close(pool);
 
 	free(universe);
 	tap_rmdir(dir);
