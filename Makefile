@@ -12,7 +12,10 @@ MODULE_big = pm_index
 
 CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o src/core/recon.o \
 	src/core/nbtree/nbt_inner.o src/core/nbtree/nbt_leaf.o src/core/nbtree/nbt_smo.o \
-	src/core/nbtree/nbt_build.o
+	src/core/nbtree/nbt_build.o \
+	src/core/fbrtree/fbr_node.o src/core/fbrtree/fbr_split.o src/core/fbrtree/fbr_insert.o \
+	src/core/fbrtree/fbr_delete.o src/core/fbrtree/fbr_search.o src/core/fbrtree/fbr_build.o \
+	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o
 PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/pg/inspect.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
 	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
@@ -24,7 +27,7 @@ DATA = src/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = pm_index_basics nbtree_pm_errors
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare \
@@ -39,7 +42,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 
@@ -50,9 +53,9 @@ BENCH_OBJS = bench/core/bench_common.o bench/core/baseline_btree.o
 CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(filter-out bench/core/bench_common.c,$(wildcard bench/core/bench_*.c)))
 STANDALONE_LIBS = -lpmem -lpthread -lm
 
-tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h)
+tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 # The same tests under AddressSanitizer and UBSan (undefined behaviour aborts), built from
 # source so no sanitizer reaches the extension.
@@ -60,15 +63,15 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 
-tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) tests/unit/tap.h $(wildcard src/core/*.h src/core/nbtree/*.h)
+tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
+	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
 $(BENCH_OBJS): $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 
 bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree $< $(BENCH_OBJS) $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(BENCH_OBJS) $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 

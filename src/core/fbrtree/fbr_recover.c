@@ -1,0 +1,213 @@
+/*
+ * fbr_recover.c
+ *	  Recovery after a crash (README: "Recovery"): finish or undo the split
+ *	  or merge the crash interrupted, clear lock words, rebuild the
+ *	  allocator from what the tree reaches.
+ */
+#include "fbr_internal.h"
+
+#include <stdlib.h>
+
+typedef struct pending
+{
+	uint64_t	off;
+	uint64_t	parent;			/* 0: the root */
+	int			depth;
+} pending;
+
+typedef struct walk
+{
+	uint64_t   *nodes;
+	size_t		n,
+				cap;
+	pending    *v0;
+	size_t		nv0,
+				v0cap;
+	bool		oom;
+} walk;
+
+static void *
+grow(void *p, size_t *cap, size_t elem, bool *oom)
+{
+	size_t		c = *cap ? *cap * 2 : 1024;
+	void	   *q = realloc(p, c * elem);
+
+	if (q == NULL)
+	{
+		*oom = true;
+		return p;
+	}
+	*cap = c;
+	return q;
+}
+
+/* Every reachable node (duplicates reached twice while a split or merge is unfinished). */
+static void
+collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
+{
+	fbr_node   *n = fbr_node_at(t, off);
+	uint64_t	m = n->meta;
+
+	if (w->n == w->cap)
+		w->nodes = grow(w->nodes, &w->cap, sizeof(uint64_t), &w->oom);
+	if (w->oom)
+		return;
+	w->nodes[w->n++] = off;
+	n->lock = FBR_UNLOCKED;
+	if (fbr_version(m) == 0)
+	{
+		if (w->nv0 == w->v0cap)
+			w->v0 = grow(w->v0, &w->v0cap, sizeof(pending), &w->oom);
+		if (w->oom)
+			return;
+		w->v0[w->nv0++] = (pending) {off, parent, depth};
+	}
+	if (!fbr_is_leaf(m))
+		for (uint64_t bits = fbr_bits(m); bits; bits &= bits - 1)
+			collect(t, w, n->e[__builtin_ctzll(bits)].payload, off, depth + 1);
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+deeper_first(const void *a, const void *b)
+{
+	return ((const pending *) b)->depth - ((const pending *) a)->depth;
+}
+
+static bool
+reached(const walk *w, uint64_t off)
+{
+	return bsearch(&off, w->nodes, w->n, sizeof(uint64_t), u64_cmp) != NULL;
+}
+
+/* Does n's slot s also live in sibling c (moved by the split)? */
+static bool
+moved_to(const fbr_node *n, int s, const fbr_node *c, bool leaf)
+{
+	for (uint64_t bits = fbr_bits(c->meta); bits; bits &= bits - 1)
+	{
+		const fbr_item *e = &c->e[__builtin_ctzll(bits)];
+
+		if (leaf ? fbr_item_equal(e, &n->e[s]) : e->payload == n->e[s].payload)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A version-0 node is the first node of an unfinished split (aux: the new
+ * sibling) or the receiver of an unfinished merge (aux: the victim |
+ * AUX_MERGE).  Split: if the sibling is reachable, the moved entries are
+ * cleared from n and n's box in its parent is made tight (steps 5-6 redone);
+ * if not, nothing moved (the sibling leaked: the allocator frees it).
+ * Merge: if the victim is still linked, the merge is rolled forward (steps
+ * 3-4); then n leaves version 0.
+ */
+static void
+repair(fbr_tree *t, const walk *w, const pending *pn)
+{
+	fbr_node   *n = fbr_node_at(t, pn->off);
+	fbr_node   *p = pn->parent ? fbr_node_at(t, pn->parent) : NULL;
+	uint64_t	m = n->meta;
+	uint64_t	bits = fbr_bits(m);
+	uint64_t	other = n->aux & ~FBR_AUX_MERGE;
+	int			ns = p ? fbr_find_child(p, pn->off) : -1;
+
+	if (fbr_version(m) != 0)
+		return;					/* reached twice: already repaired */
+	if (n->aux & FBR_AUX_MERGE)
+	{
+		int			vs = p ? fbr_find_child(p, other) : -1;
+
+		if (vs >= 0 && ns >= 0 && reached(w, other))
+		{
+			uint64_t	pm = p->meta;
+			fbr_box		u = p->e[ns].box;
+
+			fbr_box_union(&u, &p->e[vs].box);
+			fbr_box_store(&p->e[ns].box, &u);
+			pm_persist(&t->pool->persist, &p->e[ns].box, sizeof(fbr_box));
+			fbr_commit(t, p, fbr_meta_with(pm, fbr_next_version(fbr_version(pm)),
+										   fbr_bits(pm) & ~(UINT64_C(1) << vs)));
+		}
+	}
+	else if (reached(w, other))
+	{
+		fbr_node   *c = fbr_node_at(t, other);
+
+		for (uint64_t b = bits; b; b &= b - 1)
+			if (moved_to(n, __builtin_ctzll(b), c, fbr_is_leaf(m)))
+				bits &= ~(UINT64_C(1) << __builtin_ctzll(b));
+		if (ns >= 0 && bits != 0)
+		{
+			fbr_box		tight = fbr_node_box(n, bits);
+
+			fbr_box_store(&p->e[ns].box, &tight);
+			pm_persist(&t->pool->persist, &p->e[ns].box, sizeof(fbr_box));
+		}
+	}
+	fbr_commit(t, n, fbr_meta_with(m, 1, bits));
+}
+
+static pm_errcode
+mark(fbr_tree *t, uint64_t off, pm_error *err)
+{
+	fbr_node   *n = fbr_node_at(t, off);
+	pm_errcode	rc = pm_alloc_mark(&t->pm, off, err);
+
+	if (rc == PM_OK && !fbr_is_leaf(n->meta))
+		for (uint64_t bits = fbr_bits(n->meta); bits && rc == PM_OK; bits &= bits - 1)
+			rc = mark(t, n->e[__builtin_ctzll(bits)].payload, err);
+	return rc;
+}
+
+pm_errcode
+fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
+{
+	walk		w = {0};
+	fbr_meta   *meta;
+	pm_errcode	rc = PM_OK;
+
+	*repaired = 0;
+	if (pm_pool_root(t->pool, 0) == 0 || (meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no fbrtree", t->pool->path);
+	if (meta->format != FBR_FORMAT)
+		return pm_error_set(err, PM_ERR_VERSION, 0,
+							"pool file \"%s\" holds fbrtree format %llu, this build reads %d",
+							t->pool->path, (unsigned long long) meta->format, FBR_FORMAT);
+	collect(t, &w, meta->root, 0, 0);
+	if (w.oom)
+		rc = pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory recovering pool file \"%s\"", t->pool->path);
+	else
+	{
+		qsort(w.nodes, w.n, sizeof(uint64_t), u64_cmp);
+		if (w.nv0 > 1)
+			qsort(w.v0, w.nv0, sizeof(pending), deeper_first);
+		for (size_t i = 0; i < w.nv0; i++)
+			repair(t, &w, &w.v0[i]);
+		*repaired = w.nv0;
+	}
+	if (rc == PM_OK && recover_alloc)
+	{
+		pm_alloc_recover_begin(&t->pm);
+		rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, 0), err);
+		/* roots 1.. name blocks of the host (its reconciliation ring): keep them */
+		for (int i = 1; rc == PM_OK && i < PM_POOL_NROOTS; i++)
+			if (pm_pool_root(t->pool, i) != 0)
+				rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, i), err);
+		if (rc == PM_OK)
+			rc = mark(t, meta->root, err);
+		pm_alloc_recover_end(&t->pm);
+	}
+	free(w.nodes);
+	free(w.v0);
+	return rc;
+}

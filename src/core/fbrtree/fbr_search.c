@@ -1,0 +1,535 @@
+/*
+ * fbr_search.c
+ *	  Lock-free reads: window search, the leaf lookup of delete, and the
+ *	  best-first KNN iterator (README: "Readers").
+ */
+#include "fbr_internal.h"
+
+#include <stdlib.h>
+
+/* ---------- a small open-addressing set of items ---------- */
+
+typedef struct item_set
+{
+	fbr_item   *slot;
+	bool	   *used;
+	size_t		cap;			/* power of two */
+	size_t		n;
+} item_set;
+
+static uint64_t
+item_hash(const fbr_item *it)
+{
+	return pm_fnv1a64(it, sizeof(*it));
+}
+
+static bool item_set_add(item_set *s, const fbr_item *it);
+
+static bool
+item_set_grow(item_set *s)
+{
+	item_set	bigger = {0};
+
+	bigger.cap = s->cap ? s->cap * 2 : 64;
+	bigger.slot = malloc(bigger.cap * sizeof(fbr_item));
+	bigger.used = calloc(bigger.cap, sizeof(bool));
+	if (bigger.slot == NULL || bigger.used == NULL)
+	{
+		free(bigger.slot);
+		free(bigger.used);
+		return false;
+	}
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->used[i])
+			item_set_add(&bigger, &s->slot[i]);
+	free(s->slot);
+	free(s->used);
+	*s = bigger;
+	return true;
+}
+
+/* True if it was not there yet (or the set could not grow: then no dedupe). */
+static bool
+item_set_add(item_set *s, const fbr_item *it)
+{
+	size_t		i;
+
+	if ((s->n + 1) * 2 > s->cap && !item_set_grow(s))
+		return true;
+	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+		if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
+			return false;
+	s->used[i] = true;
+	s->slot[i] = *it;
+	s->n++;
+	return true;
+}
+
+static void
+item_set_free(item_set *s)
+{
+	free(s->slot);
+	free(s->used);
+}
+
+/* ---------- results ---------- */
+
+static bool
+results_add(fbr_results *r, const fbr_item *it)
+{
+	if (r->n == r->cap)
+	{
+		size_t		cap = r->cap ? r->cap * 2 : 256;
+		fbr_item   *items = realloc(r->items, cap * sizeof(fbr_item));
+
+		if (items == NULL)
+			return false;
+		r->items = items;
+		r->cap = cap;
+	}
+	r->items[r->n++] = *it;
+	return true;
+}
+
+void
+fbr_results_free(fbr_results *r)
+{
+	free(r->items);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---------- window search ---------- */
+
+typedef struct search_state
+{
+	fbr_tree   *t;
+	fbr_consistent_fn consistent;
+	void	   *arg;
+	fbr_results *out;
+	bool		may_dup;		/* a node was read twice or mid-split/merge */
+	bool		oom;
+} search_state;
+
+static void search_node(search_state *st, uint64_t off);
+
+static bool
+offset_in(const uint64_t *set, int n, uint64_t off)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == off)
+			return true;
+	return false;
+}
+
+/*
+ * Alg. 3 with the parent re-validation of digest GAP-5: after the children,
+ * the node's metadata word is read again; if it changed (a child split or
+ * merged meanwhile, or the node itself split), the node is read again and
+ * children not yet visited are visited.  A split commits the parent (step
+ * 4) before shrinking the child (step 6), so a reader that saw the child
+ * shrunk finds the sibling here.
+ */
+static void
+search_node(search_state *st, uint64_t off)
+{
+	fbr_node   *n = fbr_node_at(st->t, off);
+	fbr_item	items[FBR_CAP];
+	uint64_t	visited[4 * FBR_CAP];
+	int			nvisited = 0;
+	int			count;
+	uint64_t	m = fbr_read_node(n, items, NULL, &count);
+
+	st->out->nodes_visited++;
+	if (fbr_version(m) == 0)
+		st->may_dup = true;
+	if (fbr_is_leaf(m))
+	{
+		for (int i = 0; i < count; i++)
+			if (st->consistent(st->arg, &items[i].box, true) && !results_add(st->out, &items[i]))
+				st->oom = true;
+		return;
+	}
+	for (;;)
+	{
+		uint64_t	again;
+
+		for (int i = 0; i < count; i++)
+		{
+			if (!st->consistent(st->arg, &items[i].box, false) ||
+				offset_in(visited, nvisited, items[i].payload))
+				continue;
+			if (nvisited < 4 * FBR_CAP)
+				visited[nvisited++] = items[i].payload;
+			else
+				st->may_dup = true;
+			search_node(st, items[i].payload);
+		}
+		again = pm_load(&n->meta);
+		if (again == m)
+			return;
+		st->may_dup = true;
+		m = fbr_read_node(n, items, NULL, &count);
+	}
+}
+
+static int
+item_cmp(const void *a, const void *b)
+{
+	const fbr_item *x = a,
+			   *y = b;
+
+	if (x->payload != y->payload)
+		return x->payload < y->payload ? -1 : 1;
+	return memcmp(&x->box, &y->box, sizeof(fbr_box));
+}
+
+pm_errcode
+fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *out,
+		   pm_error *err)
+{
+	search_state st = {t, consistent, arg, out, false, false};
+	size_t		first = out->n;
+	uint64_t	root;
+
+	out->nodes_visited = 0;
+	pm_epoch_enter(t->epoch);
+	root = fbr_root(t);
+	search_node(&st, root);
+	/* the root's parent is the meta block: a root split or collapse meanwhile */
+	while (fbr_root(t) != root)
+	{
+		root = fbr_root(t);
+		st.may_dup = true;
+		search_node(&st, root);
+	}
+	pm_epoch_exit(t->epoch);
+	if (st.oom)
+		return pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for search results");
+	if (st.may_dup && out->n - first > 1)
+	{
+		size_t		w = first + 1;
+
+		qsort(out->items + first, out->n - first, sizeof(fbr_item), item_cmp);
+		for (size_t i = first + 1; i < out->n; i++)
+			if (item_cmp(&out->items[i], &out->items[w - 1]) != 0)
+				out->items[w++] = out->items[i];
+		out->n = w;
+	}
+	return PM_OK;
+}
+
+/* ---------- leaf lookup for delete ---------- */
+
+/* Depth first, with the same re-validation as search_node (GAP-5). */
+static bool
+find_from(fbr_tree *t, uint64_t off, const fbr_item *item, uint64_t *path, int level, int *depth)
+{
+	fbr_node   *n = fbr_node_at(t, off);
+	fbr_item	items[FBR_CAP];
+	uint64_t	visited[4 * FBR_CAP];
+	int			nvisited = 0;
+	int			count;
+	uint64_t	m = fbr_read_node(n, items, NULL, &count);
+
+	path[level] = off;
+	if (fbr_is_leaf(m))
+	{
+		for (int i = 0; i < count; i++)
+			if (fbr_item_equal(&items[i], item))
+			{
+				*depth = level;
+				return true;
+			}
+		return false;
+	}
+	for (;;)
+	{
+		for (int i = 0; i < count; i++)
+		{
+			if (!fbr_box_contains(&items[i].box, &item->box) ||
+				offset_in(visited, nvisited, items[i].payload))
+				continue;
+			if (nvisited < 4 * FBR_CAP)
+				visited[nvisited++] = items[i].payload;
+			if (find_from(t, items[i].payload, item, path, level + 1, depth))
+				return true;
+			path[level] = off;
+		}
+		if (pm_load(&n->meta) == m)
+			return false;
+		m = fbr_read_node(n, items, NULL, &count);
+	}
+}
+
+/* The caller is in an epoch. */
+bool
+fbr_find_leaf(fbr_tree *t, const fbr_item *item, uint64_t *path, int *depth)
+{
+	uint64_t	root;
+
+	do
+	{
+		root = fbr_root(t);
+		if (find_from(t, root, item, path, 0, depth))
+			return true;
+	} while (fbr_root(t) != root);
+	return false;
+}
+
+/* ---------- KNN: best-first ---------- */
+
+typedef struct knn_elem
+{
+	double		dist;
+	fbr_item	item;			/* a leaf entry, or (box, node offset) */
+	int			parent;			/* node: its parent's visit record; -1: the root */
+	bool		is_node;
+} knn_elem;
+
+/* A node read: what it looked like, and who its parent was. */
+typedef struct knn_visit
+{
+	uint64_t	off;
+	uint64_t	meta;
+	int			parent;
+} knn_visit;
+
+struct fbr_knn
+{
+	fbr_tree   *t;
+	fbr_consistent_fn consistent;
+	void	   *carg;
+	fbr_distance_fn distance;
+	void	   *darg;
+	knn_elem   *heap;
+	size_t		n;
+	size_t		cap;
+	knn_visit  *visit;
+	size_t		nvisit;
+	size_t		visit_cap;
+	item_set	nodes_seen;		/* (zero box, offset) of nodes read */
+	item_set	returned;
+	uint64_t	root_seen;		/* the root pointer as last read */
+	bool		oom;
+};
+
+static void
+heap_push(fbr_knn *k, const knn_elem *e)
+{
+	size_t		i;
+
+	if (k->n == k->cap)
+	{
+		size_t		cap = k->cap * 2;
+		knn_elem   *h = realloc(k->heap, cap * sizeof(knn_elem));
+
+		if (h == NULL)
+		{
+			k->oom = true;
+			return;
+		}
+		k->heap = h;
+		k->cap = cap;
+	}
+	/* ties: leaf entries first, so a result is not held back by a node */
+	for (i = k->n++; i > 0; i = (i - 1) / 2)
+	{
+		knn_elem   *p = &k->heap[(i - 1) / 2];
+
+		if (p->dist < e->dist || (p->dist == e->dist && (!p->is_node || e->is_node)))
+			break;
+		k->heap[i] = *p;
+	}
+	k->heap[i] = *e;
+}
+
+static knn_elem
+heap_pop(fbr_knn *k)
+{
+	knn_elem	top = k->heap[0];
+	knn_elem	last = k->heap[--k->n];
+	size_t		i = 0;
+
+	for (;;)
+	{
+		size_t		c = 2 * i + 1;
+
+		if (c >= k->n)
+			break;
+		if (c + 1 < k->n && (k->heap[c + 1].dist < k->heap[c].dist ||
+							 (k->heap[c + 1].dist == k->heap[c].dist && !k->heap[c + 1].is_node && k->heap[c].is_node)))
+			c++;
+		if (last.dist < k->heap[c].dist ||
+			(last.dist == k->heap[c].dist && (!last.is_node || k->heap[c].is_node)))
+			break;
+		k->heap[i] = k->heap[c];
+		i = c;
+	}
+	k->heap[i] = last;
+	return top;
+}
+
+/*
+ * A child's priority is never below its parent's: a box read while an
+ * insert enlarges it may reach closer than anything the subtree held when
+ * the parent was read.
+ */
+static void
+push_node(fbr_knn *k, const fbr_item *entry, int parent, double parent_dist)
+{
+	knn_elem	e;
+
+	if (k->consistent != NULL && !k->consistent(k->carg, &entry->box, false))
+		return;
+	e.dist = k->distance(k->darg, &entry->box, false);
+	if (e.dist < parent_dist)
+		e.dist = parent_dist;
+	e.item = *entry;
+	e.parent = parent;
+	e.is_node = true;
+	heap_push(k, &e);
+}
+
+static void
+push_root(fbr_knn *k)
+{
+	fbr_item	root = {{0, 0, 0, 0}, fbr_root(k->t)};
+	knn_elem	e = {0, root, -1, true};
+
+	k->root_seen = root.payload;
+	heap_push(k, &e);
+}
+
+fbr_knn *
+fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
+			  fbr_distance_fn distance, void *darg, pm_error *err)
+{
+	fbr_knn    *k = calloc(1, sizeof(fbr_knn));
+
+	if (k != NULL)
+	{
+		k->cap = 256;
+		k->heap = malloc(k->cap * sizeof(knn_elem));
+	}
+	if (k == NULL || k->heap == NULL)
+	{
+		free(k);
+		pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for a nearest-neighbour scan");
+		return NULL;
+	}
+	k->t = t;
+	k->consistent = consistent;
+	k->carg = carg;
+	k->distance = distance;
+	k->darg = darg;
+	pm_epoch_enter(t->epoch);
+	push_root(k);
+	return k;
+}
+
+static int
+add_visit(fbr_knn *k, uint64_t off, uint64_t meta, int parent)
+{
+	if (k->nvisit == k->visit_cap)
+	{
+		size_t		cap = k->visit_cap ? k->visit_cap * 2 : 64;
+		knn_visit  *v = realloc(k->visit, cap * sizeof(knn_visit));
+
+		if (v == NULL)
+		{
+			k->oom = true;
+			return -1;
+		}
+		k->visit = v;
+		k->visit_cap = cap;
+	}
+	k->visit[k->nvisit] = (knn_visit) {off, meta, parent};
+	return (int) k->nvisit++;
+}
+
+/*
+ * GAP-5 for a best-first search: after reading a node, its ancestors are
+ * checked bottom-up; an ancestor whose word changed since it was read is
+ * read again and its children queued again (a split may have put a sibling
+ * there; nodes already read are skipped when popped), then its own parent
+ * is checked.  An unchanged ancestor ends the walk: its children as read
+ * are all still reachable through it, and every move it could miss would
+ * have changed it.  Above the root is the meta block's root pointer.
+ */
+static void
+revalidate(fbr_knn *k, int v)
+{
+	while (v >= 0)
+	{
+		knn_visit  *vis = &k->visit[v];
+		fbr_item	items[FBR_CAP];
+		int			count;
+
+		if (pm_load(&fbr_node_at(k->t, vis->off)->meta) == vis->meta)
+			return;
+		vis->meta = fbr_read_node(fbr_node_at(k->t, vis->off), items, NULL, &count);
+		for (int i = 0; i < count; i++)
+			push_node(k, &items[i], v, 0);
+		v = vis->parent;
+	}
+	if (fbr_root(k->t) != k->root_seen)
+		push_root(k);
+}
+
+bool
+fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
+{
+	while (k->n > 0 && !k->oom)
+	{
+		knn_elem	e = heap_pop(k);
+		fbr_item	items[FBR_CAP];
+		fbr_item	key = {{0, 0, 0, 0}, e.item.payload};
+		int			count;
+		int			v = -1;
+		uint64_t	m;
+
+		if (!e.is_node)
+		{
+			if (!item_set_add(&k->returned, &e.item))
+				continue;
+			*item = e.item;
+			*distance = e.dist;
+			return true;
+		}
+		if (!item_set_add(&k->nodes_seen, &key))
+			continue;
+		m = fbr_read_node(fbr_node_at(k->t, e.item.payload), items, NULL, &count);
+		if (!fbr_is_leaf(m))
+			v = add_visit(k, e.item.payload, m, e.parent);
+		revalidate(k, e.parent);
+		for (int i = 0; i < count; i++)
+		{
+			if (!fbr_is_leaf(m))
+				push_node(k, &items[i], v, e.dist);
+			else if (k->consistent == NULL || k->consistent(k->carg, &items[i].box, true))
+			{
+				knn_elem	leaf = {k->distance(k->darg, &items[i].box, true), items[i], -1, false};
+
+				/*
+				 * Closer than the leaf's box as its parent was read: committed after
+				 * that read, so after the scan began; yielding it now would break the
+				 * order.
+				 */
+				if (leaf.dist >= e.dist)
+					heap_push(k, &leaf);
+			}
+		}
+	}
+	return false;
+}
+
+void
+fbr_knn_end(fbr_knn *k)
+{
+	pm_epoch_exit(k->t->epoch);
+	item_set_free(&k->nodes_seen);
+	item_set_free(&k->returned);
+	free(k->visit);
+	free(k->heap);
+	free(k);
+}

@@ -1,0 +1,189 @@
+/*
+ * fbrtree.h
+ *	  FBR-tree: a failure-atomic R-tree on 2-D boxes whose nodes live in a
+ *	  persistent-memory pool.
+ *
+ * Entries are (box, payload): a box of float8 coordinates (exact, so a point
+ * or box datum can be rebuilt from it) and an opaque 64-bit payload (the
+ * PostgreSQL glue stores the heap TID and flags there).  (box, payload) is an
+ * entry's identity: delete names both.  Readers take no locks; writers lock
+ * one node at a time top-down.  Every change commits with one aligned 8-byte
+ * store of a node's metadata word.  See README.md for the layout,
+ * invariants, protocols and deviations from the paper.
+ */
+#ifndef PM_FBRTREE_H
+#define PM_FBRTREE_H
+
+#include "alloc.h"
+#include "epoch.h"
+#include "pool.h"
+
+#define FBR_CAP			50		/* entries per node: a 2 KiB allocator block */
+
+typedef struct fbr_box
+{
+	double		xmin;
+	double		ymin;
+	double		xmax;
+	double		ymax;
+} fbr_box;
+
+/* An entry: in a leaf the host's payload, in an inner node a child offset. */
+typedef struct fbr_item
+{
+	fbr_box		box;
+	uint64_t	payload;
+} fbr_item;
+
+/* How a full node is divided (README: "Split heuristic"). */
+typedef enum fbr_split_method
+{
+	FBR_SPLIT_RSTAR = 0,		/* R*-tree axis sort: min margin, then min overlap */
+	FBR_SPLIT_QUADRATIC = 1		/* Guttman's quadratic split */
+} fbr_split_method;
+
+/*
+ * A process's (or thread's) handle on one tree: the pool (its meta block at
+ * pool root 0), an allocator over it, and an epoch participant through which
+ * nodes unlinked by merges are retired with (space, tag), so the host's
+ * epoch free callback can find this allocator.
+ */
+typedef struct fbr_tree
+{
+	pm_pool    *pool;
+	pm_alloc	pm;
+	pm_epoch_handle *epoch;
+	uint32_t	space;
+	uint32_t	tag;
+	fbr_split_method split;
+} fbr_tree;
+
+typedef struct fbr_stats
+{
+	uint64_t	entries;
+	uint64_t	leaves;
+	uint64_t	inner_nodes;
+	uint64_t	height;			/* levels, leaves included */
+	uint64_t	pm_bytes;		/* node blocks + meta block */
+	uint64_t	splits;			/* counters since format (not crash-exact) */
+	uint64_t	root_splits;
+	uint64_t	merges;
+	uint64_t	root_collapses;
+} fbr_stats;
+
+/* ---- life cycle ---- */
+
+/* Format an empty tree (meta block + an empty root leaf) in a fresh pool. */
+extern pm_errcode fbr_format(pm_pool *pool, pm_error *err);
+
+/* Set up a handle (no allocation); split heuristic defaults to R*. */
+extern void fbr_attach(fbr_tree *t, pm_pool *pool, pm_epoch_handle *epoch,
+					   uint32_t space, uint32_t tag);
+
+/*
+ * STR (sort-tile-recursive) bulk load into a freshly formatted, empty tree.
+ * Reorders items[] in place.  Nodes are filled to fill_pct percent of
+ * FBR_CAP.  Caller is exclusive.
+ */
+extern pm_errcode fbr_bulk_load(fbr_tree *t, fbr_item *items, size_t n, int fill_pct,
+								pm_error *err);
+
+/*
+ * After an unclean shutdown, before any other operation: finish or undo the
+ * split or merge a crash interrupted (version-0 nodes), clear lock words,
+ * and, if recover_alloc, rebuild the allocator from the blocks the tree
+ * reaches (pool roots 1.. are the host's and are kept), which requires that
+ * no block of the pool is waiting in an epoch limbo (true after a restart).
+ * *repaired counts the nodes fixed.  Caller is exclusive.
+ */
+extern pm_errcode fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired,
+							  pm_error *err);
+
+/* ---- writes (any number of processes and threads at once) ---- */
+
+extern pm_errcode fbr_insert(fbr_tree *t, const fbr_item *item, pm_error *err);
+
+/* Delete one entry equal to *item (box and payload); *found says if there was one. */
+extern pm_errcode fbr_delete(fbr_tree *t, const fbr_item *item, bool *found, pm_error *err);
+
+/* ---- reads (lock-free) ---- */
+
+/*
+ * Decides, for the box of an inner entry (is_leaf false: may the subtree
+ * hold a match?) or of a leaf entry (is_leaf true: is it a match?).
+ */
+typedef bool (*fbr_consistent_fn) (void *arg, const fbr_box *box, bool is_leaf);
+
+/* Results of a search: grown with realloc; free with fbr_results_free. */
+typedef struct fbr_results
+{
+	fbr_item   *items;
+	size_t		n;
+	size_t		cap;
+	uint64_t	nodes_visited;	/* cost of the last search (node reads) */
+} fbr_results;
+
+/*
+ * Every entry for which consistent says yes, each once, appended to *out
+ * (in no particular order).  An entry committed before the call and not
+ * deleted before it returns is always there.
+ */
+extern pm_errcode fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg,
+							 fbr_results *out, pm_error *err);
+extern void fbr_results_free(fbr_results *r);
+
+/*
+ * Lower bound of the distance from the query to anything inside box
+ * (is_leaf false), or the entry's distance (is_leaf true).
+ */
+typedef double (*fbr_distance_fn) (void *arg, const fbr_box *box, bool is_leaf);
+
+typedef struct fbr_knn fbr_knn;
+
+/*
+ * Best-first nearest-neighbour iterator: leaf entries accepted by consistent
+ * (NULL: all) in non-decreasing distance, each once.  The iterator stays in
+ * an epoch from begin to end: end it promptly (README: "KNN").
+ */
+extern fbr_knn *fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
+							  fbr_distance_fn distance, void *darg, pm_error *err);
+extern bool fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance);
+extern void fbr_knn_end(fbr_knn *k);
+
+/* ---- inspection ---- */
+
+/*
+ * Verify the structure: meta block, versions, bitmaps, locks, equal leaf
+ * depth, every child's entries inside its parent entry's box, no node
+ * reached twice.  Returns NULL or a description of the first problem
+ * (static buffer).  Caller is exclusive.  Fills *st if not NULL.
+ */
+extern const char *fbr_check(fbr_tree *t, fbr_stats *st);
+
+/* Counters and a walk of the tree; exact only without concurrent writers. */
+extern void fbr_get_stats(fbr_tree *t, fbr_stats *st);
+
+/* Box helpers for hosts and tests. */
+static inline bool
+fbr_box_overlaps(const fbr_box *a, const fbr_box *b)
+{
+	return a->xmin <= b->xmax && b->xmin <= a->xmax &&
+		a->ymin <= b->ymax && b->ymin <= a->ymax;
+}
+
+/* a contains b */
+static inline bool
+fbr_box_contains(const fbr_box *a, const fbr_box *b)
+{
+	return a->xmin <= b->xmin && a->xmax >= b->xmax &&
+		a->ymin <= b->ymin && a->ymax >= b->ymax;
+}
+
+static inline bool
+fbr_box_equal(const fbr_box *a, const fbr_box *b)
+{
+	return a->xmin == b->xmin && a->xmax == b->xmax &&
+		a->ymin == b->ymin && a->ymax == b->ymax;
+}
+
+#endif							/* PM_FBRTREE_H */

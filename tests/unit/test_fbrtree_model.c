@@ -1,0 +1,547 @@
+/*
+ * test_fbrtree_model.c
+ *	  Single-thread model check of the fbrtree against brute force: a million
+ *	  random boxes (uniform, then clustered; points, degenerate segments,
+ *	  edges on a grid so that touching is common) inserted one by one, window
+ *	  queries with each predicate (overlap, contains, contained-by, same),
+ *	  a third of the entries deleted (nodes shrink and merge), more queries,
+ *	  KNN against a brute-force order, structure checks along the way; then
+ *	  the same data bulk-loaded with STR.  Last, a diagnostic that measures
+ *	  the split heuristics (nodes read per window query).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "fbr_harness.h"
+
+#include <math.h>
+#include <time.h>
+
+#define N_UNIFORM	(1000000 / FBR_SCALE_DOWN)
+#define N_CLUSTERED	(300000 / FBR_SCALE_DOWN)
+#define QUERIES		(5000 / FBR_SCALE_DOWN)	/* per phase: before and after deletes */
+#define KNN_QUERIES	(200 / FBR_SCALE_DOWN)
+#define KNN_K		20
+#define BENCH_N		(200000 / FBR_SCALE_DOWN)
+#define BENCH_Q		(2000 / FBR_SCALE_DOWN)
+
+typedef struct ref_item
+{
+	fbr_item	it;
+	bool		live;
+} ref_item;
+
+static ref_item *ref;			/* sorted by box.xmin */
+static size_t nref;
+static fbr_item *items;			/* by payload */
+static bool *live;				/* by payload */
+
+static double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+ref_cmp(const void *a, const void *b)
+{
+	double		x = ((const ref_item *) a)->it.box.xmin,
+				y = ((const ref_item *) b)->it.box.xmin;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+payload_cmp(const void *a, const void *b)
+{
+	uint64_t	x = ((const fbr_item *) a)->payload,
+				y = ((const fbr_item *) b)->payload;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+build_reference(size_t n)
+{
+	nref = n;
+	for (size_t i = 0; i < n; i++)
+	{
+		ref[i].it = items[i];
+		ref[i].live = live[i];
+	}
+	qsort(ref, n, sizeof(ref_item), ref_cmp);
+}
+
+static size_t
+first_xmin_at_least(double x)
+{
+	size_t		lo = 0,
+				hi = nref;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (ref[mid].it.box.xmin < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Brute force over the entries whose xmin can qualify (boxes are at most MAX_EXTENT wide). */
+static size_t
+reference_query(const query *qu, fbr_item *out)
+{
+	double		lo,
+				hi;
+	size_t		n = 0;
+
+	switch (qu->op)
+	{
+		case Q_OVERLAP:
+			lo = qu->q.xmin - MAX_EXTENT, hi = qu->q.xmax;
+			break;
+		case Q_CONTAINED:
+			lo = qu->q.xmin, hi = qu->q.xmax;
+			break;
+		case Q_CONTAINS:
+			lo = qu->q.xmax - MAX_EXTENT, hi = qu->q.xmin;
+			break;
+		default:
+			lo = hi = qu->q.xmin;
+	}
+	for (size_t i = first_xmin_at_least(lo); i < nref && ref[i].it.box.xmin <= hi; i++)
+		if (ref[i].live && query_leaf(qu, &ref[i].it.box))
+			out[n++] = ref[i].it;
+	qsort(out, n, sizeof(fbr_item), payload_cmp);
+	return n;
+}
+
+static query
+random_query(uint64_t *s, size_t n)
+{
+	query		qu;
+	size_t		pick = fbr_rand(s) % n;
+
+	qu.op = (query_op) (fbr_rand(s) % Q_NOPS);
+	switch (qu.op)
+	{
+		case Q_OVERLAP:
+		case Q_CONTAINED:
+			qu.q.xmin = grid(s, 0, 990);
+			qu.q.ymin = grid(s, 0, 990);
+			qu.q.xmax = qu.q.xmin + grid(s, 0, 30);
+			qu.q.ymax = qu.q.ymin + grid(s, 0, 30);
+			break;
+		case Q_CONTAINS:
+			/* a point or a piece of an entry's box, often its corner */
+			qu.q = items[pick].box;
+			if (fbr_rand(s) % 2)
+				qu.q.xmax = qu.q.xmin, qu.q.ymax = qu.q.ymin;
+			break;
+		default:
+			qu.q = items[pick].box;
+	}
+	return qu;
+}
+
+/* Run queries against the tree and the reference; returns the number that differ. */
+static int
+compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, int *first_bad)
+{
+	fbr_item   *want = malloc(sizeof(fbr_item) * n);
+	fbr_results got = {0};
+	int			bad = 0;
+	pm_error	err;
+
+	*first_bad = -1;
+	for (int i = 0; i < nq; i++)
+	{
+		query		qu = random_query(s, n);
+		size_t		nw = reference_query(&qu, want);
+		bool		same;
+
+		got.n = 0;
+		if (fbr_search(t, query_consistent, &qu, &got, &err) != PM_OK)
+		{
+			bad++;
+			continue;
+		}
+		if (got.n > 1)
+			qsort(got.items, got.n, sizeof(fbr_item), payload_cmp);
+		same = got.n == nw;
+		for (size_t k = 0; same && k < nw; k++)
+			same = item_same(&got.items[k], &want[k]);
+		*matches += nw;
+		if (!same && bad++ == 0)
+		{
+			*first_bad = i;
+			tap_diag("query %d (%s %g %g %g %g): tree %zu results, brute force %zu", i,
+					 query_op_name[qu.op], qu.q.xmin, qu.q.ymin, qu.q.xmax, qu.q.ymax, got.n, nw);
+		}
+	}
+	fbr_results_free(&got);
+	free(want);
+	return bad;
+}
+
+/* ---------- KNN ---------- */
+
+typedef struct point
+{
+	double		x,
+				y;
+} point;
+
+static double
+point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
+{
+	const point *p = arg;
+	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
+	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
+
+	(void) is_leaf;
+	return sqrt(dx * dx + dy * dy);
+}
+
+/* The k smallest distances of the live entries, ascending, in best[]; returns how many. */
+static int
+smallest_distances(point *p, size_t n, double *best, int k)
+{
+	int			nb = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		d;
+		int			j;
+
+		if (!live[i])
+			continue;
+		d = point_box_distance(p, &items[i].box, true);
+		if (nb == k && d >= best[k - 1])
+			continue;
+		j = nb < k ? nb++ : k - 1;
+		for (; j > 0 && best[j - 1] > d; j--)
+			best[j] = best[j - 1];
+		best[j] = d;
+	}
+	return nb;
+}
+
+/*
+ * The iterator's first KNN_K distances must be the KNN_K smallest of the
+ * live entries (ties in any order), non-decreasing, each for a live entry
+ * at that distance, no entry twice.
+ */
+static int
+compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
+{
+	int			bad = 0;
+	double		all[KNN_K];
+	pm_error	err;
+
+	for (int qi = 0; qi < nq; qi++)
+	{
+		point		p = {grid(s, 0, 1000), grid(s, 0, 1000)};
+		int			nl = smallest_distances(&p, n, all, KNN_K);
+		fbr_knn    *k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
+		uint64_t	seen[KNN_K];
+		double		prev = 0;
+		bool		ok = k != NULL;
+
+		for (int j = 0; ok && j < nl; j++)
+		{
+			fbr_item	it;
+			double		d;
+
+			ok = fbr_knn_next(k, &it, &d) && it.payload < n && live[it.payload] &&
+				item_same(&it, &items[it.payload]) && d == all[j] && d >= prev &&
+				d == point_box_distance(&p, &it.box, true);
+			for (int x = 0; ok && x < j; x++)
+				ok = seen[x] != it.payload;
+			seen[j] = it.payload;
+			prev = d;
+		}
+		if (k != NULL)
+			fbr_knn_end(k);
+		if (!ok && bad++ == 0)
+			tap_diag("knn query %d at (%g, %g) differs from brute force", qi, p.x, p.y);
+	}
+	return bad;
+}
+
+/* ---------- phases ---------- */
+
+static void
+make_items(uint64_t *s, size_t n, bool clustered)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		items[i].box = random_box(s, clustered);
+		items[i].payload = i;
+		live[i] = true;
+	}
+}
+
+static void
+check_tree(fbr_tree *t, uint64_t want_entries, const char *when)
+{
+	fbr_stats	st;
+	const char *why = fbr_check(t, &st);
+
+	tap_ok(why == NULL && st.entries == want_entries,
+		   "%s: structure checks, %llu entries (want %llu), height %llu, %llu leaves, %llu inner, "
+		   "%llu splits, %llu merges%s%s", when, (unsigned long long) st.entries,
+		   (unsigned long long) want_entries, (unsigned long long) st.height,
+		   (unsigned long long) st.leaves, (unsigned long long) st.inner_nodes,
+		   (unsigned long long) st.splits, (unsigned long long) st.merges,
+		   why ? ": " : "", why ? why : "");
+}
+
+static void
+run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uint64_t seed)
+{
+	const char *name = clustered ? "clustered" : "uniform";
+	char		path[600];
+	fbr_harness h;
+	pm_pool    *pool;
+	uint64_t	s = seed;
+	uint64_t	matches = 0;
+	uint64_t	nlive = n;
+	int			bad,
+				first_bad;
+	double		t0;
+	pm_error	err;
+	bool		ok = true;
+
+	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
+	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+	fbr_harness_attach(&h, pool, dom, 1);
+	make_items(&s, n, clustered);
+
+	t0 = now_sec();
+	for (size_t i = 0; i < n && ok; i++)
+		ok = fbr_insert(&h.tree, &items[i], &err) == PM_OK;
+	tap_ok(ok, "%s: %zu inserts in %.1f s", name, n, now_sec() - t0);
+	check_tree(&h.tree, n, name);
+
+	build_reference(n);
+	t0 = now_sec();
+	bad = compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad);
+	tap_ok(bad == 0, "%s: %d window queries (4 predicates) equal brute force (%llu matches, "
+		   "%.1f s, %d differ)", name, QUERIES, (unsigned long long) matches, now_sec() - t0, bad);
+	bad = compare_knn(&h.tree, &s, n, KNN_QUERIES);
+	tap_ok(bad == 0, "%s: %d KNN queries (k=%d) equal brute-force order (%d differ)", name,
+		   KNN_QUERIES, KNN_K, bad);
+
+	/* delete a third: most in one corner so that nodes empty and merge */
+	t0 = now_sec();
+	ok = true;
+	for (size_t i = 0; i < n && ok; i++)
+	{
+		bool		corner = items[i].box.xmin < 400 && items[i].box.ymin < 400;
+		bool		found;
+
+		if (fbr_rand(&s) % 100 < (corner ? 80 : 15))
+		{
+			ok = fbr_delete(&h.tree, &items[i], &found, &err) == PM_OK && found;
+			live[i] = false;
+			nlive--;
+		}
+	}
+	{
+		fbr_item	absent = items[0];
+		bool		found = true;
+
+		absent.payload = n + 1;
+		ok = ok && fbr_delete(&h.tree, &absent, &found, &err) == PM_OK && !found;
+	}
+	tap_ok(ok, "%s: %llu deletes each found their entry, a delete of an absent one did not "
+		   "(%.1f s)", name, (unsigned long long) (n - nlive), now_sec() - t0);
+	check_tree(&h.tree, nlive, "after deletes");
+	build_reference(n);
+	matches = 0;
+	bad = compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad);
+	tap_ok(bad == 0, "%s after deletes: %d window queries equal brute force (%llu matches, %d differ)",
+		   name, QUERIES, (unsigned long long) matches, bad);
+	bad = compare_knn(&h.tree, &s, n, KNN_QUERIES);
+	tap_ok(bad == 0, "%s after deletes: %d KNN queries equal brute-force order (%d differ)", name,
+		   KNN_QUERIES, bad);
+	pm_epoch_drain(&h.epoch);
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(pool);
+}
+
+static bool
+accept_all(void *arg, const fbr_box *b, bool is_leaf)
+{
+	(void) arg;
+	(void) b;
+	(void) is_leaf;
+	return true;
+}
+
+/* STR bulk load of the live entries; queries and KNN against the reference. */
+static void
+run_str(const char *dir, pm_epoch_domain *dom, size_t n)
+{
+	char		path[600];
+	fbr_harness h;
+	pm_pool    *pool;
+	fbr_item   *copy = malloc(sizeof(fbr_item) * n);
+	size_t		nl = 0;
+	uint64_t	s = 99;
+	uint64_t	matches = 0;
+	int			bad,
+				first_bad;
+	double		t0;
+	pm_error	err;
+	pm_errcode	rc;
+	fbr_stats	st;
+
+	snprintf(path, sizeof(path), "%s/str.pool", dir);
+	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+	fbr_harness_attach(&h, pool, dom, 1);
+	for (size_t i = 0; i < n; i++)
+		if (live[i])
+			copy[nl++] = items[i];
+	/* the empty tree answers nothing, and a tree that is not empty refuses a bulk load */
+	{
+		fbr_results none = {0};
+		point		p = {1, 1};
+		fbr_knn    *k = fbr_knn_begin(&h.tree, NULL, NULL, point_box_distance, &p, &err);
+		fbr_item	it;
+		double		d;
+		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d);
+		pm_errcode	refused;
+
+		fbr_knn_end(k);
+		rc = fbr_search(&h.tree, accept_all, NULL, &none, &err);
+		fbr_insert(&h.tree, &items[0], &err);
+		refused = fbr_bulk_load(&h.tree, copy, nl, 90, &err);
+		fbr_delete(&h.tree, &items[0], &(bool) {false}, &err);
+		tap_ok(rc == PM_OK && none.n == 0 && knn_empty && refused == PM_ERR_INVALID,
+			   "empty tree: search and KNN return nothing; a bulk load into a non-empty tree is "
+			   "refused (%s)", err.msg);
+		fbr_results_free(&none);
+	}
+	t0 = now_sec();
+	rc = fbr_bulk_load(&h.tree, copy, nl, 90, &err);
+	tap_ok(rc == PM_OK, "STR bulk load of %zu entries at 90%% fill in %.2f s", nl, now_sec() - t0);
+	check_tree(&h.tree, nl, "after STR");
+	fbr_get_stats(&h.tree, &st);
+	bad = compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad);
+	bad += compare_knn(&h.tree, &s, n, KNN_QUERIES);
+	tap_ok(bad == 0, "STR tree: %d window and %d KNN queries equal brute force (%d differ)",
+		   QUERIES, KNN_QUERIES, bad);
+	/* the loaded tree takes inserts and deletes */
+	{
+		bool		ok = true,
+					found;
+
+		for (size_t i = 0; i < n && ok; i += 3)
+		{
+			if (live[i])
+				ok = fbr_delete(&h.tree, &items[i], &found, &err) == PM_OK && found;
+			else
+				ok = fbr_insert(&h.tree, &items[i], &err) == PM_OK;
+			live[i] = !live[i];
+		}
+		build_reference(n);
+		matches = 0;
+		bad = ok ? compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad) : -1;
+		tap_ok(bad == 0, "STR tree after inserts and deletes: queries equal brute force");
+	}
+	free(copy);
+	pm_epoch_drain(&h.epoch);
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(pool);
+}
+
+/* Diagnostic: which split heuristic makes cheaper window queries. */
+static void
+measure_splits(const char *dir, pm_epoch_domain *dom)
+{
+	static const char *const method_name[] = {"R*", "quadratic"};
+
+	for (int clustered = 0; clustered < 2; clustered++)
+		for (int method = 0; method < 2; method++)
+		{
+			char		path[600];
+			fbr_harness h;
+			pm_pool    *pool;
+			uint64_t	s = 4242 + clustered;
+			fbr_results got = {0};
+			uint64_t	visited = 0,
+						found = 0;
+			double		t0,
+						t_ins,
+						t_q;
+			pm_error	err;
+			fbr_stats	st;
+
+			snprintf(path, sizeof(path), "%s/bench.pool", dir);
+			pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+			fbr_harness_attach(&h, pool, dom, 1);
+			h.tree.split = (fbr_split_method) method;
+			make_items(&s, BENCH_N, clustered);
+			t0 = now_sec();
+			for (size_t i = 0; i < BENCH_N; i++)
+				fbr_insert(&h.tree, &items[i], &err);
+			t_ins = now_sec() - t0;
+			t0 = now_sec();
+			for (int q = 0; q < BENCH_Q; q++)
+			{
+				query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
+				fbr_box		c = items[fbr_rand(&s) % BENCH_N].box;	/* windows where the data is */
+
+				qu.q.xmin = c.xmin - 5;
+				qu.q.ymin = c.ymin - 5;
+				qu.q.xmax = c.xmin + 5;
+				qu.q.ymax = c.ymin + 5;
+				got.n = 0;
+				fbr_search(&h.tree, query_consistent, &qu, &got, &err);
+				visited += got.nodes_visited;
+				found += got.n;
+			}
+			t_q = now_sec() - t0;
+			fbr_get_stats(&h.tree, &st);
+			tap_diag("split %-9s %-9s: %d boxes, insert %.2f us/op, %llu leaves (%.0f%% full), "
+					 "10x10 window: %.1f nodes read, %.1f results, %.1f us/query",
+					 method_name[method], clustered ? "clustered" : "uniform", BENCH_N,
+					 t_ins * 1e6 / BENCH_N, (unsigned long long) st.leaves,
+					 100.0 * st.entries / (st.leaves * FBR_CAP), (double) visited / BENCH_Q,
+					 (double) found / BENCH_Q, t_q * 1e6 / BENCH_Q);
+			fbr_results_free(&got);
+			pm_epoch_drain(&h.epoch);
+			pm_epoch_unregister(&h.epoch);
+			pm_pool_close(pool);
+		}
+}
+
+int
+main(void)
+{
+	char	   *dir = tap_tmpdir("fbr_model");
+	pm_epoch_domain *dom = fbr_harness_domain();
+	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
+
+	tap_plan(21);
+	ref = malloc(sizeof(ref_item) * nmax);
+	items = malloc(sizeof(fbr_item) * nmax);
+	live = malloc(sizeof(bool) * nmax);
+	run_dataset(dir, dom, N_UNIFORM, false, 1);
+	run_str(dir, dom, N_UNIFORM);
+	run_dataset(dir, dom, N_CLUSTERED, true, 2);
+	measure_splits(dir, dom);
+	free(ref);
+	free(items);
+	free(live);
+	tap_rmdir(dir);
+	return tap_done();
+}
