@@ -126,7 +126,7 @@ pmi_registry_release(RelFileNode rnode)
 	{
 		PmiSlot    *s = pmi_slot(slotno);
 
-		if (s->state == PMI_SLOT_READY)
+		if (s->state == PMI_SLOT_READY && s->dram_root != 0)
 			nbtpm_release_dram(s->dram_root);
 		s->state = PMI_SLOT_FREE;
 		s->dram_root = 0;

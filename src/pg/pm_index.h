@@ -13,12 +13,17 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
+#include "common/relpath.h"
+#include "storage/lockdefs.h"
 #include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
 #include "alloc.h"
 #include "epoch.h"
+#include "fbrtree.h"
+#include "nbtree.h"
 #include "pool.h"
+#include "recon.h"
 
 #define PMI_POOL_SUFFIX ".pmpool"
 
@@ -78,6 +83,64 @@ typedef struct PmIndexShared
 
 extern PmIndexShared *pmi_shared;
 
+typedef struct PmiIndex PmiIndex;
+
+/* What the shared index code (pmi_index.c) needs to know of an access method. */
+typedef struct PmiAmOps
+{
+	const char *amname;
+	uint32		kind;			/* PM_KIND_*: the pool header names the structure */
+	uint32		meta_magic;		/* block 0 of the main fork */
+	/* an empty structure in a fresh pool */
+	pm_errcode	(*format) (pm_pool *pool, pm_error *err);
+
+	/*
+	 * First use after startup, no lock held: make the pool's structure ready
+	 * to serve (repair, volatile state, reconciliation after a crash).
+	 * Returns the DRAM root to publish in the registry slot (0: none).
+	 */
+	uint64		(*first_use) (Relation index, pm_pool *pool, int slotno, uint32 generation);
+	/* set up h->tree over h->pool and the slot's DRAM root */
+	void		(*attach) (PmiIndex *h, uint64 dram_root);
+} PmiAmOps;
+
+/* Block 0 of an index's main fork: ties the relfilenode to its pool. */
+#define PMI_META_VERSION	1
+#define PMI_METAPAGE_BLKNO	0
+
+typedef struct PmiMetaPageData
+{
+	uint32		magic;			/* the access method's meta_magic */
+	uint32		version;
+	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index reset) */
+} PmiMetaPageData;
+
+/* This backend's handle on one index: pool, registry slot, tree. */
+struct PmiIndex
+{
+	RelFileNode rnode;			/* hash key */
+	const PmiAmOps *ops;
+	int			slotno;
+	uint32		generation;
+	pm_pool    *pool;
+	uint8		uuid[16];
+	pm_recon   *recon;			/* the pool's reconciliation ring (pool root 1) */
+	uint64		flushed_lsn;	/* last WAL flush position seen, for the ring */
+	/* this backend's writes not yet added to the slot's counters */
+	uint64		pending_inserts;
+	uint64		pending_deletes;
+	uint64		pending_flushes;
+	uint64		pending_fences;
+	union
+	{
+		nbt_tree	nbt;
+		fbr_tree	fbr;
+	}			tree;
+};
+
+/* pool root of the reconciliation ring */
+#define PMI_RECON_ROOT		1
+
 static inline PmiSlot *
 pmi_slot(int slotno)
 {
@@ -90,6 +153,18 @@ extern pm_epoch_handle *pmi_epoch(void);
 extern pm_alloc *pmi_dram(void);
 extern void pmi_report_core_error(int elevel, const pm_error *err,
 								  const char *index_name) pg_attribute_cold;
+
+/* pmi_index.c */
+extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
+extern Relation pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname);
+extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
+extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
+							   const uint8 *uuid);
+extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
+extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
+extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
+extern void pmi_publish_counters(PmiIndex *h);
+extern void pmi_publish_ready(int slotno, uint64 dram_root);
 
 /* pool_registry.c */
 extern char *pmi_pool_path(RelFileNode rnode);

@@ -18,18 +18,6 @@
 #include "nbtree.h"
 #include "recon.h"
 
-/* Block 0 of the index's main fork: ties the relfilenode to its pool. */
-#define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
-#define NBTPM_META_VERSION	1
-#define NBTPM_METAPAGE_BLKNO 0
-
-typedef struct NbtpmMetaPageData
-{
-	uint32		magic;
-	uint32		version;
-	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index reset) */
-} NbtpmMetaPageData;
-
 typedef struct NbtpmOptions
 {
 	int32		vl_len_;		/* varlena header */
@@ -43,23 +31,6 @@ typedef struct NbtpmOptions
 #define NBTPM_PHASE_SORT		3
 #define NBTPM_PHASE_LOAD		4
 
-/* This backend's handle on one index: pool, registry slot, tree. */
-typedef struct NbtpmIndex
-{
-	RelFileNode rnode;			/* hash key */
-	int			slotno;
-	uint32		generation;
-	pm_pool    *pool;
-	uint8		uuid[16];
-	nbt_tree	tree;
-	pm_recon   *recon;			/* the pool's reconciliation ring (pool root 1) */
-	uint64		flushed_lsn;	/* last WAL flush position seen, for the ring */
-	/* this backend's writes not yet added to the slot's counters */
-	uint64		pending_inserts;
-	uint64		pending_deletes;
-	uint64		pending_flushes;
-	uint64		pending_fences;
-} NbtpmIndex;
 
 /* rest = NULL flag and heap TID; never 0 (offset numbers start at 1) */
 #define NBTPM_REST_NULL		(UINT64_C(1) << 48)
@@ -86,14 +57,15 @@ extern bool nbtpm_validate(Oid opclassoid);
 extern char *nbtpm_phasename(int64 phasenum);
 extern bool nbtpm_canreturn(Relation index, int attno);
 
-/* nbtpm_index.c: the per-backend handle, metapage, first-use rebuild */
-extern NbtpmIndex *nbtpm_open(Relation index);
-extern pm_pool *nbtpm_create_pool(Relation index);
-extern void nbtpm_write_metapage(Relation index, ForkNumber fork, const uint8 *uuid);
+/* nbtpm_index.c: what pmi_index.c needs of nbtree_pm (the DRAM layer) */
+extern const PmiAmOps nbtpm_am_ops;
 extern void nbtpm_release_dram(uint64 dram_root);
-extern void nbtpm_report(const pm_error *err, Relation index) pg_attribute_noreturn();
-extern void nbtpm_count_write(NbtpmIndex *h, const pm_counters *before, bool insert);
-extern void nbtpm_publish_counters(NbtpmIndex *h);
+
+static inline PmiIndex *
+nbtpm_open(Relation index)
+{
+	return pmi_index_open(index, &nbtpm_am_ops);
+}
 
 /* nbtpm_reconcile.c */
 extern void nbtpm_reconcile(Relation index, nbt_tree *t);

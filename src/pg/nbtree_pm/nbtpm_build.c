@@ -171,7 +171,6 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pm_error	err;
 	uint32		generation;
 	int			slotno;
-	PmiSlot    *s;
 	nbt_tree	t;
 
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
@@ -186,8 +185,8 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						format_type_be(nbtpm_column_type(index)))));
 
 	/* pool first, then the metapage naming it: a pool never outlives its relfilenode */
-	pool = nbtpm_create_pool(index);
-	nbtpm_write_metapage(index, MAIN_FORKNUM, pool->hdr->uuid);
+	pool = pmi_create_pool(index, &nbtpm_am_ops);
+	pmi_write_metapage(index, MAIN_FORKNUM, &nbtpm_am_ops, pool->hdr->uuid);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
@@ -211,7 +210,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_LOAD);
 	if (nbt_bulk_load(pool, fillfactor, next_sorted, &bs, &err) != PM_OK)
-		nbtpm_report(&err, index);
+		pmi_report(&err, index);
 	if (bs.sort)
 		tuplesort_end(bs.sort);
 	else
@@ -220,19 +219,14 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/* the DRAM layer, published through the registry slot */
 	slotno = pmi_registry_attach(index->rd_node, &generation);
-	s = pmi_slot(slotno);
 	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
 	if (nbt_rebuild(&t, false, &err) != PM_OK)
 	{
 		pm_pool_close(pool);
-		nbtpm_report(&err, index);
+		pmi_report(&err, index);
 	}
 	pm_pool_close(pool);
-	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
-	s->dram_root = t.dram_root;
-	pg_write_barrier();
-	s->state = PMI_SLOT_READY;
-	LWLockRelease(&s->lock);
+	pmi_publish_ready(slotno, t.dram_root);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
@@ -246,5 +240,5 @@ nbtpm_buildempty(Relation index)
 {
 	static const uint8 no_pool[16];
 
-	nbtpm_write_metapage(index, INIT_FORKNUM, no_pool);
+	pmi_write_metapage(index, INIT_FORKNUM, &nbtpm_am_ops, no_pool);
 }

@@ -33,22 +33,9 @@ typedef struct HeapCheckState
 	ItemPointerData first_missing;
 } HeapCheckState;
 
-static Relation
-open_nbtpm_index(Oid indexoid, LOCKMODE lockmode)
-{
-	Relation	index = index_open(indexoid, lockmode);
-	char	   *amname = get_am_name(index->rd_rel->relam);
-
-	if (amname == NULL || strcmp(amname, "nbtree_pm") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an nbtree_pm index", RelationGetRelationName(index))));
-	return index;
-}
-
 /* Every live entry, in order; entries grows in palloc'd chunks. */
 static nbt_skey *
-all_entries(NbtpmIndex *h, int64 *n)
+all_entries(PmiIndex *h, int64 *n)
 {
 	int64		cap = 1024;
 	nbt_skey   *e = palloc(sizeof(nbt_skey) * cap);
@@ -59,7 +46,7 @@ all_entries(NbtpmIndex *h, int64 *n)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		nbt_read_leaf(&h->tree, &from, false, &b);
+		nbt_read_leaf(&h->tree.nbt, &from, false, &b);
 		if (*n + b.n > cap)
 		{
 			while (*n + b.n > cap)
@@ -108,7 +95,7 @@ nbtree_pm_check(PG_FUNCTION_ARGS)
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	heap;
 	Relation	index;
-	NbtpmIndex *h;
+	PmiIndex *h;
 	const char *problem;
 	uint64		entries;
 
@@ -117,10 +104,10 @@ nbtree_pm_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
 	heap = table_open(heapoid, ShareLock);
-	index = open_nbtpm_index(indexoid, ShareLock);
+	index = pmi_open_index_of_am(indexoid, ShareLock, "nbtree_pm");
 	h = nbtpm_open(index);
 
-	problem = nbt_check(&h->tree, &entries);
+	problem = nbt_check(&h->tree.nbt, &entries);
 	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -168,8 +155,8 @@ Datum
 pm_index_stats(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	index = open_nbtpm_index(indexoid, AccessShareLock);
-	NbtpmIndex *h = nbtpm_open(index);
+	Relation	index = pmi_open_index_of_am(indexoid, AccessShareLock, "nbtree_pm");
+	PmiIndex *h = nbtpm_open(index);
 	PmiSlot    *s = pmi_slot(h->slotno);
 	TupleDesc	tupdesc;
 	Datum		values[STATS_COLS];
@@ -181,9 +168,9 @@ pm_index_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	nbtpm_publish_counters(h);	/* other backends' last partial batch is not in yet */
+	pmi_publish_counters(h);	/* other backends' last partial batch is not in yet */
 	writes = pg_atomic_read_u64(&s->inserts) + pg_atomic_read_u64(&s->deletes);
-	nbt_get_stats(&h->tree, &st);
+	nbt_get_stats(&h->tree.nbt, &st);
 	entries = all_entries(h, &nentries);
 	pfree(entries);
 

@@ -133,7 +133,7 @@ reconcile_entry(Reconciler *r, nbt_tree *t, const nbt_skey *sk)
 	if (sk->rest == 0 || sk->rest > NBT_REST_MAX || entry_is_current(r, sk))
 		return false;
 	if (nbt_delete(t, sk, &found, &err) != PM_OK)
-		nbtpm_report(&err, r->index);
+		pmi_report(&err, r->index);
 	return found;
 }
 

@@ -27,7 +27,7 @@ typedef struct NbtpmRange
 
 typedef struct NbtpmScanOpaqueData
 {
-	NbtpmIndex *h;
+	PmiIndex *h;
 	Oid			coltype;
 	NbtpmRange *ranges;
 	int			nranges;
@@ -269,7 +269,7 @@ position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
 	so->cur = r;
 	if (ScanDirectionIsForward(dir))
 	{
-		nbt_read_range(&so->h->tree, &so->ranges[r].lo, false, &so->ranges[r].lo,
+		nbt_read_range(&so->h->tree.nbt, &so->ranges[r].lo, false, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = -1;
 	}
@@ -282,7 +282,7 @@ position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
 		 */
 		nbt_skey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
 
-		nbt_read_range(&so->h->tree, &above_hi, true, &so->ranges[r].lo,
+		nbt_read_range(&so->h->tree.nbt, &above_hi, true, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = so->batch.n;
 	}
@@ -335,7 +335,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.high;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(&so->h->tree, &from, false, &range->lo, &range->hi, &so->batch);
+			nbt_read_range(&so->h->tree.nbt, &from, false, &range->lo, &range->hi, &so->batch);
 			so->pos = -1;
 			continue;
 		}
@@ -345,7 +345,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.low;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(&so->h->tree, &from, true, &range->lo, &range->hi, &so->batch);
+			nbt_read_range(&so->h->tree.nbt, &from, true, &range->lo, &range->hi, &so->batch);
 			so->pos = so->batch.n;
 			continue;
 		}

@@ -20,7 +20,7 @@ typedef struct VacuumCounts
 static void
 walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, VacuumCounts *c)
 {
-	NbtpmIndex *h = nbtpm_open(index);
+	PmiIndex *h = nbtpm_open(index);
 	nbt_batch	b;
 	nbt_skey	from = NBT_SKEY_MIN;
 	pm_error	err;
@@ -31,7 +31,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 		int			removed_here = 0;
 
 		vacuum_delay_point();
-		nbt_read_leaf(&h->tree, &from, false, &b);
+		nbt_read_leaf(&h->tree.nbt, &from, false, &b);
 		c->leaves++;
 		for (int i = 0; i < b.n; i++)
 		{
@@ -47,9 +47,9 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 			{
 				pm_counters before = pm_tls_counters;
 
-				if (nbt_delete(&h->tree, &b.e[i].sk, &found, &err) != PM_OK)
-					nbtpm_report(&err, index);
-				nbtpm_count_write(h, &before, false);
+				if (nbt_delete(&h->tree.nbt, &b.e[i].sk, &found, &err) != PM_OK)
+					pmi_report(&err, index);
+				pmi_count_write(h, &before, false);
 			}
 			if (found)
 			{
@@ -62,8 +62,8 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 		{
 			bool		compacted;
 
-			if (nbt_compact_leaf(&h->tree, &b.low, &compacted, &err) != PM_OK)
-				nbtpm_report(&err, index);
+			if (nbt_compact_leaf(&h->tree.nbt, &b.low, &compacted, &err) != PM_OK)
+				pmi_report(&err, index);
 		}
 		if (nbt_skey_is_max(&b.high))
 			break;

@@ -1,0 +1,417 @@
+/*
+ * pmi_index.c
+ *	  This backend's handle on a pm_index index, whatever its access method:
+ *	  the metapage that ties the relfilenode to its pool, the pool mapping,
+ *	  the registry slot, and the first use after a restart (the access
+ *	  method's first_use: repair, DRAM layer, reconciliation), done by one
+ *	  backend while concurrent first users wait for it.  Also what every
+ *	  access method's writes share: the reconciliation note and the
+ *	  persistence counters.
+ */
+#include "pm_index.h"
+
+#include "access/generic_xlog.h"
+#include "access/genam.h"
+#include "access/xlog.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/procarray.h"
+#include "utils/wait_event.h"
+#include "storage/smgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+static HTAB *handles = NULL;
+static const uint8 zero_uuid[16];
+
+void
+pmi_report(const pm_error *err, Relation index)
+{
+	pmi_report_core_error(ERROR, err, RelationGetRelationName(index));
+	pg_unreachable();
+}
+
+/* Add this backend's pending counts to the slot (cheap to call; no lock). */
+void
+pmi_publish_counters(PmiIndex *h)
+{
+	PmiSlot    *s = pmi_slot(h->slotno);
+
+	if (h->pool == NULL || s->generation != h->generation)
+		return;					/* the index is gone; so are its counters */
+	pg_atomic_fetch_add_u64(&s->inserts, h->pending_inserts);
+	pg_atomic_fetch_add_u64(&s->deletes, h->pending_deletes);
+	pg_atomic_fetch_add_u64(&s->flushes, h->pending_flushes);
+	pg_atomic_fetch_add_u64(&s->fences, h->pending_fences);
+	h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
+}
+
+/*
+ * Count one write and its flushes and fences.  Backends publish in batches:
+ * a shared counter touched by every row would be a cache line all writers
+ * fight over.
+ */
+void
+pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert)
+{
+	if (insert)
+		h->pending_inserts++;
+	else
+		h->pending_deletes++;
+	h->pending_flushes += pm_tls_counters.flushes - before->flushes;
+	h->pending_fences += pm_tls_counters.fences - before->fences;
+	if (h->pending_inserts + h->pending_deletes >= PMI_COUNTER_BATCH)
+		pmi_publish_counters(h);
+}
+
+static void
+publish_all_at_exit(int code, Datum arg)
+{
+	HASH_SEQ_STATUS status;
+	PmiIndex *h;
+
+	hash_seq_init(&status, handles);
+	while ((h = hash_seq_search(&status)) != NULL)
+		pmi_publish_counters(h);
+}
+
+void
+pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops, const uint8 *uuid)
+{
+	PmiMetaPageData meta = {ops->meta_magic, PMI_META_VERSION, {0}};
+
+	memcpy(meta.pool_uuid, uuid, 16);
+	if (fork == INIT_FORKNUM)
+	{
+		/* the init fork is written directly, as contrib/bloom does */
+		Page		page = (Page) palloc(BLCKSZ);
+
+		PageInit(page, BLCKSZ, 0);
+		memcpy(PageGetContents(page), &meta, sizeof(meta));
+		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
+		PageSetChecksumInplace(page, PMI_METAPAGE_BLKNO);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, PMI_METAPAGE_BLKNO, (char *) page, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					PMI_METAPAGE_BLKNO, page, true);
+		smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+		pfree(page);
+	}
+	else
+	{
+		Buffer		buf;
+		GenericXLogState *state;
+		Page		page;
+
+		if (RelationGetNumberOfBlocks(index) == 0)
+			buf = ReadBuffer(index, P_NEW);
+		else
+			buf = ReadBuffer(index, PMI_METAPAGE_BLKNO);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		PageInit(page, BLCKSZ, 0);
+		memcpy(PageGetContents(page), &meta, sizeof(meta));
+		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+static void
+read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
+{
+	Buffer		buf;
+	PmiMetaPageData *meta;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has no metapage", RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+	buf = ReadBuffer(index, PMI_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = (PmiMetaPageData *) PageGetContents(BufferGetPage(buf));
+	if (meta->magic != ops->meta_magic || meta->version != PMI_META_VERSION)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not an %s index of this version",
+						RelationGetRelationName(index), ops->amname),
+				 errhint("REINDEX the index.")));
+	}
+	memcpy(uuid, meta->pool_uuid, 16);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Create and format the pool of an index's current relfilenode, replacing a
+ * stale pool of a reused relfilenode (a crash before the orphan sweep).
+ * Returns it open; the caller closes it.
+ */
+pm_pool *
+pmi_create_pool(Relation index, const PmiAmOps *ops)
+{
+	char	   *path = pmi_pool_path(index->rd_node);
+	pm_pool_create_opts o = {0};
+	pm_pool    *pool;
+	pm_error	err;
+	pm_alloc	a;
+	uint64		ring;
+
+	pmi_ensure_pool_dir();
+	o.owner.system_id = GetSystemIdentifier();
+	o.owner.tablespace = index->rd_node.spcNode;
+	o.owner.database = index->rd_node.dbNode;
+	o.owner.relfilenode = index->rd_node.relNode;
+	o.owner.kind = ops->kind;
+	o.mode = (pm_mode) pmi_persistence_guc;
+	o.replace = true;
+	pmi_pool_forget(index->rd_node);
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
+		pmi_report(&err, index);
+	pmi_note_pool_created(index->rd_node);
+	pm_alloc_attach_pool(&a, pool);
+	if (ops->format(pool, &err) != PM_OK || (ring = pm_recon_create(pool, &a, &err)) == 0)
+	{
+		pm_pool_close(pool);
+		pmi_report(&err, index);
+	}
+	pm_pool_set_root(pool, PMI_RECON_ROOT, ring);
+	pfree(path);
+	return pool;
+}
+
+/*
+ * An unlogged index reset after a crash (its metapage came from the init
+ * fork, with no pool): give it a fresh empty pool.  Caller holds the slot lock.
+ */
+static void
+recreate_empty_pool(Relation index, const PmiAmOps *ops, uint8 *uuid)
+{
+	pm_pool    *pool = pmi_create_pool(index, ops);
+
+	memcpy(uuid, pool->hdr->uuid, 16);
+	pm_pool_close(pool);
+	pmi_write_metapage(index, MAIN_FORKNUM, ops, uuid);
+}
+
+static void
+check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
+{
+	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pool file \"%s\" does not belong to index \"%s\"",
+						pool->path, RelationGetRelationName(index)),
+				 errdetail("The pool's UUID differs from the one in the index's metapage."),
+				 errhint("REINDEX the index.")));
+}
+
+/* The first use of the pool since startup; returns the DRAM root to publish. */
+static uint64
+first_use(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
+		  const uint8 *meta_uuid)
+{
+	uint8		uuid[16];
+	pm_pool    *pool;
+
+	memcpy(uuid, meta_uuid, 16);
+	if (memcmp(uuid, zero_uuid, 16) == 0)
+		recreate_empty_pool(index, ops, uuid);
+	pool = pmi_pool_open(index);
+	check_uuid(index, pool, uuid);
+	pmi_reject_untrusted(pool, RelationGetRelationName(index));
+	return ops->first_use(index, pool, slotno, generation);
+}
+
+/*
+ * Make the slot READY: the first user builds the DRAM layer (and reconciles
+ * after a crash) with no lock held, so the work can be cancelled; concurrent
+ * first users sleep on the slot's condition variable, and take over if the
+ * builder died.  A failed build leaves the slot for the next user.
+ */
+static void
+ensure_ready(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
+			 const uint8 *meta_uuid)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	uint64		root;
+
+	for (;;)
+	{
+		bool		mine = false;
+
+		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+		if (s->generation != generation || s->state == PMI_SLOT_READY)
+		{
+			LWLockRelease(&s->lock);
+			ConditionVariableCancelSleep();
+			return;
+		}
+		if (s->state == PMI_SLOT_ATTACHED ||
+			(s->state == PMI_SLOT_BUILDING && BackendPidGetProc(s->builder_pid) == NULL))
+		{
+			s->state = PMI_SLOT_BUILDING;
+			s->builder_pid = MyProcPid;
+			mine = true;
+		}
+		LWLockRelease(&s->lock);
+		if (mine)
+			break;
+		(void) ConditionVariableTimedSleep(&s->ready_cv, 1000, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	PG_TRY();
+	{
+		root = first_use(index, ops, slotno, generation, meta_uuid);
+	}
+	PG_CATCH();
+	{
+		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+		if (s->generation == generation && s->builder_pid == MyProcPid)
+		{
+			s->state = PMI_SLOT_ATTACHED;
+			s->builder_pid = 0;
+		}
+		LWLockRelease(&s->lock);
+		ConditionVariableBroadcast(&s->ready_cv);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	pmi_publish_ready(slotno, root);
+}
+
+/* The slot's index is ready to serve (after a build or a first use). */
+void
+pmi_publish_ready(int slotno, uint64 dram_root)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	s->dram_root = dram_root;
+	s->state = PMI_SLOT_READY;
+	s->builder_pid = 0;
+	LWLockRelease(&s->lock);
+	ConditionVariableBroadcast(&s->ready_cv);
+}
+
+/* Is this backend's handle still the live one for its slot? */
+static inline bool
+handle_current(PmiIndex *h, Relation index)
+{
+	PmiSlot    *s = pmi_slot(h->slotno);
+
+	return h->pool != NULL && s->state == PMI_SLOT_READY && s->generation == h->generation &&
+		RelFileNodeEquals(s->rnode, index->rd_node);
+}
+
+PmiIndex *
+pmi_index_open(Relation index, const PmiAmOps *ops)
+{
+	PmiIndex *h;
+	bool		found;
+	uint8		uuid[16];
+	PmiSlot    *s;
+
+	/*
+	 * Fast path: the handle cached in the relcache entry, which any
+	 * invalidation of the index (drop, reindex, truncate) resets.
+	 */
+	if (index->rd_amcache != NULL)
+	{
+		h = *(PmiIndex **) index->rd_amcache;
+		if (handle_current(h, index))
+			return h;
+		index->rd_amcache = NULL;
+	}
+	if (handles == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(RelFileNode);
+		ctl.entrysize = sizeof(PmiIndex);
+		ctl.hcxt = TopMemoryContext;
+		handles = hash_create("pm_index handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		before_shmem_exit(publish_all_at_exit, 0);
+	}
+	h = hash_search(handles, &index->rd_node, HASH_ENTER, &found);
+	if (!found)
+		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
+	if (found && handle_current(h, index) && pmi_pool_open(index) == h->pool)
+		goto cache;
+	h->pool = NULL;
+	h->ops = ops;
+
+	read_metapage(index, ops, uuid);
+	h->slotno = pmi_registry_attach(index->rd_node, &h->generation);
+	ensure_ready(index, ops, h->slotno, h->generation, uuid);
+	s = pmi_slot(h->slotno);
+	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" was dropped or rebuilt concurrently",
+						RelationGetRelationName(index))));
+	if (memcmp(uuid, zero_uuid, 16) == 0)
+		read_metapage(index, ops, uuid);	/* a fresh pool was just made */
+	h->pool = pmi_pool_open(index);
+	check_uuid(index, h->pool, uuid);
+	memcpy(h->uuid, uuid, 16);
+	ops->attach(h, s->dram_root);
+	h->recon = pm_pool_root(h->pool, PMI_RECON_ROOT) ?
+		pm_pool_addr(h->pool, pm_pool_root(h->pool, PMI_RECON_ROOT)) : NULL;
+	h->flushed_lsn = 0;
+cache:
+	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
+	*(PmiIndex **) index->rd_amcache = h;
+	return h;
+}
+
+/* Open an index, checking that it belongs to the access method a function is for. */
+Relation
+pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
+{
+	Relation	index = index_open(indexoid, lockmode);
+	char	   *name = get_am_name(index->rd_rel->relam);
+
+	if (name == NULL || strcmp(name, amname) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an %s index", RelationGetRelationName(index), amname)));
+	pfree(name);
+	return index;
+}
+
+/*
+ * How far WAL is flushed, for the reconciliation ring.  When every stripe's
+ * next note still names unflushed heap WAL (asynchronous commit outran the
+ * WAL writer), force flushes up to it, as a synchronous commit would, so
+ * that no note is lost and reconciliation after a crash stays bounded by the
+ * ring.
+ */
+static uint64
+wal_durable_upto(uint64 upto, bool force)
+{
+	if (force)
+		XLogFlush((XLogRecPtr) upto);
+	return GetFlushRecPtr(NULL);
+}
+
+/*
+ * Before an entry naming a heap tuple is inserted: the tuple's WAL ends at
+ * XactLastRecEnd and may not be flushed yet, so note (key, rest) in the
+ * pool's ring for reconciliation after a crash (DESIGN.md section 7).
+ */
+void
+pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
+{
+	if (h->recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
+		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, key, rest, XactLastRecEnd,
+					  &h->flushed_lsn, wal_durable_upto);
+}
