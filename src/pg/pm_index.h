@@ -14,6 +14,8 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "common/relpath.h"
+#include "storage/block.h"
+#include "storage/itemptr.h"
 #include "storage/lockdefs.h"
 #include "storage/relfilenode.h"
 #include "utils/relcache.h"
@@ -165,6 +167,28 @@ extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
+
+/* pmi_reconcile.c */
+typedef struct PmiHeapCheck
+{
+	Relation	heap;
+	Relation	index;
+	struct IndexInfo *ii;
+	struct EState *estate;
+	struct ExprState *predicate;
+	struct TupleTableSlot *slot;
+	BlockNumber nblocks;
+} PmiHeapCheck;
+
+typedef bool (*PmiValueMatchFn) (void *arg, Datum value, bool isnull);
+
+extern void pmi_heap_check_begin(PmiHeapCheck *c, Relation index);
+extern bool pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
+								  void *arg);
+extern void pmi_heap_check_end(PmiHeapCheck *c);
+extern pm_recon *pmi_recon_ring(pm_pool *pool);
+extern void pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked,
+							   int64 removed);
 
 /* pool_registry.c */
 extern char *pmi_pool_path(RelFileNode rnode);
