@@ -21,7 +21,11 @@ PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/p
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
 	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
 	src/pg/nbtree_pm/nbtpm_vacuum.o src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o \
-	src/pg/nbtree_pm/nbtpm_reconcile.o
+	src/pg/nbtree_pm/nbtpm_reconcile.o \
+	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
+	src/pg/fbrtree_pm/fbrpm_build.o src/pg/fbrtree_pm/fbrpm_insert.o src/pg/fbrtree_pm/fbrpm_scan.o \
+	src/pg/fbrtree_pm/fbrpm_vacuum.o src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
+	src/pg/fbrtree_pm/fbrpm_reconcile.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/$(EXTENSION)--$(EXTVERSION).sql
@@ -43,7 +47,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 

@@ -245,3 +245,49 @@ CREATE OPERATOR CLASS bool_ops DEFAULT FOR TYPE bool USING nbtree_pm FAMILY bool
     OPERATOR 4 >=,
     OPERATOR 5 >,
     FUNCTION 1 btboolcmp(bool, bool);
+
+-- ---------------------------------------------------------------------------
+-- fbrtree_pm: the FBR-tree failure-atomic PM R-tree
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION fbrtree_pm_handler(internal) RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'fbrtree_pm_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD fbrtree_pm TYPE INDEX HANDLER fbrtree_pm_handler;
+COMMENT ON ACCESS METHOD fbrtree_pm IS 'R-tree whose nodes live in a persistent-memory pool (FBR-tree)';
+
+CREATE FUNCTION fbrtree_pm_check(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fbrtree_pm_check'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION fbrtree_pm_check(regclass, boolean) IS
+  'verify an fbrtree_pm index; with heapallindexed, also that every heap tuple is indexed';
+REVOKE ALL ON FUNCTION fbrtree_pm_check(regclass, boolean) FROM PUBLIC;
+
+-- GiST's strategy numbers, so that these read like GiST's box_ops and point_ops
+CREATE OPERATOR CLASS box_ops DEFAULT FOR TYPE box USING fbrtree_pm AS
+    OPERATOR 1 << (box, box),
+    OPERATOR 2 &< (box, box),
+    OPERATOR 3 && (box, box),
+    OPERATOR 4 &> (box, box),
+    OPERATOR 5 >> (box, box),
+    OPERATOR 6 ~= (box, box),
+    OPERATOR 7 @> (box, box),
+    OPERATOR 8 <@ (box, box),
+    OPERATOR 9 &<| (box, box),
+    OPERATOR 10 <<| (box, box),
+    OPERATOR 11 |>> (box, box),
+    OPERATOR 12 |&> (box, box),
+    OPERATOR 15 <-> (box, point) FOR ORDER BY pg_catalog.float_ops;
+
+CREATE OPERATOR CLASS point_ops DEFAULT FOR TYPE point USING fbrtree_pm AS
+    OPERATOR 1 << (point, point),
+    OPERATOR 5 >> (point, point),
+    OPERATOR 6 ~= (point, point),
+    OPERATOR 10 <<| (point, point),
+    OPERATOR 11 |>> (point, point),
+    OPERATOR 15 <-> (point, point) FOR ORDER BY pg_catalog.float_ops,
+    OPERATOR 28 <@ (point, box),
+    OPERATOR 29 <^ (point, point),
+    OPERATOR 30 >^ (point, point);

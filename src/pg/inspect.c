@@ -1,8 +1,12 @@
 /*
  * inspect.c
- *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools().
+ *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools(),
+ *	  pm_index_stats().
  */
 #include "pm_index.h"
+
+#include "fbrtree_pm/fbrpm.h"
+#include "nbtree_pm/nbtpm.h"
 
 #include <sys/stat.h>
 
@@ -11,10 +15,15 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/relfilenodemap.h"
+#include "access/genam.h"
+#include "commands/defrem.h"
 
 PG_FUNCTION_INFO_V1(pm_index_version);
 PG_FUNCTION_INFO_V1(pm_index_pools);
+PG_FUNCTION_INFO_V1(pm_index_stats);
 
 Datum
 pm_index_version(PG_FUNCTION_ARGS)
@@ -114,4 +123,71 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	}
 	FreeDir(d);
 	return (Datum) 0;
+}
+
+/* The access method of a pm_index index, or NULL. */
+const PmiAmOps *
+pmi_am_ops(Oid amoid)
+{
+	char	   *name = get_am_name(amoid);
+	const PmiAmOps *ops = NULL;
+
+	if (name != NULL && strcmp(name, nbtpm_am_ops.amname) == 0)
+		ops = &nbtpm_am_ops;
+	else if (name != NULL && strcmp(name, fbrpm_am_ops.amname) == 0)
+		ops = &fbrpm_am_ops;
+	if (name)
+		pfree(name);
+	return ops;
+}
+
+#define STATS_COLS 12
+
+Datum
+pm_index_stats(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Relation	index = index_open(indexoid, AccessShareLock);
+	const PmiAmOps *ops = pmi_am_ops(index->rd_rel->relam);
+	PmiIndex   *h;
+	PmiSlot    *s;
+	TupleDesc	tupdesc;
+	Datum		values[STATS_COLS];
+	bool		nulls[STATS_COLS] = {0};
+	PmiShape	shape;
+	uint64		writes;
+
+	if (ops == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(index)),
+				 errhint("pm_index_stats takes an nbtree_pm or fbrtree_pm index.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	h = pmi_index_open(index, ops);
+	s = pmi_slot(h->slotno);
+	pmi_publish_counters(h);	/* other backends' last partial batch is not in yet */
+	writes = pg_atomic_read_u64(&s->inserts) + pg_atomic_read_u64(&s->deletes);
+	ops->shape(h, &shape);
+
+	values[0] = Int64GetDatum(shape.entries);
+	values[1] = Int64GetDatum(shape.leaves);
+	values[2] = Int32GetDatum(shape.height);
+	values[3] = Int64GetDatum(shape.pm_bytes);
+	values[4] = Int64GetDatum(shape.dram_bytes);
+	values[5] = Int64GetDatum(shape.splits);
+	values[6] = Int64GetDatum(shape.compactions);
+	nulls[6] = shape.compactions < 0;
+	values[7] = Int64GetDatum(shape.merges);
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
+	values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
+	if (writes > 0)
+	{
+		values[10] = Float8GetDatum((double) pg_atomic_read_u64(&s->flushes) / writes);
+		values[11] = Float8GetDatum((double) pg_atomic_read_u64(&s->fences) / writes);
+	}
+	else
+		nulls[10] = nulls[11] = true;
+	index_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

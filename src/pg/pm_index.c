@@ -153,7 +153,7 @@ pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 		{
 			IndexOptInfo *index = lfirst(lc);
 
-			if (!nbtpm_is_pm_am(index->relam))
+			if (pmi_am_ops(index->relam) == NULL)
 				keep = lappend(keep, index);
 		}
 		rel->indexlist = keep;

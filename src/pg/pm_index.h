@@ -86,6 +86,7 @@ typedef struct PmIndexShared
 extern PmIndexShared *pmi_shared;
 
 typedef struct PmiIndex PmiIndex;
+typedef struct PmiShape PmiShape;
 
 /* What the shared index code (pmi_index.c) needs to know of an access method. */
 typedef struct PmiAmOps
@@ -104,7 +105,22 @@ typedef struct PmiAmOps
 	uint64		(*first_use) (Relation index, pm_pool *pool, int slotno, uint32 generation);
 	/* set up h->tree over h->pool and the slot's DRAM root */
 	void		(*attach) (PmiIndex *h, uint64 dram_root);
+	/* pm_index_stats: the structure's shape */
+	void		(*shape) (PmiIndex *h, PmiShape *shape);
 } PmiAmOps;
+
+/* What pm_index_stats shows of a structure (counters since format; -1: not applicable). */
+struct PmiShape
+{
+	int64		entries;
+	int64		leaves;
+	int32		height;			/* levels, the leaves included */
+	int64		pm_bytes;
+	int64		dram_bytes;
+	int64		splits;
+	int64		compactions;
+	int64		merges;
+};
 
 /* Block 0 of an index's main fork: ties the relfilenode to its pool. */
 #define PMI_META_VERSION	1
@@ -136,7 +152,11 @@ struct PmiIndex
 	union
 	{
 		nbt_tree	nbt;
-		fbr_tree	fbr;
+		struct
+		{
+			fbr_tree	spatial;	/* entries with a box */
+			fbr_tree	side;	/* NULLs (fbrtree_pm/fbrpm.h) */
+		}			fbr;
 	}			tree;
 };
 
@@ -159,6 +179,10 @@ extern void pmi_report_core_error(int elevel, const pm_error *err,
 /* pmi_index.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
 extern Relation pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname);
+extern Relation pmi_check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap);
+extern void pmi_report_corrupt(Relation index, const char *detail) pg_attribute_noreturn();
+extern void pmi_report_missing(Relation index, Relation heap, int64 missing,
+							   ItemPointer first) pg_attribute_noreturn();
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
@@ -167,6 +191,7 @@ extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
+extern void pmi_reject_temp(Relation index, const PmiAmOps *ops, const char *alternative);
 
 /* pmi_reconcile.c */
 typedef struct PmiHeapCheck
@@ -189,6 +214,9 @@ extern void pmi_heap_check_end(PmiHeapCheck *c);
 extern pm_recon *pmi_recon_ring(pm_pool *pool);
 extern void pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked,
 							   int64 removed);
+
+/* inspect.c */
+extern const PmiAmOps *pmi_am_ops(Oid amoid);
 
 /* pool_registry.c */
 extern char *pmi_pool_path(RelFileNode rnode);

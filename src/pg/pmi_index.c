@@ -12,6 +12,9 @@
 
 #include "access/generic_xlog.h"
 #include "access/genam.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "utils/lsyscache.h"
 #include "access/xlog.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
@@ -373,6 +376,20 @@ cache:
 	return h;
 }
 
+/*
+ * A temporary relation is private to its backend and its file names carry the
+ * backend id, which pool files and the registry do not: refuse them.
+ */
+void
+pmi_reject_temp(Relation index, const PmiAmOps *ops, const char *alternative)
+{
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s indexes on temporary tables are not supported", ops->amname),
+				 errhint("Use a %s index on temporary tables.", alternative)));
+}
+
 /* Open an index, checking that it belongs to the access method a function is for. */
 Relation
 pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
@@ -386,6 +403,47 @@ pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
 				 errmsg("\"%s\" is not an %s index", RelationGetRelationName(index), amname)));
 	pfree(name);
 	return index;
+}
+
+/*
+ * For a check function: lock the index's table and the index against
+ * writers (ShareLock; every writer holds RowExclusiveLock) and open both.
+ */
+Relation
+pmi_check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index",
+						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+	*heap = table_open(heapoid, ShareLock);
+	return pmi_open_index_of_am(indexoid, ShareLock, ops->amname);
+}
+
+void
+pmi_report_corrupt(Relation index, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupt", RelationGetRelationName(index)),
+			 errdetail("%s", detail),
+			 errhint("REINDEX the index.")));
+}
+
+void
+pmi_report_missing(Relation index, Relation heap, int64 missing, ItemPointer first)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" lacks %lld entries for heap tuples of \"%s\"",
+					RelationGetRelationName(index), (long long) missing,
+					RelationGetRelationName(heap)),
+			 errdetail("The first is heap tuple (%u,%u).",
+					   ItemPointerGetBlockNumber(first), ItemPointerGetOffsetNumber(first)),
+			 errhint("REINDEX the index.")));
 }
 
 /*

@@ -68,7 +68,7 @@ fbr_harness_attach(fbr_harness *h, pm_pool *pool, pm_epoch_domain *dom, uint64_t
 {
 	pm_error	err;
 
-	fbr_attach(&h->tree, pool, &h->epoch, SPACE_PM, 0);
+	fbr_attach(&h->tree, pool, 0, &h->epoch, SPACE_PM, 0);
 	if (pm_epoch_register(dom, token, -1, fbr_harness_free, h, fbr_harness_alive, &h->epoch, &err) != PM_OK)
 	{
 		fprintf(stderr, "epoch register: %s\n", err.msg);
@@ -87,7 +87,7 @@ fbr_harness_pool(const char *path, pm_mode mode, uint64_t max_size)
 	o.max_size = max_size;
 	o.replace = true;
 	o.owner.kind = PM_KIND_FBRTREE;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || fbr_format(pool, &err) != PM_OK)
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || fbr_format(pool, 0, &err) != PM_OK)
 	{
 		fprintf(stderr, "pool: %s\n", err.msg);
 		exit(2);

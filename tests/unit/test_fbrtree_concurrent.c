@@ -236,7 +236,7 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 
 	snapshot(ins0, del0);
 	k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
-	while (k != NULL && n < 30 && fbr_knn_next(k, &it, &d))
+	while (k != NULL && n < 30 && fbr_knn_next(k, &it, &d, &err))
 	{
 		bool		ok = d >= prev && !deleted_before(it.payload, del0) &&
 			d == point_box_distance(&p, &it.box, true);

@@ -155,7 +155,7 @@ env_open(env *e, const char *path, pm_mode mode, bool recover, uint64_t *repaire
 		return why;
 	}
 	pm_epoch_domain_init(e->dom, FBR_SLOTS, FBR_LIMBO);
-	fbr_attach(&e->h.tree, e->pool, &e->h.epoch, SPACE_PM, 0);
+	fbr_attach(&e->h.tree, e->pool, 0, &e->h.epoch, SPACE_PM, 0);
 	if (pm_epoch_register(e->dom, 1, -1, fbr_harness_free, &e->h, always_alive, &e->h.epoch, &err) != PM_OK)
 	{
 		snprintf(why, sizeof(why), "epoch register: %s", err.msg);

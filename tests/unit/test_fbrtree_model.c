@@ -259,7 +259,7 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 			fbr_item	it;
 			double		d;
 
-			ok = fbr_knn_next(k, &it, &d) && it.payload < n && live[it.payload] &&
+			ok = fbr_knn_next(k, &it, &d, &err) && it.payload < n && live[it.payload] &&
 				item_same(&it, &items[it.payload]) && d == all[j] && d >= prev &&
 				d == point_box_distance(&p, &it.box, true);
 			for (int x = 0; ok && x < j; x++)
@@ -417,7 +417,7 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 		fbr_knn    *k = fbr_knn_begin(&h.tree, NULL, NULL, point_box_distance, &p, &err);
 		fbr_item	it;
 		double		d;
-		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d);
+		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d, &err);
 		pm_errcode	refused;
 
 		fbr_knn_end(k);

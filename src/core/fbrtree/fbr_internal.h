@@ -121,7 +121,7 @@ fbr_node_at(const fbr_tree *t, uint64_t off)
 static inline fbr_meta *
 fbr_meta_block(const fbr_tree *t)
 {
-	return (fbr_meta *) pm_pool_addr(t->pool, pm_pool_root(t->pool, 0));
+	return (fbr_meta *) pm_pool_addr(t->pool, pm_pool_root(t->pool, t->meta_root));
 }
 
 static inline uint64_t

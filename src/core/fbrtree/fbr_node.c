@@ -6,14 +6,14 @@
 #include "fbr_internal.h"
 
 pm_errcode
-fbr_format(pm_pool *pool, pm_error *err)
+fbr_format(pm_pool *pool, int meta_root, pm_error *err)
 {
 	fbr_tree	t;
 	uint64_t	meta_off;
 	uint64_t	root;
 	fbr_meta   *meta;
 
-	fbr_attach(&t, pool, NULL, 0, 0);
+	fbr_attach(&t, pool, meta_root, NULL, 0, 0);
 	meta_off = pm_alloc_block(&t.pm, sizeof(fbr_meta), err);
 	if (meta_off == 0)
 		return err->code;
@@ -26,14 +26,16 @@ fbr_format(pm_pool *pool, pm_error *err)
 	meta->format = FBR_FORMAT;
 	meta->root = root;
 	pm_persist(&pool->persist, meta, sizeof(*meta));
-	pm_pool_set_root(pool, 0, meta_off);
+	pm_pool_set_root(pool, meta_root, meta_off);
 	return PM_OK;
 }
 
 void
-fbr_attach(fbr_tree *t, pm_pool *pool, pm_epoch_handle *epoch, uint32_t space, uint32_t tag)
+fbr_attach(fbr_tree *t, pm_pool *pool, int meta_root, pm_epoch_handle *epoch, uint32_t space,
+		   uint32_t tag)
 {
 	t->pool = pool;
+	t->meta_root = meta_root;
 	pm_alloc_attach_pool(&t->pm, pool);
 	t->epoch = epoch;
 	t->space = space;

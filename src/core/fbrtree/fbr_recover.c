@@ -157,15 +157,16 @@ repair(fbr_tree *t, const walk *w, const pending *pn)
 	fbr_commit(t, n, fbr_meta_with(m, 1, bits));
 }
 
+/* Mark the node at off and everything below it in use in a (allocator recovery). */
 static pm_errcode
-mark(fbr_tree *t, uint64_t off, pm_error *err)
+mark(fbr_tree *t, pm_alloc *a, uint64_t off, pm_error *err)
 {
 	fbr_node   *n = fbr_node_at(t, off);
-	pm_errcode	rc = pm_alloc_mark(&t->pm, off, err);
+	pm_errcode	rc = pm_alloc_mark(a, off, err);
 
 	if (rc == PM_OK && !fbr_is_leaf(n->meta))
 		for (uint64_t bits = fbr_bits(n->meta); bits && rc == PM_OK; bits &= bits - 1)
-			rc = mark(t, n->e[__builtin_ctzll(bits)].payload, err);
+			rc = mark(t, a, n->e[__builtin_ctzll(bits)].payload, err);
 	return rc;
 }
 
@@ -177,7 +178,8 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 	pm_errcode	rc = PM_OK;
 
 	*repaired = 0;
-	if (pm_pool_root(t->pool, 0) == 0 || (meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
+	if (pm_pool_root(t->pool, t->meta_root) == 0 ||
+		(meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no fbrtree", t->pool->path);
 	if (meta->format != FBR_FORMAT)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
@@ -195,19 +197,32 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 			repair(t, &w, &w.v0[i]);
 		*repaired = w.nv0;
 	}
-	if (rc == PM_OK && recover_alloc)
-	{
-		pm_alloc_recover_begin(&t->pm);
-		rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, 0), err);
-		/* roots 1.. name blocks of the host (its reconciliation ring): keep them */
-		for (int i = 1; rc == PM_OK && i < PM_POOL_NROOTS; i++)
-			if (pm_pool_root(t->pool, i) != 0)
-				rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, i), err);
-		if (rc == PM_OK)
-			rc = mark(t, meta->root, err);
-		pm_alloc_recover_end(&t->pm);
-	}
 	free(w.nodes);
 	free(w.v0);
+	if (rc == PM_OK && recover_alloc)
+		rc = fbr_recover_alloc(t->pool, &t->meta_root, 1, err);
+	return rc;
+}
+
+pm_errcode
+fbr_recover_alloc(pm_pool *pool, const int *meta_roots, int ntrees, pm_error *err)
+{
+	pm_alloc	a;
+	pm_errcode	rc = PM_OK;
+
+	pm_alloc_attach_pool(&a, pool);
+	pm_alloc_recover_begin(&a);
+	/* meta blocks and the host's blocks (its reconciliation ring) */
+	for (int i = 0; rc == PM_OK && i < PM_POOL_NROOTS; i++)
+		if (pm_pool_root(pool, i) != 0)
+			rc = pm_alloc_mark(&a, pm_pool_root(pool, i), err);
+	for (int i = 0; rc == PM_OK && i < ntrees; i++)
+	{
+		fbr_tree	t;
+
+		fbr_attach(&t, pool, meta_roots[i], NULL, 0, 0);
+		rc = mark(&t, &a, fbr_root(&t), err);
+	}
+	pm_alloc_recover_end(&a);
 	return rc;
 }

@@ -477,8 +477,9 @@ revalidate(fbr_knn *k, int v)
 }
 
 bool
-fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
+fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 {
+	err->code = PM_OK;
 	while (k->n > 0 && !k->oom)
 	{
 		knn_elem	e = heap_pop(k);
@@ -520,6 +521,9 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
 			}
 		}
 	}
+	if (k->oom)
+		pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory in a nearest-neighbour search of pool file \"%s\"",
+					 k->t->pool->path);
 	return false;
 }
 

@@ -44,13 +44,14 @@ typedef enum fbr_split_method
 
 /*
  * A process's (or thread's) handle on one tree: the pool (its meta block at
- * pool root 0), an allocator over it, and an epoch participant through which
+ * pool root meta_root; a pool may hold several trees), an allocator over it, and an epoch participant through which
  * nodes unlinked by merges are retired with (space, tag), so the host's
  * epoch free callback can find this allocator.
  */
 typedef struct fbr_tree
 {
 	pm_pool    *pool;
+	int			meta_root;
 	pm_alloc	pm;
 	pm_epoch_handle *epoch;
 	uint32_t	space;
@@ -73,11 +74,14 @@ typedef struct fbr_stats
 
 /* ---- life cycle ---- */
 
-/* Format an empty tree (meta block + an empty root leaf) in a fresh pool. */
-extern pm_errcode fbr_format(pm_pool *pool, pm_error *err);
+/*
+ * Format an empty tree (meta block + an empty root leaf) in a pool, its meta
+ * block named by pool root meta_root.
+ */
+extern pm_errcode fbr_format(pm_pool *pool, int meta_root, pm_error *err);
 
-/* Set up a handle (no allocation); split heuristic defaults to R*. */
-extern void fbr_attach(fbr_tree *t, pm_pool *pool, pm_epoch_handle *epoch,
+/* Set up a handle on the tree at meta_root (no allocation); split heuristic defaults to R*. */
+extern void fbr_attach(fbr_tree *t, pm_pool *pool, int meta_root, pm_epoch_handle *epoch,
 					   uint32_t space, uint32_t tag);
 
 /*
@@ -91,13 +95,22 @@ extern pm_errcode fbr_bulk_load(fbr_tree *t, fbr_item *items, size_t n, int fill
 /*
  * After an unclean shutdown, before any other operation: finish or undo the
  * split or merge a crash interrupted (version-0 nodes), clear lock words,
- * and, if recover_alloc, rebuild the allocator from the blocks the tree
- * reaches (pool roots 1.. are the host's and are kept), which requires that
- * no block of the pool is waiting in an epoch limbo (true after a restart).
- * *repaired counts the nodes fixed.  Caller is exclusive.
+ * and, if recover_alloc, rebuild the allocator as fbr_recover_alloc does
+ * for this one tree.  *repaired counts the nodes fixed.  Caller is
+ * exclusive.
  */
 extern pm_errcode fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired,
 							  pm_error *err);
+
+/*
+ * Rebuild the pool's allocator from the blocks in use: every block a pool
+ * root names (the host's, such as its reconciliation ring), and every node
+ * of the trees whose meta blocks are at meta_roots[0..ntrees-1], each
+ * already recovered.  Whatever a crash leaked is free again.  Requires that
+ * no block of the pool waits in an epoch limbo (true after a restart).
+ */
+extern pm_errcode fbr_recover_alloc(pm_pool *pool, const int *meta_roots, int ntrees,
+									pm_error *err);
 
 /* ---- writes (any number of processes and threads at once) ---- */
 
@@ -147,7 +160,7 @@ typedef struct fbr_knn fbr_knn;
  */
 extern fbr_knn *fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 							  fbr_distance_fn distance, void *darg, pm_error *err);
-extern bool fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance);
+extern bool fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err);
 extern void fbr_knn_end(fbr_knn *k);
 
 /* ---- inspection ---- */

@@ -51,7 +51,6 @@ extern nbt_skey nbtpm_skey(Oid typid, Datum value, bool isnull, ItemPointer tid)
 
 /* nbtpm_handler.c */
 extern Oid	nbtpm_column_type(Relation index);
-extern bool nbtpm_is_pm_am(Oid amoid);
 extern bytea *nbtpm_options(Datum reloptions, bool validate);
 extern bool nbtpm_validate(Oid opclassoid);
 extern char *nbtpm_phasename(int64 phasenum);
@@ -66,6 +65,9 @@ nbtpm_open(Relation index)
 {
 	return pmi_index_open(index, &nbtpm_am_ops);
 }
+
+/* nbtpm_check.c */
+extern void nbtpm_shape(PmiIndex *h, PmiShape *shape);
 
 /* nbtpm_reconcile.c */
 extern void nbtpm_reconcile(Relation index, nbt_tree *t);

@@ -173,11 +173,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	int			slotno;
 	nbt_tree	t;
 
-	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nbtree_pm indexes on temporary tables are not supported"),
-				 errhint("Use a btree index on temporary tables.")));
+	pmi_reject_temp(index, &nbtpm_am_ops, "btree");
 	if (!nbtpm_type_supported(nbtpm_column_type(index)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

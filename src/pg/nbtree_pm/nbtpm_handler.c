@@ -83,18 +83,6 @@ nbtpm_column_type(Relation index)
 	return TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 }
 
-bool
-nbtpm_is_pm_am(Oid amoid)
-{
-	char	   *name = get_am_name(amoid);
-	bool		ours = name != NULL &&
-		(strcmp(name, "nbtree_pm") == 0 || strcmp(name, "fbrtree_pm") == 0);
-
-	if (name)
-		pfree(name);
-	return ours;
-}
-
 /*
  * Validate an operator class: input type supported; operators are the five
  * btree strategies returning bool; support function 1 is a btree-style

@@ -48,6 +48,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.format = nbt_format,
 	.first_use = nbtpm_first_use,
 	.attach = nbtpm_attach,
+	.shape = nbtpm_shape,
 };
 
 /* Free a tree's DRAM layer (its index is gone); no error. */

@@ -1,0 +1,132 @@
+/*
+ * fbrpm.h
+ *	  The fbrtree_pm index access method: the FBR-tree of src/core/fbrtree
+ *	  as a PostgreSQL index, one file per role (handler, key, index, build,
+ *	  insert, scan, vacuum, cost, check, reconcile).
+ */
+#ifndef FBRPM_H
+#define FBRPM_H
+
+#include "pm_index.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/skey.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/itemptr.h"
+
+#include "fbrtree.h"
+
+/*
+ * A pool holds two trees: the spatial one (pool root 0) and the side tree
+ * of entries with no box (pool root 2): NULLs, keyed by their heap TID as a
+ * point so that deleting one is a search, not a walk.  Pool root 1 is the
+ * reconciliation ring.
+ */
+#define FBRPM_ROOT_SPATIAL	0
+#define FBRPM_ROOT_SIDE		2
+
+/* point <@ box: GiST's number for it in point_ops (its box group's <@) */
+#define FBRPM_POINT_IN_BOX_STRATEGY 28
+#define FBRPM_DISTANCE_STRATEGY 15
+
+/* payload: heap TID in the low 48 bits, flags above */
+#define FBRPM_TID_MASK		((UINT64_C(1) << 48) - 1)
+#define FBRPM_PAYLOAD_NULL	(UINT64_C(1) << 48)
+
+typedef struct FbrpmOptions
+{
+	int32		vl_len_;		/* varlena header */
+	int			fillfactor;		/* node fill percentage at build */
+} FbrpmOptions;
+
+#define FBRPM_DEFAULT_FILLFACTOR 90
+
+/* build progress subphases (PROGRESS_CREATEIDX_SUBPHASE) */
+#define FBRPM_PHASE_TABLESCAN	2
+#define FBRPM_PHASE_LOAD		3
+
+/* One scan key, prepared for the tree's callbacks. */
+typedef struct FbrpmKey
+{
+	StrategyNumber strategy;	/* as a box strategy (fbrpm_key.c) */
+	fbr_box		query;			/* the argument's box (a point: degenerate) */
+	FmgrInfo   *op;				/* the operator's function, for leaf entries */
+	Datum		arg;
+} FbrpmKey;
+
+/* fbrpm_key.c */
+extern bool fbrpm_type_supported(Oid typid);
+extern void fbrpm_value_box(Oid typid, Datum value, fbr_box *box);
+extern void fbrpm_entry_box(Relation index, Datum value, fbr_box *box);
+extern Datum fbrpm_box_value(Oid typid, const fbr_box *box);
+extern bool fbrpm_prepare_key(Oid coltype, ScanKey sk, FbrpmKey *key);
+extern bool fbrpm_consistent(Oid coltype, const FbrpmKey *keys, int nkeys, const fbr_box *box,
+							 bool is_leaf);
+extern double fbrpm_distance(Oid coltype, FmgrInfo *op, Datum point, const fbr_box *box,
+							 bool is_leaf);
+extern uint64 fbrpm_payload(ItemPointer tid, bool isnull);
+extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);
+extern void fbrpm_side_box(ItemPointer tid, fbr_box *box);
+extern uint64 fbrpm_note_key(const fbr_box *box);
+extern void fbrpm_note_window(uint64 note_key, fbr_box *window);
+
+/* fbrpm_handler.c */
+extern Oid	fbrpm_column_type(Relation index);
+extern bytea *fbrpm_options(Datum reloptions, bool validate);
+extern bool fbrpm_validate(Oid opclassoid);
+extern char *fbrpm_phasename(int64 phasenum);
+extern bool fbrpm_canreturn(Relation index, int attno);
+
+/* fbrpm_index.c */
+extern const PmiAmOps fbrpm_am_ops;
+
+static inline PmiIndex *
+fbrpm_open(Relation index)
+{
+	return pmi_index_open(index, &fbrpm_am_ops);
+}
+extern void fbrpm_attach_trees(pm_pool *pool, int slotno, uint32 generation, fbr_tree *spatial,
+							   fbr_tree *side);
+extern bool fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side,
+						 const fbr_item *item);
+
+/* fbrpm_check.c */
+extern void fbrpm_shape(PmiIndex *h, PmiShape *shape);
+
+/* fbrpm_reconcile.c */
+extern void fbrpm_reconcile(Relation index, pm_pool *pool, fbr_tree *spatial, fbr_tree *side);
+
+/* fbrpm_build.c */
+extern IndexBuildResult *fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void fbrpm_buildempty(Relation index);
+
+/* fbrpm_insert.c */
+extern bool fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+						 Relation heapRel, IndexUniqueCheck checkUnique,
+						 bool indexUnchanged, IndexInfo *indexInfo);
+
+/* fbrpm_scan.c */
+extern IndexScanDesc fbrpm_beginscan(Relation r, int nkeys, int norderbys);
+extern void fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+						 ScanKey orderbys, int norderbys);
+extern bool fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void fbrpm_endscan(IndexScanDesc scan);
+
+/* fbrpm_vacuum.c */
+extern IndexBulkDeleteResult *fbrpm_bulkdelete(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats,
+											   IndexBulkDeleteCallback callback,
+											   void *callback_state);
+extern IndexBulkDeleteResult *fbrpm_vacuumcleanup(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats);
+
+/* fbrpm_cost.c */
+extern void fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							   Cost *indexStartupCost, Cost *indexTotalCost,
+							   Selectivity *indexSelectivity, double *indexCorrelation,
+							   double *indexPages);
+
+#endif							/* FBRPM_H */

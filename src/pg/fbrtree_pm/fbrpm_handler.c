@@ -1,0 +1,213 @@
+/*
+ * fbrpm_handler.c
+ *	  The access method handler, reloptions, operator class validation and
+ *	  build phase names of fbrtree_pm.
+ */
+#include "fbrpm.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "access/stratnum.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type_d.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+PG_FUNCTION_INFO_V1(fbrtree_pm_handler);
+
+static relopt_kind fbrpm_relopt_kind;
+static bool relopts_ready = false;
+
+bytea *
+fbrpm_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(FbrpmOptions, fillfactor)}
+	};
+
+	if (!relopts_ready)
+	{
+		fbrpm_relopt_kind = add_reloption_kind();
+		add_int_reloption(fbrpm_relopt_kind, "fillfactor",
+						  "Packs fbrtree_pm nodes at build to this percentage",
+						  FBRPM_DEFAULT_FILLFACTOR, 10, 100, AccessExclusiveLock);
+		relopts_ready = true;
+	}
+	return (bytea *) build_reloptions(reloptions, validate, fbrpm_relopt_kind,
+									  sizeof(FbrpmOptions), tab, lengthof(tab));
+}
+
+char *
+fbrpm_phasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case FBRPM_PHASE_TABLESCAN:
+			return "scanning table";
+		case FBRPM_PHASE_LOAD:
+			return "loading nodes into the pool (sort-tile-recursive)";
+		default:
+			return NULL;
+	}
+}
+
+Oid
+fbrpm_column_type(Relation index)
+{
+	return TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+}
+
+/* Boxes and points are stored exactly, so both can be returned. */
+bool
+fbrpm_canreturn(Relation index, int attno)
+{
+	return fbrpm_type_supported(fbrpm_column_type(index));
+}
+
+/* Is strategy s (with right-hand type righttype) one the column type's operators use? */
+static bool
+strategy_known(Oid coltype, const Form_pg_amop op)
+{
+	StrategyNumber s = op->amopstrategy;
+
+	if (op->amoppurpose == AMOP_ORDER)
+		return s == FBRPM_DISTANCE_STRATEGY && op->amoprighttype == POINTOID;
+	if (coltype == BOXOID)
+		return s >= RTLeftStrategyNumber && s <= RTOverAboveStrategyNumber &&
+			op->amoprighttype == BOXOID;
+	switch (s)
+	{
+		case RTLeftStrategyNumber:
+		case RTRightStrategyNumber:
+		case RTSameStrategyNumber:
+		case RTBelowStrategyNumber:
+		case RTAboveStrategyNumber:
+		case RTOldBelowStrategyNumber:
+		case RTOldAboveStrategyNumber:
+			return op->amoprighttype == POINTOID;
+		case FBRPM_POINT_IN_BOX_STRATEGY:
+			return op->amoprighttype == BOXOID;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Validate an operator class: a box or point input type; every operator a
+ * known strategy for it (GiST's numbers), searches returning bool, the
+ * distance ordering float8.  No support functions.
+ */
+bool
+fbrpm_validate(Oid opclassoid)
+{
+	bool		result = true;
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	CatCList   *oprlist;
+	CatCList   *proclist;
+	char	   *opclassname;
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opclassname = NameStr(classform->opcname);
+	if (!fbrpm_type_supported(classform->opcintype))
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("fbrtree_pm operator class \"%s\" is for unsupported type %s",
+						opclassname, format_type_be(classform->opcintype))));
+		result = false;
+	}
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+		bool		ordering = op->amoppurpose == AMOP_ORDER;
+
+		if (op->amoplefttype != classform->opcintype || !strategy_known(op->amoplefttype, op) ||
+			!check_amop_signature(op->amopopr, ordering ? FLOAT8OID : BOOLOID,
+								  op->amoplefttype, op->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("fbrtree_pm operator family contains invalid operator %s for strategy %d",
+							format_operator(op->amopopr), op->amopstrategy)));
+			result = false;
+		}
+	}
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(classform->opcfamily));
+	if (proclist->n_members > 0)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("fbrtree_pm operator family of \"%s\" has support functions; it takes none",
+						opclassname)));
+		result = false;
+	}
+	ReleaseCatCacheList(proclist);
+	ReleaseCatCacheList(oprlist);
+	ReleaseSysCache(classtup);
+	return result;
+}
+
+Datum
+fbrtree_pm_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = 0;	/* GiST's numbers, not a fixed set */
+	amroutine->amsupport = 0;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;
+	amroutine->amcanorderbyop = true;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = false;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = true;
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = fbrpm_build;
+	amroutine->ambuildempty = fbrpm_buildempty;
+	amroutine->aminsert = fbrpm_insert;
+	amroutine->ambulkdelete = fbrpm_bulkdelete;
+	amroutine->amvacuumcleanup = fbrpm_vacuumcleanup;
+	amroutine->amcanreturn = fbrpm_canreturn;
+	amroutine->amcostestimate = fbrpm_costestimate;
+	amroutine->amoptions = fbrpm_options;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = fbrpm_phasename;
+	amroutine->amvalidate = fbrpm_validate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = fbrpm_beginscan;
+	amroutine->amrescan = fbrpm_rescan;
+	amroutine->amgettuple = fbrpm_gettuple;
+	amroutine->amgetbitmap = fbrpm_getbitmap;
+	amroutine->amendscan = fbrpm_endscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

@@ -1,0 +1,111 @@
+/*
+ * fbrpm_vacuum.c
+ *	  ambulkdelete and amvacuumcleanup.  Every entry of both trees is listed
+ *	  (a lock-free search), and each whose heap tuple VACUUM removes is
+ *	  deleted with its box and payload; the tree shrinks boxes and merges
+ *	  underfull nodes as it goes.  Nodes live in the pool: no pages to
+ *	  recycle, no free space map.
+ */
+#include "fbrpm.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+
+static bool
+everything(void *arg, const fbr_box *box, bool is_leaf)
+{
+	return true;
+}
+
+/* Every entry of a tree, in the core's (malloc'd) results. */
+static void
+list_entries(Relation index, fbr_tree *t, fbr_results *out)
+{
+	pm_error	err;
+
+	if (fbr_search(t, everything, NULL, out, &err) != PM_OK)
+		pmi_report(&err, index);
+}
+
+/* Delete every listed entry whose heap tuple VACUUM removes. */
+static void
+delete_dead(Relation index, PmiIndex *h, const fbr_results *all, IndexBulkDeleteResult *stats,
+			IndexBulkDeleteCallback callback, void *callback_state)
+{
+	for (size_t i = 0; i < all->n; i++)
+	{
+		ItemPointerData tid;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		fbrpm_payload_tid(all->items[i].payload, &tid);
+		if (callback(&tid, callback_state))
+		{
+			pm_counters before = pm_tls_counters;
+
+			if (fbrpm_delete(index, &h->tree.fbr.spatial, &h->tree.fbr.side, &all->items[i]))
+			{
+				stats->tuples_removed++;
+				pmi_count_write(h, &before, false);
+			}
+		}
+		else
+			stats->num_index_tuples++;
+	}
+}
+
+/* The listing is the core's (malloc'd): freed whether or not the deletes fail. */
+static void
+list_and_delete(Relation index, IndexBulkDeleteResult *stats, IndexBulkDeleteCallback callback,
+				void *callback_state)
+{
+	PmiIndex   *h = fbrpm_open(index);
+	fbr_results *all = palloc0(sizeof(fbr_results));	/* survives a longjmp */
+
+	PG_TRY();
+	{
+		list_entries(index, &h->tree.fbr.spatial, all);
+		list_entries(index, &h->tree.fbr.side, all);
+		delete_dead(index, h, all, stats, callback, callback_state);
+	}
+	PG_FINALLY();
+	{
+		fbr_results_free(all);
+	}
+	PG_END_TRY();
+}
+
+IndexBulkDeleteResult *
+fbrpm_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	list_and_delete(info->index, stats, callback, callback_state);
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
+	return stats;
+}
+
+IndexBulkDeleteResult *
+fbrpm_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	PmiIndex   *h;
+	fbr_stats	spatial;
+	fbr_stats	side;
+
+	if (info->analyze_only)
+		return stats;
+	if (stats == NULL)
+	{
+		/* no bulkdelete pass: count the entries */
+		h = fbrpm_open(info->index);
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+		fbr_get_stats(&h->tree.fbr.spatial, &spatial);
+		fbr_get_stats(&h->tree.fbr.side, &side);
+		stats->num_index_tuples = spatial.entries + side.entries;
+		stats->num_pages = RelationGetNumberOfBlocks(info->index);
+	}
+	return stats;
+}
