@@ -103,15 +103,15 @@ BEGIN
 END $$;
 SELECT matches(fbr_plan('SELECT id FROM fb WHERE b && ''((1,1),(2,2))'''), 'Index Scan using fb_b|Bitmap Index Scan on fb_b',
                'window query on fbrtree_pm');
-SELECT matches(fbr_plan('SELECT p FROM fb WHERE p <@ ''((1,1),(20,20))'''), 'Index Only Scan using fb_p',
+SELECT matches(fbr_plan('SELECT p FROM fb WHERE p <@ box ''((1,1),(20,20))'''), 'Index Only Scan using fb_p',
                'index-only scan of points');
 SELECT matches(fbr_plan('SELECT id FROM fb ORDER BY p <-> ''(1,1)'' LIMIT 5'), 'Index Scan using fb_p',
                'KNN is an fbrtree_pm scan, no sort');
-SELECT fbr_compare('SELECT p[0], p[1] FROM %I WHERE p <@ ''((1,1),(20,20))'' ORDER BY 1, 2', 'index-only points are exact');
+SELECT fbr_compare('SELECT p[0], p[1] FROM %I WHERE p <@ box ''((1,1),(20,20))'' ORDER BY 1, 2', 'index-only points are exact');
 SET enable_indexscan = off;
 SELECT matches(fbr_plan('SELECT id FROM fb WHERE b && ''((1,1),(2,2))'''), 'Bitmap Index Scan on fb_b', 'bitmap scan');
 SELECT fbr_compare('SELECT id FROM %I WHERE b && ''((30,30),(60,70))'' ORDER BY id', 'bitmap scan rows');
-SELECT fbr_compare('SELECT id FROM %I WHERE b && ''((30,30),(60,70))'' OR p <@ ''((0,0),(9,9))'' ORDER BY id', 'bitmap OR');
+SELECT fbr_compare('SELECT id FROM %I WHERE b && ''((30,30),(60,70))'' OR p <@ box ''((0,0),(9,9))'' ORDER BY id', 'bitmap OR');
 RESET enable_indexscan;
 
 SELECT lives_ok('SELECT fbrtree_pm_check(''fb_b'', true)', 'fbrtree_pm_check of the boxes');
@@ -121,7 +121,7 @@ SELECT is((SELECT entries FROM pm_index_stats('fb_p')), (SELECT count(*) FROM fb
 -- an empty index, then rows
 CREATE TABLE empty_t (p point);
 CREATE INDEX empty_p ON empty_t USING fbrtree_pm (p);
-SELECT is_empty('SELECT * FROM empty_t WHERE p <@ ''((0,0),(1,1))''', 'empty index returns nothing');
+SELECT is_empty('SELECT * FROM empty_t WHERE p <@ box ''((0,0),(1,1))''', 'empty index returns nothing');
 SELECT is_empty('SELECT * FROM empty_t ORDER BY p <-> ''(0,0)''', 'empty index, KNN');
 INSERT INTO empty_t VALUES ('(1,1)'), (NULL), ('(0.5,0.5)');
 SELECT results_eq('SELECT p::text FROM empty_t ORDER BY p <-> ''(0,0)''',
