@@ -6,8 +6,8 @@
 #                        the server must have shared_preload_libraries = 'pm_index'
 #   tests/run            everything, on a throwaway cluster (see README.md)
 
-EXTENSION = pm_index
-EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
+EXTENSION = pm_index pm_index_postgis
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" pm_index.control)
 MODULE_big = pm_index
 
 CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o src/core/recon.o \
@@ -28,7 +28,7 @@ PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/p
 	src/pg/fbrtree_pm/fbrpm_reconcile.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
-DATA = src/$(EXTENSION)--$(EXTVERSION).sql
+DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
 REGRESS = pm_index_basics nbtree_pm_errors
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 

@@ -29,11 +29,61 @@
 
 /* point <@ box: GiST's number for it in point_ops (its box group's <@) */
 #define FBRPM_POINT_IN_BOX_STRATEGY 28
-#define FBRPM_DISTANCE_STRATEGY 15
+#define FBRPM_DISTANCE_STRATEGY 15		/* box and point: <-> point */
+#define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <-> */
+#define FBRPM_BOX_DISTANCE_STRATEGY 14	/* PostGIS: <#> */
 
-/* payload: heap TID in the low 48 bits, flags above */
+/* payload: heap TID in the low 48 bits, flags above (side tree entries only) */
 #define FBRPM_TID_MASK		((UINT64_C(1) << 48) - 1)
 #define FBRPM_PAYLOAD_NULL	(UINT64_C(1) << 48)
+#define FBRPM_PAYLOAD_EMPTY (UINT64_C(1) << 49)	/* a value with no box (PostGIS EMPTY) */
+#define FBRPM_PAYLOAD_SIDE	(FBRPM_PAYLOAD_NULL | FBRPM_PAYLOAD_EMPTY)
+
+/* support functions of a bounded operator class (fbrpm_key.c) */
+#define FBRPM_PROC_BOX		1	/* value -> box; NULL for an empty value */
+#define FBRPM_PROC_POINT	2	/* (float8, float8) -> value: a point, for index-only scans */
+#define FBRPM_PROC_SRID		3	/* (value, int4) -> value: set its SRID */
+#define FBRPM_NPROCS		3
+
+typedef enum FbrpmKind
+{
+	FBRPM_BOX,					/* box: stored exactly, the operators' own functions decide */
+	FBRPM_POINT,				/* point: likewise */
+	FBRPM_BOUNDED				/* a bounding box per value (PostGIS geometry): recheck */
+} FbrpmKind;
+
+/* What a scan, an insert or a check needs to know of the index's operator class. */
+typedef struct FbrpmOpclass
+{
+	Relation	index;
+	FbrpmKind	kind;
+	Oid			type;			/* the column's */
+	FmgrInfo   *bbox;			/* bounded: FBRPM_PROC_BOX */
+	bool		points;			/* bounded: the column holds points of one SRID only */
+	int32		srid;
+	FmgrInfo   *make_point;
+	FmgrInfo   *set_srid;
+} FbrpmOpclass;
+
+/* One scan key, prepared for the tree's callbacks. */
+typedef struct FbrpmKey
+{
+	StrategyNumber strategy;	/* point kinds: as a box strategy */
+	fbr_box		query;			/* the argument's box (bounded: rounded outward to float4) */
+	bool		empty_query;	/* bounded: the argument has no box */
+	FmgrInfo   *op;				/* the operator's function, for leaf entries */
+	Datum		arg;
+} FbrpmKey;
+
+/* The ORDER BY distance of a scan. */
+typedef struct FbrpmOrderBy
+{
+	FmgrInfo   *op;
+	Datum		arg;
+	bool		null_arg;
+	bool		no_distance;	/* NULL or empty argument: every distance is unknown */
+	fbr_box		query;
+} FbrpmOrderBy;
 
 typedef struct FbrpmOptions
 {
@@ -47,33 +97,28 @@ typedef struct FbrpmOptions
 #define FBRPM_PHASE_TABLESCAN	2
 #define FBRPM_PHASE_LOAD		3
 
-/* One scan key, prepared for the tree's callbacks. */
-typedef struct FbrpmKey
-{
-	StrategyNumber strategy;	/* as a box strategy (fbrpm_key.c) */
-	fbr_box		query;			/* the argument's box (a point: degenerate) */
-	FmgrInfo   *op;				/* the operator's function, for leaf entries */
-	Datum		arg;
-} FbrpmKey;
-
 /* fbrpm_key.c */
-extern bool fbrpm_type_supported(Oid typid);
-extern void fbrpm_value_box(Oid typid, Datum value, fbr_box *box);
-extern void fbrpm_entry_box(Relation index, Datum value, fbr_box *box);
-extern Datum fbrpm_box_value(Oid typid, const fbr_box *box);
-extern bool fbrpm_prepare_key(Oid coltype, ScanKey sk, FbrpmKey *key);
-extern bool fbrpm_consistent(Oid coltype, const FbrpmKey *keys, int nkeys, const fbr_box *box,
+extern void fbrpm_opclass(Relation index, FbrpmOpclass *oc);
+extern bool fbrpm_can_return(const FbrpmOpclass *oc);
+extern bool fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid,
+						fbr_item *item);
+extern Datum fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item);
+extern bool fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key);
+extern bool fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys,
+							 const fbr_box *box, bool is_leaf);
+extern bool fbrpm_key_matches_nothing(const FbrpmKey *key);
+extern void fbrpm_prepare_orderby(const FbrpmOpclass *oc, ScanKey sk, FbrpmOrderBy *ob);
+extern double fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *box,
 							 bool is_leaf);
-extern double fbrpm_distance(Oid coltype, FmgrInfo *op, Datum point, const fbr_box *box,
-							 bool is_leaf);
-extern uint64 fbrpm_payload(ItemPointer tid, bool isnull);
-extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);
+extern double fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *isnull);
+extern bool fbrpm_exact_distances(const FbrpmOpclass *oc);
 extern void fbrpm_side_box(ItemPointer tid, fbr_box *box);
+extern uint64 fbrpm_payload(ItemPointer tid);
+extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);
 extern uint64 fbrpm_note_key(const fbr_box *box);
 extern void fbrpm_note_window(uint64 note_key, fbr_box *window);
 
 /* fbrpm_handler.c */
-extern Oid	fbrpm_column_type(Relation index);
 extern bytea *fbrpm_options(Datum reloptions, bool validate);
 extern bool fbrpm_validate(Oid opclassoid);
 extern char *fbrpm_phasename(int64 phasenum);

@@ -1,7 +1,7 @@
 /*
  * fbrpm_build.c
  *	  ambuild: scan the table into an array of entries (boxed values for the
- *	  spatial tree, NULLs for the side tree), then STR bulk loads of both
+ *	  spatial tree, NULLs and empty values for the side tree), then STR bulk loads of both
  *	  trees into a fresh pool.  STR needs every entry at once, so the array
  *	  is held in memory (40 bytes an entry) whatever maintenance_work_mem is.
  */
@@ -22,7 +22,7 @@ typedef struct ItemArray
 
 typedef struct BuildState
 {
-	Relation	index;
+	FbrpmOpclass oc;
 	ItemArray	spatial;
 	ItemArray	side;
 } BuildState;
@@ -46,13 +46,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, boo
 {
 	BuildState *bs = state;
 	fbr_item	item;
+	bool		side = fbrpm_entry(&bs->oc, values[0], isnull[0], tid, &item);
 
-	if (isnull[0])
-		fbrpm_side_box(tid, &item.box);
-	else
-		fbrpm_entry_box(index, values[0], &item.box);
-	item.payload = fbrpm_payload(tid, isnull[0]);
-	add_item(isnull[0] ? &bs->side : &bs->spatial, &item);
+	add_item(side ? &bs->side : &bs->spatial, &item);
 }
 
 static void
@@ -88,7 +84,7 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBRPM_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
-	bs.index = index;
+	fbrpm_opclass(index, &bs.oc);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs,
 									   NULL);
 

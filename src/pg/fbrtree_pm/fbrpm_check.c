@@ -18,7 +18,7 @@ PG_FUNCTION_INFO_V1(fbrtree_pm_check);
 
 typedef struct HeapCheckState
 {
-	Oid			coltype;
+	FbrpmOpclass oc;
 	fbr_item   *entries;		/* every index entry, sorted by payload */
 	int64		nentries;
 	int64		missing;
@@ -75,11 +75,7 @@ heap_check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	int64		lo = 0,
 				hi = hs->nentries - 1;
 
-	want.payload = fbrpm_payload(tid, isnull[0]);
-	if (isnull[0])
-		fbrpm_side_box(tid, &want.box);
-	else
-		fbrpm_value_box(hs->coltype, values[0], &want.box);
+	fbrpm_entry(&hs->oc, values[0], isnull[0], tid, &want);
 	while (lo <= hi)
 	{
 		int64		mid = (lo + hi) / 2;
@@ -128,7 +124,7 @@ fbrtree_pm_check(PG_FUNCTION_ARGS)
 		HeapCheckState hs;
 		IndexInfo  *ii = BuildIndexInfo(index);
 
-		hs.coltype = fbrpm_column_type(index);
+		fbrpm_opclass(index, &hs.oc);
 		hs.entries = all_entries(index, h, &hs.nentries);
 		hs.missing = 0;
 		if (hs.nentries != (int64) (spatial.entries + side.entries))

@@ -10,6 +10,7 @@
 #include "access/reloptions.h"
 #include "access/stratnum.h"
 #include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type_d.h"
 #include "commands/progress.h"
@@ -60,25 +61,31 @@ fbrpm_phasename(int64 phasenum)
 	}
 }
 
-Oid
-fbrpm_column_type(Relation index)
-{
-	return TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
-}
-
-/* Boxes and points are stored exactly, so both can be returned. */
+/* Boxes and points are stored exactly; bounded types only for columns of points. */
 bool
 fbrpm_canreturn(Relation index, int attno)
 {
-	return fbrpm_type_supported(fbrpm_column_type(index));
+	FbrpmOpclass oc;
+
+	fbrpm_opclass(index, &oc);
+	return fbrpm_can_return(&oc);
 }
 
-/* Is strategy s (with right-hand type righttype) one the column type's operators use? */
+/* Is the operator one the operator class's kind knows (GiST's strategy numbers)? */
 static bool
 strategy_known(Oid coltype, const Form_pg_amop op)
 {
 	StrategyNumber s = op->amopstrategy;
 
+	if (coltype != BOXOID && coltype != POINTOID)
+	{
+		/* bounded: PostGIS's 2-D numbering, both sides of the column's type */
+		if (op->amoprighttype != coltype)
+			return false;
+		if (op->amoppurpose == AMOP_ORDER)
+			return s == FBRPM_DISTANCE_STRATEGY_BOUNDED || s == FBRPM_BOX_DISTANCE_STRATEGY;
+		return s >= RTLeftStrategyNumber && s <= RTOverAboveStrategyNumber;
+	}
 	if (op->amoppurpose == AMOP_ORDER)
 		return s == FBRPM_DISTANCE_STRATEGY && op->amoprighttype == POINTOID;
 	if (coltype == BOXOID)
@@ -101,10 +108,28 @@ strategy_known(Oid coltype, const Form_pg_amop op)
 	}
 }
 
+/* Is the support function one a bounded operator class may have, with its signature? */
+static bool
+support_known(Oid coltype, const Form_pg_amproc proc)
+{
+	switch (proc->amprocnum)
+	{
+		case FBRPM_PROC_BOX:
+			return check_amproc_signature(proc->amproc, BOXOID, true, 1, 1, coltype);
+		case FBRPM_PROC_POINT:
+			return check_amproc_signature(proc->amproc, coltype, true, 2, 2, FLOAT8OID, FLOAT8OID);
+		case FBRPM_PROC_SRID:
+			return check_amproc_signature(proc->amproc, coltype, true, 2, 2, coltype, INT4OID);
+		default:
+			return false;
+	}
+}
+
 /*
- * Validate an operator class: a box or point input type; every operator a
- * known strategy for it (GiST's numbers), searches returning bool, the
- * distance ordering float8.  No support functions.
+ * Validate an operator class: every operator a known strategy for its kind
+ * (GiST's numbers), searches returning bool, distance orderings float8.
+ * box and point take no support functions; any other type needs support
+ * function 1 (value -> box) and may have 2 and 3 (index-only points).
  */
 bool
 fbrpm_validate(Oid opclassoid)
@@ -115,20 +140,15 @@ fbrpm_validate(Oid opclassoid)
 	CatCList   *oprlist;
 	CatCList   *proclist;
 	char	   *opclassname;
+	bool		bounded;
+	bool		has_bbox = false;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
 	if (!HeapTupleIsValid(classtup))
 		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
 	classform = (Form_pg_opclass) GETSTRUCT(classtup);
 	opclassname = NameStr(classform->opcname);
-	if (!fbrpm_type_supported(classform->opcintype))
-	{
-		ereport(INFO,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("fbrtree_pm operator class \"%s\" is for unsupported type %s",
-						opclassname, format_type_be(classform->opcintype))));
-		result = false;
-	}
+	bounded = classform->opcintype != BOXOID && classform->opcintype != POINTOID;
 	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
 	for (int i = 0; i < oprlist->n_members; i++)
 	{
@@ -147,12 +167,28 @@ fbrpm_validate(Oid opclassoid)
 		}
 	}
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(classform->opcfamily));
-	if (proclist->n_members > 0)
+	for (int i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc proc = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		if (proc->amproclefttype == classform->opcintype &&
+			proc->amprocnum == FBRPM_PROC_BOX)
+			has_bbox = true;
+		if (!bounded || !support_known(classform->opcintype, proc))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("fbrtree_pm operator family of \"%s\" contains invalid support function %d %s",
+							opclassname, proc->amprocnum, format_procedure(proc->amproc))));
+			result = false;
+		}
+	}
+	if (bounded && !has_bbox)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("fbrtree_pm operator family of \"%s\" has support functions; it takes none",
-						opclassname)));
+				 errmsg("fbrtree_pm operator class \"%s\" for type %s lacks support function %d (value -> box)",
+						opclassname, format_type_be(classform->opcintype), FBRPM_PROC_BOX)));
 		result = false;
 	}
 	ReleaseCatCacheList(proclist);
@@ -167,7 +203,7 @@ fbrtree_pm_handler(PG_FUNCTION_ARGS)
 	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
 
 	amroutine->amstrategies = 0;	/* GiST's numbers, not a fixed set */
-	amroutine->amsupport = 0;
+	amroutine->amsupport = FBRPM_NPROCS;	/* all optional; bounded classes need 1 */
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = false;
 	amroutine->amcanorderbyop = true;

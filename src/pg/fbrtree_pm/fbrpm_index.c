@@ -79,7 +79,7 @@ fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side, const fbr_item *
 	bool		found;
 	pm_error	err;
 
-	if (fbr_delete((item->payload & FBRPM_PAYLOAD_NULL) ? side : spatial, item, &found,
+	if (fbr_delete((item->payload & FBRPM_PAYLOAD_SIDE) ? side : spatial, item, &found,
 				   &err) != PM_OK)
 		pmi_report(&err, index);
 	return found;

@@ -2,7 +2,7 @@
  * fbrpm_insert.c
  *	  aminsert: one failure-atomic R-tree insert into the pool; no WAL, no
  *	  buffer lock.  Durable on return (src/core/fbrtree/README.md), after a
- *	  note in the pool's reconciliation ring.  NULLs go to the side tree.
+ *	  note in the pool's reconciliation ring.  NULLs and empty values go to the side tree.
  */
 #include "fbrpm.h"
 
@@ -15,16 +15,15 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 {
 	PmiIndex   *h = fbrpm_open(index);
 	pm_counters before = pm_tls_counters;
+	FbrpmOpclass oc;
 	fbr_item	item;
+	bool		side;
 	pm_error	err;
 
-	if (isnull[0])
-		fbrpm_side_box(ht_ctid, &item.box);
-	else
-		fbrpm_entry_box(index, values[0], &item.box);
-	item.payload = fbrpm_payload(ht_ctid, isnull[0]);
+	fbrpm_opclass(index, &oc);
+	side = fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);
-	if (fbr_insert(isnull[0] ? &h->tree.fbr.side : &h->tree.fbr.spatial, &item, &err) != PM_OK)
+	if (fbr_insert(side ? &h->tree.fbr.side : &h->tree.fbr.spatial, &item, &err) != PM_OK)
 		pmi_report(&err, index);
 	pmi_count_write(h, &before, true);
 	return false;

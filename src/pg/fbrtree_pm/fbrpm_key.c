@@ -1,16 +1,31 @@
 /*
  * fbrpm_key.c
- *	  Keys of fbrtree_pm: how a column value becomes an entry's box, how a
- *	  box becomes a value again (index-only scans), and how scan keys and
- *	  ORDER BY operators decide for a node's box and a leaf entry.
+ *	  Keys of fbrtree_pm: how a column value becomes an entry (a box and a
+ *	  payload), how an entry becomes a value again (index-only scans), and
+ *	  how scan keys and ORDER BY operators decide for a node's box and a
+ *	  leaf entry.  Strategy numbers are GiST's, so the operator classes read
+ *	  like GiST's box_ops, point_ops and PostGIS's gist_geometry_ops_2d.
  *
- * Strategy numbers are GiST's (access/stratnum.h), so the operator classes
- * read like GiST's box_ops and point_ops.  A leaf entry is decided by the
- * operator's own function on the rebuilt value, so results are exactly the
- * operator's, fuzzy comparisons (geo_decls.h EPSILON) included.  A node is
- * decided by the R-tree rule for the strategy over its box: "could a box
- * inside this one satisfy the operator?", written with the same fuzzy box
- * functions, each a necessary condition for every entry below.
+ * Three kinds of operator class:
+ *
+ * - box and point (built in): values are stored exactly.  A leaf entry is
+ *   decided by the operator's own function on the rebuilt value, so results
+ *   are exactly the operator's, fuzzy comparisons (geo_decls.h EPSILON)
+ *   included; a node by the R-tree rule for the strategy ("could a box
+ *   inside this one satisfy the operator?"), written with the same fuzzy
+ *   box functions.  KNN distances are the operator's: no recheck.
+ *
+ * - bounded (any other type, such as PostGIS geometry): support function 1
+ *   gives a value's bounding box (NULL for an empty value).  The operators
+ *   compare boxes rounded outward to float4 (PostGIS's box2df), so nodes and
+ *   entries are tested on their boxes rounded the same way with plain
+ *   comparisons, each test a necessary condition, and the executor rechecks
+ *   with the operator.  KNN returns box distances as lower bounds and asks
+ *   for a recheck too.  Empty values have no box: they live in the side
+ *   tree, where a scan finds them if its keys might accept an empty value.
+ *   With support functions 2 (x, y -> point) and 3 (value, srid -> value)
+ *   and a column declared to hold points only (the type modifier), points
+ *   are rebuilt exactly for index-only scans.
  */
 #include "fbrpm.h"
 
@@ -19,49 +34,67 @@
 
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
+#include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/geo_decls.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-bool
-fbrpm_type_supported(Oid typid)
-{
-	return typid == BOXOID || typid == POINTOID;
-}
+/* PostGIS's type modifier: SRID in bits 8..28 (signed), geometry type in bits 2..7, Z, M */
+#define GEOM_TYPMOD_SRID(t)		((((t) & 0x0FFFFF00) - ((t) & 0x10000000)) >> 8)
+#define GEOM_TYPMOD_TYPE(t)		(((t) & 0x000000FC) >> 2)
+#define GEOM_TYPMOD_ZM(t)		((t) & 0x00000003)
+#define GEOM_POINTTYPE			1
 
 void
-fbrpm_value_box(Oid typid, Datum value, fbr_box *box)
+fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 {
-	if (typid == POINTOID)
-	{
-		Point	   *p = DatumGetPointP(value);
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), 0);
 
-		box->xmin = box->xmax = p->x;
-		box->ymin = box->ymax = p->y;
-	}
+	memset(oc, 0, sizeof(*oc));
+	oc->index = index;
+	oc->type = att->atttypid;
+	if (oc->type == BOXOID)
+		oc->kind = FBRPM_BOX;
+	else if (oc->type == POINTOID)
+		oc->kind = FBRPM_POINT;
 	else
 	{
-		BOX		   *b = DatumGetBoxP(value);	/* normalized: high >= low */
-
-		box->xmin = b->low.x;
-		box->ymin = b->low.y;
-		box->xmax = b->high.x;
-		box->ymax = b->high.y;
+		oc->kind = FBRPM_BOUNDED;
+		if (!OidIsValid(index_getprocid(index, 1, FBRPM_PROC_BOX)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("operator class of fbrtree_pm index \"%s\" has no bounding box function",
+							RelationGetRelationName(index)),
+					 errhint("An fbrtree_pm operator class for type %s needs support function %d (value -> box).",
+							 format_type_be(oc->type), FBRPM_PROC_BOX)));
+		oc->bbox = index_getprocinfo(index, 1, FBRPM_PROC_BOX);
+		if (att->atttypmod >= 0 && GEOM_TYPMOD_TYPE(att->atttypmod) == GEOM_POINTTYPE &&
+			GEOM_TYPMOD_ZM(att->atttypmod) == 0 &&
+			OidIsValid(index_getprocid(index, 1, FBRPM_PROC_POINT)) &&
+			OidIsValid(index_getprocid(index, 1, FBRPM_PROC_SRID)))
+		{
+			oc->points = true;
+			oc->srid = GEOM_TYPMOD_SRID(att->atttypmod);
+			oc->make_point = index_getprocinfo(index, 1, FBRPM_PROC_POINT);
+			oc->set_srid = index_getprocinfo(index, 1, FBRPM_PROC_SRID);
+		}
 	}
 }
 
-/* The box of a value to index; ERROR for coordinates no R-tree can order. */
-void
-fbrpm_entry_box(Relation index, Datum value, fbr_box *box)
+bool
+fbrpm_can_return(const FbrpmOpclass *oc)
 {
-	fbrpm_value_box(fbrpm_column_type(index), value, box);
-	if (!isfinite(box->xmin) || !isfinite(box->ymin) || !isfinite(box->xmax) ||
-		!isfinite(box->ymax))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fbrtree_pm index \"%s\" cannot hold a value with an infinite or NaN coordinate",
-						RelationGetRelationName(index)),
-				 errhint("Use a GiST index if such values must be indexed, or exclude them with a partial index.")));
+	return oc->kind != FBRPM_BOUNDED || oc->points;
+}
+
+static void
+from_pg_box(const BOX *b, fbr_box *box)
+{
+	box->xmin = b->low.x;		/* normalized: high >= low */
+	box->ymin = b->low.y;
+	box->xmax = b->high.x;
+	box->ymax = b->high.y;
 }
 
 static void
@@ -73,24 +106,109 @@ to_pg_box(const fbr_box *box, BOX *b)
 	b->high.y = box->ymax;
 }
 
-/* The column value an entry was made from (boxes and points are stored exactly). */
-Datum
-fbrpm_box_value(Oid typid, const fbr_box *box)
+/* The box of a value of the opclass's type or of a query argument of type argtype. */
+static bool
+datum_box(const FbrpmOpclass *oc, Oid argtype, Datum value, fbr_box *box)
 {
-	if (typid == POINTOID)
+	if (argtype == POINTOID)
 	{
-		Point	   *p = palloc(sizeof(Point));
+		Point	   *p = DatumGetPointP(value);
 
-		p->x = box->xmin;
-		p->y = box->ymin;
-		return PointPGetDatum(p);
+		box->xmin = box->xmax = p->x;
+		box->ymin = box->ymax = p->y;
+		return true;
+	}
+	if (argtype == BOXOID)
+	{
+		from_pg_box(DatumGetBoxP(value), box);
+		return true;
 	}
 	else
 	{
-		BOX		   *b = palloc(sizeof(BOX));
+		LOCAL_FCINFO(fcinfo, 1);
+		Datum		result;
 
-		to_pg_box(box, b);
-		return BoxPGetDatum(b);
+		/* the bounding box function returns NULL for an empty value */
+		InitFunctionCallInfoData(*fcinfo, oc->bbox, 1, InvalidOid, NULL, NULL);
+		fcinfo->args[0].value = value;
+		fcinfo->args[0].isnull = false;
+		result = FunctionCallInvoke(fcinfo);
+		if (fcinfo->isnull)
+			return false;
+		from_pg_box(DatumGetBoxP(result), box);
+		return true;
+	}
+}
+
+/*
+ * The entry for a heap tuple's value: its box in the spatial tree, or, for
+ * a NULL or an empty value, its TID as a point in the side tree.  ERROR for
+ * coordinates no R-tree can order.  Returns whether it goes to the side tree.
+ */
+bool
+fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid, fbr_item *item)
+{
+	uint64		flags = isnull ? FBRPM_PAYLOAD_NULL : 0;
+
+	if (!isnull && !datum_box(oc, oc->type, value, &item->box))
+		flags = FBRPM_PAYLOAD_EMPTY;
+	item->payload = fbrpm_payload(tid) | flags;
+	if (flags != 0)
+	{
+		fbrpm_side_box(tid, &item->box);
+		return true;
+	}
+	if (!isfinite(item->box.xmin) || !isfinite(item->box.ymin) || !isfinite(item->box.xmax) ||
+		!isfinite(item->box.ymax))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fbrtree_pm index \"%s\" cannot hold a value with an infinite or NaN coordinate",
+						RelationGetRelationName(oc->index)),
+				 errhint("Use a GiST index if such values must be indexed, or exclude them with a partial index.")));
+	return false;
+}
+
+/* The column value an entry was made from (fbrpm_can_return says whether it can be). */
+Datum
+fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
+{
+	const fbr_box *box = &item->box;
+
+	switch (oc->kind)
+	{
+		case FBRPM_POINT:
+			{
+				Point	   *p = palloc(sizeof(Point));
+
+				p->x = box->xmin;
+				p->y = box->ymin;
+				return PointPGetDatum(p);
+			}
+		case FBRPM_BOX:
+			{
+				BOX		   *b = palloc(sizeof(BOX));
+
+				to_pg_box(box, b);
+				return BoxPGetDatum(b);
+			}
+		case FBRPM_BOUNDED:
+			break;
+	}
+	if (item->payload & FBRPM_PAYLOAD_EMPTY)
+	{
+		Oid			typinput;
+		Oid			typioparam;
+
+		getTypeInputInfo(oc->type, &typinput, &typioparam);
+		return OidInputFunctionCall(typinput, psprintf("SRID=%d;POINT EMPTY", oc->srid),
+									typioparam, -1);
+	}
+	else
+	{
+		Datum		p = FunctionCall2(oc->make_point, Float8GetDatum(box->xmin),
+									  Float8GetDatum(box->ymin));
+
+		return oc->srid != 0 ? FunctionCall2(oc->set_srid, p, Int32GetDatum(oc->srid)) : p;
 	}
 }
 
@@ -121,25 +239,79 @@ point_strategy_as_box(StrategyNumber s)
 	}
 }
 
+/* Largest float4 <= d, and smallest >= d, clamped to the float4 range (PostGIS's box2df). */
+static double
+float_down(double d)
+{
+	float		f;
+
+	if (d >= FLT_MAX)
+		return FLT_MAX;
+	if (d <= -FLT_MAX)
+		return -FLT_MAX;
+	f = (float) d;
+	return (double) f <= d ? f : nextafterf(f, -FLT_MAX);
+}
+
+static double
+float_up(double d)
+{
+	float		f;
+
+	if (d >= FLT_MAX)
+		return FLT_MAX;
+	if (d <= -FLT_MAX)
+		return -FLT_MAX;
+	f = (float) d;
+	return (double) f >= d ? f : nextafterf(f, FLT_MAX);
+}
+
+static void
+round_outward(const fbr_box *in, fbr_box *out)
+{
+	out->xmin = float_down(in->xmin);
+	out->ymin = float_down(in->ymin);
+	out->xmax = float_up(in->xmax);
+	out->ymax = float_up(in->ymax);
+}
+
 /*
  * Prepare a search key; false if the strategy is not one this opclass
  * knows (the operator class is then broken: validate refuses it).
  */
 bool
-fbrpm_prepare_key(Oid coltype, ScanKey sk, FbrpmKey *key)
+fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 {
 	StrategyNumber s = sk->sk_strategy;
 
-	if (coltype == POINTOID)
-		s = point_strategy_as_box(s);
-	else if (s < RTLeftStrategyNumber || s > RTOverAboveStrategyNumber)
-		s = InvalidStrategy;
+	key->op = &sk->sk_func;
+	key->arg = sk->sk_argument;
+	key->empty_query = false;
+	switch (oc->kind)
+	{
+		case FBRPM_POINT:
+			s = point_strategy_as_box(s);
+			break;
+		case FBRPM_BOX:
+		case FBRPM_BOUNDED:
+			if (s < RTLeftStrategyNumber || s > RTOverAboveStrategyNumber)
+				s = InvalidStrategy;
+			break;
+	}
 	if (s == InvalidStrategy)
 		return false;
 	key->strategy = s;
-	key->op = &sk->sk_func;
-	key->arg = sk->sk_argument;
-	fbrpm_value_box(sk->sk_subtype == POINTOID ? POINTOID : BOXOID, sk->sk_argument, &key->query);
+	if (oc->kind == FBRPM_BOUNDED)
+	{
+		fbr_box		q;
+
+		key->empty_query = !datum_box(oc, oc->type, sk->sk_argument, &q);
+		if (!key->empty_query)
+			round_outward(&q, &key->query);
+	}
+	else
+		datum_box(oc, sk->sk_subtype == POINTOID ? POINTOID : BOXOID, sk->sk_argument,
+				  &key->query);
 	return true;
 }
 
@@ -149,9 +321,9 @@ box_fn(PGFunction fn, const BOX *a, const BOX *b)
 	return DatumGetBool(DirectFunctionCall2(fn, BoxPGetDatum(a), BoxPGetDatum(b)));
 }
 
-/* Could an entry whose box lies inside n satisfy the key? */
+/* box and point: could an entry whose box lies inside n satisfy the key (fuzzily)? */
 static bool
-node_may_match(const FbrpmKey *key, const BOX *n)
+node_may_match_fuzzy(const FbrpmKey *key, const BOX *n)
 {
 	BOX			q;
 
@@ -184,40 +356,159 @@ node_may_match(const FbrpmKey *key, const BOX *n)
 	return true;
 }
 
+/*
+ * bounded: could a box inside n (both rounded outward to float4) satisfy
+ * the key?  Exact comparisons, as the operators make them on float4 boxes.
+ */
+static bool
+node_may_match_exact(const FbrpmKey *key, const fbr_box *box)
+{
+	const fbr_box *q = &key->query;
+	fbr_box		n;
+
+	round_outward(box, &n);
+	switch (key->strategy)
+	{
+		case RTLeftStrategyNumber:
+			return n.xmin < q->xmin;
+		case RTOverLeftStrategyNumber:
+			return n.xmin <= q->xmax;
+		case RTOverlapStrategyNumber:
+		case RTContainedByStrategyNumber:
+			return n.xmin <= q->xmax && n.xmax >= q->xmin && n.ymin <= q->ymax && n.ymax >= q->ymin;
+		case RTOverRightStrategyNumber:
+			return n.xmax >= q->xmin;
+		case RTRightStrategyNumber:
+			return n.xmax > q->xmax;
+		case RTSameStrategyNumber:
+		case RTContainsStrategyNumber:
+			return n.xmin <= q->xmin && n.xmax >= q->xmax && n.ymin <= q->ymin && n.ymax >= q->ymax;
+		case RTOverBelowStrategyNumber:
+			return n.ymin <= q->ymax;
+		case RTBelowStrategyNumber:
+			return n.ymin < q->ymin;
+		case RTAboveStrategyNumber:
+			return n.ymax > q->ymax;
+		case RTOverAboveStrategyNumber:
+			return n.ymax >= q->ymin;
+	}
+	return true;
+}
+
 bool
-fbrpm_consistent(Oid coltype, const FbrpmKey *keys, int nkeys, const fbr_box *box, bool is_leaf)
+fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const fbr_box *box,
+				 bool is_leaf)
 {
 	BOX			b;
 	Point		p;
 	Datum		value;
 
+	if (oc->kind == FBRPM_BOUNDED)
+	{
+		for (int i = 0; i < nkeys; i++)
+			if (!node_may_match_exact(&keys[i], box))
+				return false;
+		return true;
+	}
 	to_pg_box(box, &b);
 	p.x = box->xmin;
 	p.y = box->ymin;
-	value = coltype == POINTOID ? PointPGetDatum(&p) : BoxPGetDatum(&b);
+	value = oc->kind == FBRPM_POINT ? PointPGetDatum(&p) : BoxPGetDatum(&b);
 	for (int i = 0; i < nkeys; i++)
 	{
 		if (is_leaf ? !DatumGetBool(FunctionCall2(keys[i].op, value, keys[i].arg))
-			: !node_may_match(&keys[i], &b))
+			: !node_may_match_fuzzy(&keys[i], &b))
 			return false;
 	}
 	return true;
 }
 
 /*
- * ORDER BY value <-> point: a leaf entry's distance is the operator's own;
- * a node's is a lower bound for everything inside its box, made a little
- * smaller still so that rounding can never put it above an entry's exact
- * distance (best-first search relies on bounds never exceeding them).
+ * Does a key rule out every entry?  As in PostGIS's GiST, a query with no
+ * box (EMPTY) matches nothing, although "EMPTY ~= EMPTY" is true.  Empty
+ * values match no search key either: the operators say false for them,
+ * except that GiST (3.3) also returns an EMPTY for "@" whenever its leaf
+ * page's box reaches the query, an accident of its layout that fbrtree_pm
+ * does not imitate.
+ */
+bool
+fbrpm_key_matches_nothing(const FbrpmKey *key)
+{
+	return key->empty_query;
+}
+
+void
+fbrpm_prepare_orderby(const FbrpmOpclass *oc, ScanKey sk, FbrpmOrderBy *ob)
+{
+	ob->op = &sk->sk_func;
+	ob->arg = sk->sk_argument;
+	ob->null_arg = (sk->sk_flags & SK_ISNULL) != 0;
+	ob->no_distance = ob->null_arg;
+	if (!ob->null_arg && oc->kind == FBRPM_BOUNDED)
+	{
+		fbr_box		q;
+
+		ob->no_distance = !datum_box(oc, oc->type, sk->sk_argument, &q);
+		if (!ob->no_distance)
+			round_outward(&q, &ob->query);
+	}
+	else if (!ob->null_arg)
+		datum_box(oc, POINTOID, sk->sk_argument, &ob->query);
+}
+
+/* The operator's distance for a value (isnull: it has none, as for an EMPTY geometry). */
+double
+fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *isnull)
+{
+	LOCAL_FCINFO(fcinfo, 2);
+	Datum		result;
+
+	InitFunctionCallInfoData(*fcinfo, ob->op, 2, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = value;
+	fcinfo->args[0].isnull = false;
+	fcinfo->args[1].value = ob->arg;
+	fcinfo->args[1].isnull = false;
+	result = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	return *isnull ? 0 : DatumGetFloat8(result);
+}
+
+/* Are the distances an ORDER BY returns exact (else lower bounds, rechecked)? */
+bool
+fbrpm_exact_distances(const FbrpmOpclass *oc)
+{
+	return oc->kind != FBRPM_BOUNDED || oc->points;
+}
+
+/* Distance between two boxes (0 if they overlap). */
+static double
+box_gap(const fbr_box *a, const fbr_box *b)
+{
+	double		dx = a->xmax < b->xmin ? b->xmin - a->xmax : (b->xmax < a->xmin ? a->xmin - b->xmax : 0);
+	double		dy = a->ymax < b->ymin ? b->ymin - a->ymax : (b->ymax < a->ymin ? a->ymin - b->ymax : 0);
+
+	return hypot(dx, dy);
+}
+
+/*
+ * ORDER BY value <-> query.  box and point, and bounded columns of points:
+ * a leaf entry's distance is the operator's own.  Otherwise (nodes, and every entry of a bounded kind) a
+ * lower bound for everything inside the box, made a little smaller still
+ * so that rounding can never put it above an exact distance (best-first
+ * search and the executor's recheck rely on bounds never exceeding them).
  */
 double
-fbrpm_distance(Oid coltype, FmgrInfo *op, Datum point, const fbr_box *box, bool is_leaf)
+fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *box, bool is_leaf)
 {
-	Point	   *q = DatumGetPointP(point);
-	double		dx,
-				dy;
+	if (is_leaf && oc->points)
+	{
+		fbr_item	item = {*box, 0};
+		bool		isnull;
+		double		d = fbrpm_value_distance(ob, fbrpm_entry_value(oc, &item), &isnull);
 
-	if (is_leaf)
+		return isnull ? INFINITY : d;
+	}
+	if (is_leaf && oc->kind != FBRPM_BOUNDED)
 	{
 		BOX			b;
 		Point		p;
@@ -225,19 +516,31 @@ fbrpm_distance(Oid coltype, FmgrInfo *op, Datum point, const fbr_box *box, bool 
 		to_pg_box(box, &b);
 		p.x = box->xmin;
 		p.y = box->ymin;
-		return DatumGetFloat8(FunctionCall2(op, coltype == POINTOID ? PointPGetDatum(&p) :
-											BoxPGetDatum(&b), point));
+		return DatumGetFloat8(FunctionCall2(ob->op, oc->kind == FBRPM_POINT ? PointPGetDatum(&p) :
+											BoxPGetDatum(&b), ob->arg));
 	}
-	dx = q->x < box->xmin ? box->xmin - q->x : (q->x > box->xmax ? q->x - box->xmax : 0);
-	dy = q->y < box->ymin ? box->ymin - q->y : (q->y > box->ymax ? q->y - box->ymax : 0);
-	return hypot(dx, dy) * (1 - 1e-9);
+	if (oc->kind == FBRPM_BOUNDED)
+	{
+		fbr_box		n;
+
+		round_outward(box, &n);
+		return box_gap(&n, &ob->query) * (1 - 1e-9);
+	}
+	return box_gap(box, &ob->query) * (1 - 1e-9);
+}
+
+/* The side tree keys an entry by its heap TID as a point. */
+void
+fbrpm_side_box(ItemPointer tid, fbr_box *box)
+{
+	box->xmin = box->xmax = ItemPointerGetBlockNumber(tid);
+	box->ymin = box->ymax = ItemPointerGetOffsetNumber(tid);
 }
 
 uint64
-fbrpm_payload(ItemPointer tid, bool isnull)
+fbrpm_payload(ItemPointer tid)
 {
-	return ((uint64) ItemPointerGetBlockNumber(tid) << 16) | ItemPointerGetOffsetNumber(tid) |
-		(isnull ? FBRPM_PAYLOAD_NULL : 0);
+	return ((uint64) ItemPointerGetBlockNumber(tid) << 16) | ItemPointerGetOffsetNumber(tid);
 }
 
 void
@@ -245,14 +548,6 @@ fbrpm_payload_tid(uint64 payload, ItemPointer tid)
 {
 	ItemPointerSet(tid, (BlockNumber) ((payload & FBRPM_TID_MASK) >> 16),
 				   (OffsetNumber) (payload & 0xffff));
-}
-
-/* The side tree keys a NULL by its heap TID as a point. */
-void
-fbrpm_side_box(ItemPointer tid, fbr_box *box)
-{
-	box->xmin = box->xmax = ItemPointerGetBlockNumber(tid);
-	box->ymin = box->ymax = ItemPointerGetOffsetNumber(tid);
 }
 
 /*

@@ -14,7 +14,7 @@
 typedef struct Reconcile
 {
 	PmiHeapCheck heap;
-	Oid			coltype;
+	FbrpmOpclass oc;
 	fbr_tree   *spatial;
 	fbr_tree   *side;
 	int64		checked;
@@ -23,29 +23,27 @@ typedef struct Reconcile
 
 typedef struct EntryMatch
 {
-	Oid			coltype;
+	const FbrpmOpclass *oc;
 	const fbr_item *item;
+	ItemPointer tid;
 } EntryMatch;
 
+/* Would the heap tuple's value make this very entry? */
 static bool
 value_matches(void *arg, Datum value, bool isnull)
 {
 	EntryMatch *m = arg;
-	fbr_box		box;
+	fbr_item	now;
 
-	if (isnull != ((m->item->payload & FBRPM_PAYLOAD_NULL) != 0))
-		return false;
-	if (isnull)
-		return true;
-	fbrpm_value_box(m->coltype, value, &box);
-	return fbr_box_equal(&box, &m->item->box);
+	fbrpm_entry(m->oc, value, isnull, m->tid, &now);
+	return now.payload == m->item->payload && fbr_box_equal(&now.box, &m->item->box);
 }
 
 static void
 reconcile_entry(Reconcile *r, const fbr_item *item)
 {
-	EntryMatch	m = {r->coltype, item};
 	ItemPointerData tid;
+	EntryMatch	m = {&r->oc, item, &tid};
 
 	r->checked++;
 	fbrpm_payload_tid(item->payload, &tid);
@@ -81,10 +79,10 @@ visit_note(void *ctx, uint64_t key, uint64_t payload)
 {
 	NoteVisit  *v = ctx;
 	fbr_box		window;
-	bool		isnull = (payload & FBRPM_PAYLOAD_NULL) != 0;
+	bool		side = (payload & FBRPM_PAYLOAD_SIDE) != 0;
 
 	CHECK_FOR_INTERRUPTS();
-	if (isnull)
+	if (side)
 	{
 		ItemPointerData tid;
 
@@ -94,7 +92,7 @@ visit_note(void *ctx, uint64_t key, uint64_t payload)
 	else
 		fbrpm_note_window(key, &window);
 	v->found->n = 0;
-	search(v->r, isnull ? v->r->side : v->r->spatial, in_window, &window, v->found);
+	search(v->r, side ? v->r->side : v->r->spatial, in_window, &window, v->found);
 	for (size_t i = 0; i < v->found->n; i++)
 		if (v->found->items[i].payload == payload)
 			reconcile_entry(v->r, &v->found->items[i]);
@@ -113,7 +111,7 @@ fbrpm_reconcile(Relation index, pm_pool *pool, fbr_tree *spatial, fbr_tree *side
 	pm_recon   *ring = pmi_recon_ring(pool);
 	fbr_results *found = palloc0(sizeof(fbr_results));	/* survives a longjmp */
 
-	r.coltype = fbrpm_column_type(index);
+	fbrpm_opclass(index, &r.oc);
 	r.spatial = spatial;
 	r.side = side;
 	pmi_heap_check_begin(&r.heap, index);

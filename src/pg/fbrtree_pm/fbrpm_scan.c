@@ -22,22 +22,22 @@
 typedef struct FbrpmScanOpaqueData
 {
 	PmiIndex   *h;
-	Oid			coltype;
+	FbrpmOpclass oc;
 	FbrpmKey   *keys;
 	int			nkeys;
 	bool		spatial;		/* entries with a box may qualify */
-	bool		nulls;			/* NULL entries may qualify */
+	uint64		side_flags;		/* which side tree entries may qualify (FBRPM_PAYLOAD_*) */
 	bool		started;
-	/* matches, collected by fbr_search (plain scans; the NULLs of ordered ones) */
+	/* matches, collected by fbr_search (plain scans; the side entries of ordered ones) */
 	fbr_results results;
 	size_t		next;
 	/* ordered scans */
+	FbrpmOrderBy ob;
 	fbr_knn    *knn;
 	bool		knn_done;
-	FmgrInfo   *orderby_op;
-	Datum		orderby_arg;
-	bool		orderby_null;
+	double		last_bound;		/* bounded kinds: the last distance bound returned */
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple */
+	MemoryContext distctx;		/* values rebuilt to compute distances, reset per tuple */
 	MemoryContextCallback cleanup;
 } FbrpmScanOpaqueData;
 
@@ -68,10 +68,12 @@ fbrpm_beginscan(Relation r, int nkeys, int norderbys)
 						RelationGetRelationName(r)),
 				 errhint("Order by the first distance in the query and sort the rest, or use a GiST index.")));
 	so->h = fbrpm_open(r);
-	so->coltype = fbrpm_column_type(r);
+	fbrpm_opclass(r, &so->oc);
 	so->keys = palloc(sizeof(FbrpmKey) * Max(nkeys, 1));
 	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm index-only tuples",
 									   ALLOCSET_SMALL_SIZES);
+	so->distctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm distances",
+										ALLOCSET_SMALL_SIZES);
 	so->cleanup.func = release_core_state;
 	so->cleanup.arg = so;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &so->cleanup);
@@ -94,39 +96,47 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	so->started = false;
 	so->knn_done = false;
 	so->next = 0;
+	so->last_bound = 0;
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
-	so->spatial = so->nulls = true;
+	so->spatial = true;
+	so->side_flags = FBRPM_PAYLOAD_SIDE;
 	so->nkeys = 0;
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
 
 		if (sk->sk_flags & SK_SEARCHNULL)
+		{
 			so->spatial = false;
+			so->side_flags &= FBRPM_PAYLOAD_NULL;
+		}
 		else if (sk->sk_flags & SK_SEARCHNOTNULL)
-			so->nulls = false;
+			so->side_flags &= FBRPM_PAYLOAD_EMPTY;
 		else if (sk->sk_flags & SK_ISNULL)
-			so->spatial = so->nulls = false;	/* strict operators: nothing matches */
+		{
+			so->spatial = false;	/* strict operators: nothing matches */
+			so->side_flags = 0;
+		}
 		else
 		{
-			if (!fbrpm_prepare_key(so->coltype, sk, &so->keys[so->nkeys]))
+			if (!fbrpm_prepare_key(&so->oc, sk, &so->keys[so->nkeys]))
 				elog(ERROR, "fbrtree_pm: unsupported strategy %d", sk->sk_strategy);
+			if (fbrpm_key_matches_nothing(&so->keys[so->nkeys]))
+			{
+				so->spatial = false;
+				so->side_flags = 0;
+			}
 			so->nkeys++;
-			so->nulls = false;
 		}
 	}
+	if (so->nkeys > 0)
+		so->side_flags = 0;		/* NULLs and EMPTYs match no operator */
 	if (scan->numberOfOrderBys > 0)
-	{
-		ScanKey		ob = &scan->orderByData[0];
-
-		so->orderby_op = &ob->sk_func;
-		so->orderby_arg = ob->sk_argument;
-		so->orderby_null = (ob->sk_flags & SK_ISNULL) != 0;
-	}
+		fbrpm_prepare_orderby(&so->oc, &scan->orderByData[0], &so->ob);
 }
 
 static bool
@@ -134,7 +144,7 @@ scan_consistent(void *arg, const fbr_box *box, bool is_leaf)
 {
 	FbrpmScanOpaque so = arg;
 
-	return fbrpm_consistent(so->coltype, so->keys, so->nkeys, box, is_leaf);
+	return fbrpm_consistent(&so->oc, so->keys, so->nkeys, box, is_leaf);
 }
 
 static bool
@@ -147,24 +157,49 @@ static double
 scan_distance(void *arg, const fbr_box *box, bool is_leaf)
 {
 	FbrpmScanOpaque so = arg;
+	MemoryContext old = MemoryContextSwitchTo(so->distctx);
+	double		d = fbrpm_distance(&so->oc, &so->ob, box, is_leaf);
 
-	return fbrpm_distance(so->coltype, so->orderby_op, so->orderby_arg, box, is_leaf);
+	MemoryContextSwitchTo(old);
+	return d;
 }
 
-/* Append every qualifying entry of the trees to so->results. */
+/* Append the qualifying entries of the spatial tree and of the side tree to so->results. */
 static void
-collect(IndexScanDesc scan, bool spatial, bool nulls)
+collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	size_t		from;
 	pm_error	err;
 
 	if (spatial && fbr_search(&so->h->tree.fbr.spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
-	if (nulls && fbr_search(&so->h->tree.fbr.side, all_consistent, NULL, &so->results,
-							&err) != PM_OK)
+	if (side_flags == 0)
+		return;
+	from = so->results.n;
+	if (fbr_search(&so->h->tree.fbr.side, all_consistent, NULL, &so->results, &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
+	/* keep the qualifying ones, EMPTY before NULL (the order of their distances) */
+	for (uint64 flag = FBRPM_PAYLOAD_EMPTY;; flag = FBRPM_PAYLOAD_NULL)
+	{
+		for (size_t i = from; i < so->results.n; i++)
+		{
+			fbr_item	e = so->results.items[i];
+
+			if ((e.payload & side_flags & flag) != 0)
+			{
+				so->results.items[i] = so->results.items[from];
+				so->results.items[from++] = e;
+			}
+		}
+		if (flag == FBRPM_PAYLOAD_NULL)
+			break;
+	}
+	so->results.n = from;
 }
+
+
 
 static void
 return_entry(IndexScanDesc scan, const fbr_item *item)
@@ -173,7 +208,7 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 	bool		isnull = (item->payload & FBRPM_PAYLOAD_NULL) != 0;
 
 	fbrpm_payload_tid(item->payload, &scan->xs_heaptid);
-	scan->xs_recheck = false;
+	scan->xs_recheck = so->oc.kind == FBRPM_BOUNDED;
 	if (scan->xs_want_itup)
 	{
 		Datum		value = (Datum) 0;
@@ -182,11 +217,42 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 		MemoryContextReset(so->tupctx);
 		old = MemoryContextSwitchTo(so->tupctx);
 		if (!isnull)
-			value = fbrpm_box_value(so->coltype, &item->box);
+			value = fbrpm_entry_value(&so->oc, item);
 		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
 		MemoryContextSwitchTo(old);
 	}
+}
+
+/*
+ * The ORDER BY value of an entry the best-first walk did not give (a side
+ * tree entry, or any entry when the argument has no box).  Exact kinds: the
+ * operator's value (NULL for a NULL).  Otherwise the executor rechecks with
+ * the operator, so the value must be a lower bound that keeps the order:
+ * the last bound returned.
+ */
+static void
+set_unknown_distance(IndexScanDesc scan, const fbr_item *item)
+{
+	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	bool		isnull = true;
+	double		d = 0;
+
+	scan->xs_recheckorderby = !fbrpm_exact_distances(&so->oc);
+	if (scan->xs_recheckorderby)
+	{
+		isnull = false;
+		d = so->last_bound;
+	}
+	else if ((item->payload & FBRPM_PAYLOAD_NULL) == 0 && !so->ob.null_arg)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->distctx);
+
+		d = fbrpm_value_distance(&so->ob, fbrpm_entry_value(&so->oc, item), &isnull);
+		MemoryContextSwitchTo(old);
+	}
+	scan->xs_orderbynulls[0] = isnull;
+	scan->xs_orderbyvals[0] = isnull ? (Datum) 0 : Float8GetDatum(d);
 }
 
 bool
@@ -196,6 +262,7 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 	pm_error	err;
 
 	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(so->distctx);
 	if (scan->numberOfOrderBys > 0 && !so->knn_done)
 	{
 		fbr_item	item;
@@ -204,10 +271,10 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 		if (!so->started)
 		{
 			so->started = true;
-			if (!so->spatial || so->orderby_null)
+			if (!so->spatial || so->ob.no_distance)
 			{
 				/* no distance to order by: any order is the right one */
-				collect(scan, so->spatial, so->nulls);
+				collect(scan, so->spatial, so->side_flags);
 				so->knn_done = true;
 				return fbrpm_gettuple(scan, dir);
 			}
@@ -219,9 +286,10 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 		if (fbr_knn_next(so->knn, &item, &distance, &err))
 		{
 			return_entry(scan, &item);
+			so->last_bound = distance;
 			scan->xs_orderbyvals[0] = Float8GetDatum(distance);
 			scan->xs_orderbynulls[0] = false;
-			scan->xs_recheckorderby = false;
+			scan->xs_recheckorderby = !fbrpm_exact_distances(&so->oc);
 			return true;
 		}
 		if (err.code != PM_OK)
@@ -229,24 +297,19 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 		fbr_knn_end(so->knn);
 		so->knn = NULL;
 		so->knn_done = true;
-		so->started = false;	/* the NULLs come next */
+		so->started = false;	/* the side tree's entries come next */
 	}
 	if (!so->started)
 	{
 		so->started = true;
-		collect(scan, scan->numberOfOrderBys > 0 ? false : so->spatial, so->nulls);
+		collect(scan, scan->numberOfOrderBys > 0 ? false : so->spatial, so->side_flags);
 	}
 	if (so->next >= so->results.n)
 		return false;
-	return_entry(scan, &so->results.items[so->next++]);
+	return_entry(scan, &so->results.items[so->next]);
 	if (scan->numberOfOrderBys > 0)
-	{
-		bool		isnull = (so->results.items[so->next - 1].payload & FBRPM_PAYLOAD_NULL) != 0;
-
-		scan->xs_orderbynulls[0] = isnull || so->orderby_null;
-		scan->xs_orderbyvals[0] = (Datum) 0;
-		scan->xs_recheckorderby = false;
-	}
+		set_unknown_distance(scan, &so->results.items[so->next]);
+	so->next++;
 	return true;
 }
 
@@ -256,13 +319,13 @@ fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
 	int64		n;
 
-	collect(scan, so->spatial, so->nulls);
+	collect(scan, so->spatial, so->side_flags);
 	for (size_t i = 0; i < so->results.n; i++)
 	{
 		ItemPointerData tid;
 
 		fbrpm_payload_tid(so->results.items[i].payload, &tid);
-		tbm_add_tuples(tbm, &tid, 1, false);
+		tbm_add_tuples(tbm, &tid, 1, so->oc.kind == FBRPM_BOUNDED);
 	}
 	n = so->results.n;
 	release_core_state(so);
@@ -277,4 +340,5 @@ fbrpm_endscan(IndexScanDesc scan)
 	/* so itself stays: the reset callback registered on its context still names it */
 	release_core_state(so);
 	MemoryContextDelete(so->tupctx);
+	MemoryContextDelete(so->distctx);
 }

@@ -1,0 +1,117 @@
+-- fbrtree_pm on PostGIS geometry returns exactly GiST's rows: the 12 search operators of
+-- gist_geometry_ops_2d, KNN with <-> and <#> in GiST's order, points, polygons, lines,
+-- EMPTY and NULL geometries, index-only scans of geometry(Point, srid), SRID mismatches.
+-- Two identical tables, one indexed with fbrtree_pm and one with GiST.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS postgis;
+CREATE EXTENSION IF NOT EXISTS pm_index;
+CREATE EXTENSION IF NOT EXISTS pm_index_postgis;
+DROP SCHEMA IF EXISTS fbr_gis CASCADE;
+CREATE SCHEMA fbr_gis;
+SET search_path = fbr_gis, public;
+
+SELECT * FROM no_plan();
+SELECT setseed(0.1414);
+-- coordinates on a 1/8 grid, so that boxes touch and points sit on edges
+CREATE TABLE fg (id int, geom geometry);
+INSERT INTO fg
+SELECT g,
+       CASE WHEN g % 53 = 0 THEN NULL
+            WHEN g % 47 = 0 THEN 'POINT EMPTY'::geometry
+            WHEN g % 41 = 0 THEN 'POLYGON EMPTY'::geometry
+            WHEN g % 4 = 0 THEN ST_MakeEnvelope(x, y, x + w, y + h)
+            WHEN g % 4 = 1 THEN ST_MakeLine(ST_MakePoint(x, y), ST_MakePoint(x + w, y - h))
+            WHEN g % 4 = 2 THEN ST_Buffer(ST_MakePoint(x, y), w / 3 + 0.1, 4)
+            ELSE ST_MakePoint(x, y) END
+  FROM (SELECT g, floor(random() * 800) / 8 AS x, floor(random() * 800) / 8 AS y,
+               floor(random() * 40) / 8 AS w, floor(random() * 40) / 8 AS h
+          FROM generate_series(1, 12000) g) s;
+CREATE TABLE gg AS SELECT * FROM fg;
+CREATE INDEX fg_geom ON fg USING fbrtree_pm (geom);
+CREATE INDEX gg_geom ON gg USING gist (geom);
+VACUUM ANALYZE fg;
+VACUUM ANALYZE gg;
+SET enable_seqscan = off;
+
+CREATE FUNCTION gis_compare(q text, descr text) RETURNS text LANGUAGE sql AS
+$$ SELECT results_eq(format(q, 'fg'), format(q, 'gg'), descr) $$;
+
+CREATE FUNCTION gis_operator_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  op text;
+  q text;
+  queries text[] := ARRAY['ST_MakeEnvelope(20, 20, 35, 30)', 'ST_MakePoint(50, 50)',
+                          'ST_MakeEnvelope(12.5, 40, 12.5, 60)', 'ST_Buffer(ST_MakePoint(70, 30), 6)',
+                          '''POINT EMPTY''::geometry', 'ST_MakeEnvelope(-1e6, -1e6, 1e6, 1e6)',
+                          'ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(100, 100))'];
+  points text[] := ARRAY['ST_MakePoint(50, 50)', 'ST_MakePoint(12.5, 99.875)', 'ST_MakePoint(-20, 130)',
+                         'ST_MakeEnvelope(40, 40, 45, 47)'];
+BEGIN
+  -- "@": PostGIS 3.3's GiST also returns an EMPTY whenever its leaf page's box reaches the
+  -- query (the operator says false; fbrtree_pm answers as the operator): compare the rest
+  FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','~','@','&<|','<<|','|>>','|&>'] LOOP
+    FOREACH q IN ARRAY queries LOOP
+      RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE geom %s %s %s ORDER BY id', op, q,
+                                     CASE WHEN op = '@' THEN 'AND NOT ST_IsEmpty(geom)' ELSE '' END),
+                              format('geometry %s %s', op, q));
+    END LOOP;
+  END LOOP;
+  FOREACH q IN ARRAY queries LOOP
+    RETURN NEXT is_empty(format('SELECT id FROM fg WHERE geom @ %s AND ST_IsEmpty(geom)', q),
+                         format('no EMPTY is within %s (the operator''s answer)', q));
+  END LOOP;
+  FOREACH op IN ARRAY ARRAY['<->', '<#>'] LOOP
+    FOREACH q IN ARRAY points LOOP
+      RETURN NEXT gis_compare(format('SELECT geom %s %s FROM %%I ORDER BY geom %s %s LIMIT 80', op, q, op, q),
+                              format('KNN %s distances from %s', op, q));
+      RETURN NEXT gis_compare(format('SELECT id FROM (SELECT id, geom %1$s %2$s AS d FROM %%1$I ORDER BY geom %1$s %2$s LIMIT 80) s
+                                      WHERE d < (SELECT max(d) FROM (SELECT geom %1$s %2$s AS d FROM %%1$I ORDER BY 1 LIMIT 80) t) ORDER BY id', op, q),
+                              format('KNN %s rows from %s', op, q));
+    END LOOP;
+  END LOOP;
+END $$;
+
+SELECT * FROM gis_operator_tests();
+
+-- every row in a full KNN scan, EMPTY and NULL last, in both orderings
+SELECT gis_compare('SELECT count(*), count(geom) FROM (SELECT geom FROM %I ORDER BY geom <-> ST_MakePoint(1, 1)) s', 'KNN <-> returns every row');
+SELECT gis_compare('SELECT (geom <#> ST_MakePoint(1, 1)) FROM %I ORDER BY geom <#> ST_MakePoint(1, 1) OFFSET 11500', 'KNN <#> tail: EMPTY and NULL');
+SELECT gis_compare('SELECT id FROM %I WHERE geom IS NULL ORDER BY id', 'IS NULL');
+SELECT gis_compare('SELECT count(*) FROM %I WHERE geom IS NOT NULL', 'IS NOT NULL counts EMPTY too');
+
+-- SRID mismatches are PostGIS's errors, raised before the index is asked
+CREATE TABLE srid_t (id int, geom geometry(Point, 4326));
+INSERT INTO srid_t SELECT g, ST_SetSRID(ST_MakePoint(g % 100, g / 100), 4326) FROM generate_series(1, 5000) g;
+INSERT INTO srid_t VALUES (0, NULL), (-1, 'SRID=4326;POINT EMPTY');
+CREATE INDEX srid_f ON srid_t USING fbrtree_pm (geom);
+VACUUM ANALYZE srid_t;
+SELECT throws_ok('SELECT id FROM srid_t ORDER BY geom <-> ST_MakePoint(1, 1) LIMIT 3', 'XX000', NULL,
+                 'operands of different SRIDs: PostGIS''s error');
+
+-- geometry(Point, 4326): index-only scans rebuild exact points with their SRID
+CREATE FUNCTION gis_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r record; out text := '';
+BEGIN
+  FOR r IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP out := out || r."QUERY PLAN" || E'\n'; END LOOP;
+  RETURN out;
+END $$;
+SELECT matches(gis_plan('SELECT count(*) FROM srid_t WHERE geom && ST_MakeEnvelope(0, 0, 5, 5, 4326)'),
+               'Index Only Scan using srid_f', 'index-only scan of geometry(Point, 4326)');
+SELECT is((SELECT count(*) FROM srid_t WHERE geom && ST_MakeEnvelope(0, 0, 5, 5, 4326)),
+          (SELECT count(*) FROM srid_t WHERE ST_X(geom) BETWEEN 0 AND 5 AND ST_Y(geom) BETWEEN 0 AND 5),
+          'index-only count');
+SELECT is((SELECT string_agg(ST_AsEWKT(geom), ',' ORDER BY ST_X(geom), ST_Y(geom)) FROM srid_t WHERE geom && ST_MakeEnvelope(2, 3, 3, 3, 4326)),
+          'SRID=4326;POINT(2 3),SRID=4326;POINT(3 3)', 'index-only points keep their coordinates and SRID');
+SELECT is((SELECT count(*) FROM (SELECT geom FROM srid_t ORDER BY geom <-> 'SRID=4326;POINT(7 7)'::geometry) s), 5002::bigint,
+          'KNN over points returns every row, EMPTY and NULL included');
+SELECT matches(gis_plan('SELECT id FROM fg WHERE geom && ST_MakeEnvelope(1, 1, 2, 2)'), 'fg_geom',
+               'window query on fbrtree_pm');
+SELECT matches(gis_plan('SELECT id FROM fg ORDER BY geom <-> ST_MakePoint(1, 1) LIMIT 5'), 'Index Scan using fg_geom',
+               'KNN is an fbrtree_pm scan, no sort');
+SELECT lives_ok('SELECT fbrtree_pm_check(''fg_geom'', true)', 'fbrtree_pm_check of geometries');
+SELECT lives_ok('SELECT fbrtree_pm_check(''srid_f'', true)', 'fbrtree_pm_check of points');
+
+SELECT * FROM finish();
+RESET search_path;
+DROP SCHEMA fbr_gis CASCADE;
