@@ -25,7 +25,7 @@ PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/p
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
 	src/pg/fbrtree_pm/fbrpm_build.o src/pg/fbrtree_pm/fbrpm_insert.o src/pg/fbrtree_pm/fbrpm_scan.o \
 	src/pg/fbrtree_pm/fbrpm_vacuum.o src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
-	src/pg/fbrtree_pm/fbrpm_reconcile.o
+	src/pg/fbrtree_pm/fbrpm_reconcile.o src/pg/fbrtree_pm/fbrpm_planner.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql

@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "fbrtree_pm/fbrpm.h"
 #include "nbtree_pm/nbtpm.h"
 
 PG_MODULE_MAGIC;
@@ -241,6 +242,7 @@ _PG_init(void)
 	shmem_startup_hook = pmi_shmem_startup;
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = pmi_get_relation_info;
+	fbrpm_planner_init();
 	pmi_lifecycle_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */

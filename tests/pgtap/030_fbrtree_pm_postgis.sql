@@ -109,6 +109,49 @@ SELECT matches(gis_plan('SELECT id FROM fg WHERE geom && ST_MakeEnvelope(1, 1, 2
                'window query on fbrtree_pm');
 SELECT matches(gis_plan('SELECT id FROM fg ORDER BY geom <-> ST_MakePoint(1, 1) LIMIT 5'), 'Index Scan using fg_geom',
                'KNN is an fbrtree_pm scan, no sort');
+-- ST_* predicates written the PostGIS way get fbrtree_pm index conditions (constants and
+-- joins), the same rows as GiST, and PostGIS's own row estimates (nothing counted twice)
+CREATE TABLE roads AS
+SELECT g AS id, ST_MakeLine(ST_MakePoint(x, y), ST_MakePoint(x + 4, y + 3)) AS geom
+  FROM (SELECT g, random() * 100 AS x, random() * 100 AS y FROM generate_series(1, 60) g) s;
+ANALYZE roads;
+CREATE FUNCTION gis_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+  RETURN (plan->0->'Plan'->>'Plan Rows')::float8;
+END $$;
+CREATE FUNCTION gis_st_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  pred text;
+  est_index float8;
+  est_seq float8;
+BEGIN
+  FOREACH pred IN ARRAY ARRAY[
+      'ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28))', 'ST_Intersects(ST_MakeEnvelope(20, 20, 30, 28), geom)',
+      'ST_DWithin(geom, ST_MakePoint(50, 50), 4)', 'ST_Contains(ST_MakeEnvelope(10, 10, 40, 40), geom)',
+      'ST_Contains(geom, ST_MakePoint(55, 55))', 'ST_Within(geom, ST_MakeEnvelope(10, 10, 40, 40))',
+      'ST_Covers(ST_MakeEnvelope(10, 10, 40, 40), geom)', 'ST_CoveredBy(geom, ST_MakeEnvelope(10, 10, 40, 40))',
+      'ST_Touches(geom, ST_MakeEnvelope(10, 10, 40, 40))', 'ST_Crosses(geom, ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(99, 80)))',
+      'ST_Overlaps(geom, ST_Buffer(ST_MakePoint(60, 30), 5))', 'ST_Equals(geom, ST_MakeEnvelope(10, 10, 12, 12))',
+      'ST_ContainsProperly(ST_MakeEnvelope(10, 10, 40, 40), geom)'] LOOP
+    RETURN NEXT matches(gis_plan(format('SELECT id FROM fg WHERE %s', pred)), 'fg_geom',
+                        format('%s uses fbrtree_pm', pred));
+    RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE %s ORDER BY id', pred), format('%s rows', pred));
+    est_index := gis_rows(format('SELECT id FROM fg WHERE %s', pred));
+    SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+    est_seq := gis_rows(format('SELECT id FROM fg WHERE %s', pred));
+    RESET enable_indexscan; RESET enable_bitmapscan;
+    RETURN NEXT is(est_index, est_seq, format('%s: PostGIS''s row estimate', pred));
+  END LOOP;
+END $$;
+SELECT * FROM gis_st_tests();
+SELECT matches(gis_plan('SELECT r.id, f.id FROM roads r JOIN fg f ON ST_Intersects(r.geom, f.geom)'),
+               'Nested Loop.*Index Scan using fg_geom on fg f.*Index Cond: \(geom && r\.geom\)',
+               'a join on ST_Intersects is a parameterized fbrtree_pm scan');
+SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_Intersects(r.geom, f.geom) ORDER BY 1, 2', 'join rows');
+SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_DWithin(r.geom, f.geom, 1.5) ORDER BY 1, 2', 'ST_DWithin join rows');
+
 SELECT lives_ok('SELECT fbrtree_pm_check(''fg_geom'', true)', 'fbrtree_pm_check of geometries');
 SELECT lives_ok('SELECT fbrtree_pm_check(''srid_f'', true)', 'fbrtree_pm_check of points');
 

@@ -168,6 +168,10 @@ extern IndexBulkDeleteResult *fbrpm_bulkdelete(IndexVacuumInfo *info,
 extern IndexBulkDeleteResult *fbrpm_vacuumcleanup(IndexVacuumInfo *info,
 												  IndexBulkDeleteResult *stats);
 
+/* fbrpm_planner.c */
+extern void fbrpm_planner_init(void);
+extern bool fbrpm_clause_is_derived(RestrictInfo *rinfo);
+
 /* fbrpm_cost.c */
 extern void fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							   Cost *indexStartupCost, Cost *indexTotalCost,

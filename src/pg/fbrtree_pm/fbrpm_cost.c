@@ -2,9 +2,8 @@
  * fbrpm_cost.c
  *	  amcostestimate.  Nodes are memory, not disk pages: each node visited
  *	  costs a test of its entries, with no random_page_cost.  Selectivity is
- *	  the planner's own for the quals (genericcostestimate, which for
- *	  geometric and PostGIS operators means their restriction estimators),
- *	  so nothing is counted twice.  The nodes visited are estimated as the
+ *	  the planner's own for the quals (their restriction estimators: for
+ *	  PostGIS, its own), so nothing is counted twice.  The nodes visited are estimated as the
  *	  leaves holding the matches plus one path from the root.
  */
 #include "fbrpm.h"
@@ -16,6 +15,33 @@
 #include "utils/selfuncs.h"
 
 #define ENTRIES_PER_NODE (FBR_CAP * FBRPM_DEFAULT_FILLFACTOR / 100)
+
+/*
+ * The selectivity of the index conditions.  A condition fbrpm_planner.c
+ * derived from an ST_* call is marked redundant, so that row estimates count
+ * only the call; for the index scan itself its own selectivity counts.
+ */
+static Selectivity
+index_selectivity(PlannerInfo *root, IndexPath *path)
+{
+	List	   *quals = NIL;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *ic = lfirst(lc);
+		ListCell   *lq;
+
+		foreach(lq, ic->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst(lq);
+
+			quals = lappend(quals, fbrpm_clause_is_derived(rinfo) ? (Node *) rinfo->clause :
+							(Node *) rinfo);
+		}
+	}
+	return clauselist_selectivity(root, quals, path->indexinfo->rel->relid, JOIN_INNER, NULL);
+}
 
 void
 fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -31,6 +57,7 @@ fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		qual_op_cost;
 
 	MemSet(&costs, 0, sizeof(costs));
+	costs.numIndexTuples = index_selectivity(root, path) * index->rel->tuples;
 	genericcostestimate(root, path, loop_count, &costs);
 
 	levels = ceil(log(tuples) / log(ENTRIES_PER_NODE)) + 1;
@@ -41,7 +68,7 @@ fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexStartupCost = levels * FBR_CAP * cpu_operator_cost;
 	*indexTotalCost = nodes * FBR_CAP * cpu_operator_cost +
 		costs.numIndexTuples * (cpu_index_tuple_cost + qual_op_cost);
-	*indexSelectivity = costs.indexSelectivity;
+	*indexSelectivity = Min(costs.numIndexTuples / tuples, 1.0);
 	*indexCorrelation = 0;		/* entries come in no heap order */
 	*indexPages = nodes;
 }

@@ -1,0 +1,249 @@
+/*
+ * fbrpm_planner.c
+ *	  Index conditions for PostGIS's ST_* predicates on fbrtree_pm indexes.
+ *
+ * PostGIS makes ST_Intersects, ST_DWithin, ST_Contains and the rest
+ * indexable through a support function (postgis_index_supportfn) that
+ * answers SupportRequestIndexCondition only for GiST, SP-GiST and BRIN
+ * operator families.  fbrtree_pm cannot change that function or PostGIS's
+ * catalogs, so it does the same work from set_rel_pathlist_hook: for a base
+ * relation with an fbrtree_pm index on a geometry column, each restriction
+ * or join clause calling such a function on that column yields the lossy
+ * box condition PostGIS's GiST would get (&&, ~, @ or ~=; for ST_DWithin,
+ * && against ST_Expand of the other side), and index paths are built for
+ * the fbrtree_pm indexes with those conditions added.  The conditions exist
+ * only while those paths are made: the original clause stays in the
+ * relation's quals, so the plan rechecks it, as with GiST.  Join clauses
+ * give parameterized paths, so a join on ST_Intersects can be a nested loop
+ * over an fbrtree_pm index scan.
+ *
+ * Selectivity is PostGIS's: each derived condition is marked redundant
+ * (norm_selec > 1, as equivalence classes mark theirs), so row estimates
+ * count only the original clause; fbrpm_cost.c estimates the index scan
+ * itself with the condition's own selectivity.
+ */
+#include "fbrpm.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parse_func.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+/* The functions PostGIS's support function makes indexable, and their box conditions. */
+typedef struct StPredicate
+{
+	const char *name;
+	StrategyNumber column_first;	/* f(column, other) */
+	StrategyNumber column_second;	/* f(other, column) */
+	bool		expand;			/* other side widened by the third argument */
+} StPredicate;
+
+static const StPredicate st_predicates[] = {
+	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
+	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true},
+	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
+	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
+	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
+	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
+	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
+	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
+	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false},
+	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false},
+	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false},
+};
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* The PostGIS predicate a function is, or NULL. */
+static const StPredicate *
+st_predicate(Oid funcid)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Form_pg_proc proc;
+	const StPredicate *found = NULL;
+	char	   *support;
+
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	if (OidIsValid(proc->prosupport) &&
+		(support = get_func_name(proc->prosupport)) != NULL &&
+		strcmp(support, "postgis_index_supportfn") == 0)
+	{
+		for (int i = 0; i < lengthof(st_predicates); i++)
+			if (strcmp(NameStr(proc->proname), st_predicates[i].name) == 0)
+				found = &st_predicates[i];
+	}
+	ReleaseSysCache(tup);
+	return found;
+}
+
+static bool
+is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index)
+{
+	if (IsA(arg, RelabelType))
+		arg = (Node *) ((RelabelType *) arg)->arg;
+	return IsA(arg, Var) && ((Var *) arg)->varno == rel->relid &&
+		((Var *) arg)->varattno == index->indexkeys[0] && ((Var *) arg)->varlevelsup == 0;
+}
+
+/* ST_Expand(other, distance), from the schema of the function being rewritten. */
+static Expr *
+expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
+{
+	Oid			argtypes[2] = {type, FLOAT8OID};
+	char	   *schema = get_namespace_name(get_func_namespace(funcid));
+	Oid			expand = LookupFuncName(list_make2(makeString(schema), makeString("st_expand")),
+										2, argtypes, true);
+
+	if (!OidIsValid(expand) || exprType((Node *) distance) != FLOAT8OID)
+		return NULL;
+	return (Expr *) makeFuncExpr(expand, type, list_make2(other, distance), InvalidOid,
+								 InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* The box condition on index's column that clause implies, or NULL. */
+static RestrictInfo *
+derive(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
+{
+	FuncExpr   *call;
+	const StPredicate *pred;
+	Oid			type = index->opcintype[0];
+	int			col;
+	Expr	   *other;
+	Oid			opno;
+	Expr	   *clause;
+	RestrictInfo *derived;
+
+	if (!IsA(rinfo->clause, FuncExpr))
+		return NULL;
+	call = (FuncExpr *) rinfo->clause;
+	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
+		return NULL;
+	if (is_index_column(linitial(call->args), rel, index))
+		col = 0;
+	else if (is_index_column(lsecond(call->args), rel, index))
+		col = 1;
+	else
+		return NULL;
+	other = (Expr *) list_nth(call->args, 1 - col);
+	if (exprType((Node *) other) != type ||
+		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
+		contain_volatile_functions((Node *) other))
+		return NULL;
+	if (pred->expand)
+	{
+		if (list_length(call->args) != 3 ||
+			(other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
+			return NULL;
+	}
+	opno = get_opfamily_member(index->opfamily[0], type, type,
+							   col == 0 ? pred->column_first : pred->column_second);
+	if (!OidIsValid(opno))
+		return NULL;
+	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,
+						   InvalidOid, InvalidOid);
+	set_opfuncid((OpExpr *) clause);
+	derived = make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->outerjoin_delayed,
+								false, rinfo->security_level, rinfo->required_relids,
+								rinfo->outer_relids, rinfo->nullable_relids);
+	/* redundant with the original clause: selectivity 1 (clausesel.c) */
+	derived->norm_selec = derived->outer_selec = 2.0;
+	return derived;
+}
+
+static List *
+derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *clauses)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+	ListCell   *li;
+
+	foreach(lc, clauses)
+	{
+		foreach(li, indexes)
+		{
+			RestrictInfo *d = derive(root, rel, lfirst(li), lfirst(lc));
+
+			if (d != NULL)
+				out = lappend(out, d);
+		}
+	}
+	return out;
+}
+
+bool
+fbrpm_clause_is_derived(RestrictInfo *rinfo)
+{
+	return rinfo->norm_selec > 1;
+}
+
+static void
+fbrpm_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Oid			amoid;
+	List	   *indexes = NIL;
+	List	   *restrict_derived;
+	List	   *join_derived;
+	ListCell   *lc;
+	ListCell   *li;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (rel->reloptkind != RELOPT_BASEREL || rte->rtekind != RTE_RELATION ||
+		rel->indexlist == NIL || !OidIsValid(amoid = get_am_oid("fbrtree_pm", true)))
+		return;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst(lc);
+
+		if (index->relam == amoid && index->indexkeys[0] != 0 &&
+			index->opcintype[0] != BOXOID && index->opcintype[0] != POINTOID)
+			indexes = lappend(indexes, index);
+	}
+	if (indexes == NIL)
+		return;
+	restrict_derived = derive_all(root, rel, indexes, rel->baserestrictinfo);
+	join_derived = derive_all(root, rel, indexes, rel->joininfo);
+	if (restrict_derived != NIL || join_derived != NIL)
+	{
+		List	   *saved_indexes = rel->indexlist;
+		List	   *saved_restrict = rel->baserestrictinfo;
+		List	   *saved_join = rel->joininfo;
+		List	   *saved_indrestrict = NIL;
+
+		/* restriction clauses reach index paths through each index's indrestrictinfo */
+		foreach(lc, indexes)
+		{
+			IndexOptInfo *index = lfirst(lc);
+
+			saved_indrestrict = lappend(saved_indrestrict, index->indrestrictinfo);
+			index->indrestrictinfo = list_concat_copy(index->indrestrictinfo, restrict_derived);
+		}
+		rel->indexlist = indexes;
+		rel->baserestrictinfo = list_concat_copy(saved_restrict, restrict_derived);
+		rel->joininfo = list_concat_copy(saved_join, join_derived);
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexes;
+		rel->baserestrictinfo = saved_restrict;
+		rel->joininfo = saved_join;
+		forboth(lc, indexes, li, saved_indrestrict)
+			((IndexOptInfo *) lfirst(lc))->indrestrictinfo = lfirst(li);
+	}
+}
+
+void
+fbrpm_planner_init(void)
+{
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = fbrpm_set_rel_pathlist;
+}
