@@ -4,7 +4,7 @@
 
 -- The strategy numbers of PostGIS's gist_geometry_ops_2d.  Entries are the values' 2-D
 -- bounding boxes (support function 1); the operators compare boxes rounded to float4, so
--- fbrtree_pm tests them the same way and the executor rechecks.  For a column declared
+-- fbrtree_pm compares them the same way, exactly, as GiST does.  For a column declared
 -- geometry(Point, srid), points are stored exactly and rebuilt (functions 2 and 3) for
 -- index-only scans.
 CREATE OPERATOR CLASS geometry_ops_2d DEFAULT FOR TYPE geometry USING fbrtree_pm AS

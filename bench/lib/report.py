@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
-KIND_ORDER = ["btree", "nbtree_pm", "hash"]
+KIND_ORDER = ["btree", "nbtree_pm", "hash", "gist", "fbrtree_pm"]
 SUITE_TEXT = OrderedDict([
     ("point", "point lookup (SELECT v WHERE k = random)"),
     ("range100", "range of 100 keys"),
@@ -26,7 +26,21 @@ SUITE_TEXT = OrderedDict([
     ("batch100", "100-row inserts, random keys, synchronous_commit off"),
     ("secondary4", "1-row inserts into a table with 4 indexes, synchronous_commit off"),
     ("tpcb", "pgbench TPC-B-like, accounts index replaced, synchronous_commit off"),
+    ("sp_win_001", "ids in a window holding 0.01% of the uniform points (geom && envelope)"),
+    ("sp_win_01", "the same, 0.1%"),
+    ("sp_win_1", "the same, 1%"),
+    ("sp_count_001", "count(*) in a 0.01% window (fbrtree_pm: index-only on geometry(Point))"),
+    ("sp_knn10", "10 nearest uniform points (ORDER BY geom <-> point LIMIT 10)"),
+    ("sp_clu_knn10", "10 nearest clustered points"),
+    ("sp_clu_win", "ids in a 10 x 10 window of the clustered points"),
+    ("sp_poly_intersects", "ST_Intersects(polygon, 10 x 10 envelope), ids"),
+    ("sp_batch100", "100-row inserts of random points, synchronous_commit off"),
 ])
+
+
+def base_kind(suite):
+    """the built-in index a suite's ratios are to"""
+    return "gist" if suite.startswith("sp_") else "btree"
 
 
 def read_csv(directory, name):
@@ -123,22 +137,22 @@ def pgbench_section(directory, plot, out):
         return statistics.median(float(r[field]) for r in g) if g else None
 
     out.append("## pgbench: the same script against each index on identical tables\n")
-    out.append("TPS is the median of the runs (min–max in brackets); the ratio is to btree's "
-               "median in the same suite and client count. Latency is per transaction (pgbench's "
+    out.append("TPS is the median of the runs (min–max in brackets); the ratio is to the built-in "
+               "index's median (btree; GiST for the spatial suites) in the same suite and client count. Latency is per transaction (pgbench's "
                "log, 20% sampled), median of the runs' percentiles. WAL is bytes per transaction "
                "from pg_stat_wal.\n")
-    out.append("| suite | clients | index | TPS | vs btree | p50 ms | p99 ms | WAL B/xact |")
+    out.append("| suite | clients | index | TPS | vs built-in | p50 ms | p99 ms | WAL B/xact |")
     out.append("|---|---:|---|---:|---:|---:|---:|---:|")
     for suite in suites:
         clients_seen = sorted({k[1] for k in groups if k[0] == suite})
         for clients in clients_seen:
-            base = med(suite, clients, "btree", "tps")
+            base = med(suite, clients, base_kind(suite), "tps")
             kinds = sorted({k[2] for k in groups if k[0] == suite and k[1] == clients}, key=kind_key)
             for kind in kinds:
                 g = groups[(suite, clients, kind)]
                 tps = [float(r["tps"]) for r in g]
                 out.append(f"| {suite} | {clients} | {kind} | {fmt_spread(tps)} | "
-                           f"{ratio(statistics.median(tps), base) if kind != 'btree' else '1.00x'} | "
+                           f"{ratio(statistics.median(tps), base) if kind != base_kind(suite) else '1.00x'} | "
                            f"{med(suite, clients, kind, 'p50_ms'):.3f} | "
                            f"{med(suite, clients, kind, 'p99_ms'):.3f} | "
                            f"{med(suite, clients, kind, 'wal_bytes_per_xact'):,.0f} |")
@@ -226,6 +240,32 @@ def build_size_section(directory, plot, out):
                  "set key autotitle columnhead\n"
                  "plot 'size.dat' using 2:xtic(1) title 'PM (nbtree_pm) or pages', '' using 3 title 'DRAM tier'\n",
                  {"size.dat": rows_})
+
+
+def spatial_build_section(directory, out):
+    builds = read_csv(directory, "spatial_build.csv")
+    sizes = read_csv(directory, "spatial_size.csv")
+    if not builds:
+        return
+    out.append(f"## Spatial CREATE INDEX on {int(builds[0]['rows']):,} rows (PostGIS geometry)\n")
+    out.append("Data: `pts` uniform points, `clu` points around 300 towns of power-law sizes, "
+               "`poly` small polygons; all in a 1000 x 1000 square.\n")
+    out.append("| data | index | seconds | vs GiST |")
+    out.append("|---|---|---:|---:|")
+    groups = group_by(builds, lambda r: (r["data"], r["kind"]))
+    for data in ["pts", "clu", "poly"]:
+        base = groups.get((data, "gist"))
+        base = statistics.median(float(r["seconds"]) for r in base) if base else None
+        for kind in sorted({k[1] for k in groups if k[0] == data}, key=kind_key):
+            secs = [float(r["seconds"]) for r in groups[(data, kind)]]
+            out.append(f"| {data} | {kind} | {fmt_spread(secs, 3)} | "
+                       f"{ratio(statistics.median(secs), base)} |")
+    out.append("")
+    if sizes:
+        mb = {r["kind"]: (int(r["pm_or_page_bytes"]) + int(r["dram_bytes"])) / 2**20 for r in sizes}
+        out.append("Size of the `pts` index after the build: " +
+                   ", ".join(f"{k} {mb[k]:,.1f} MB ({ratio(mb[k], mb.get('gist'))})"
+                             for k in sorted(mb, key=kind_key)) + ".\n")
 
 
 def recovery_section(directory, plot, out):
@@ -333,6 +373,7 @@ def main():
     pgbench_section(directory, plot, out)
     build_size_section(directory, plot, out)
     recovery_section(directory, plot, out)
+    spatial_build_section(directory, out)
     core_section(directory, plot, out)
     out.append("Plots: " + ", ".join(f"[{p}]({p})" for p in plot.made) + "\n")
     with open(os.path.join(directory, "summary.md"), "w") as f:

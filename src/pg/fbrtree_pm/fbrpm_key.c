@@ -18,10 +18,10 @@
  * - bounded (any other type, such as PostGIS geometry): support function 1
  *   gives a value's bounding box (NULL for an empty value).  The operators
  *   compare boxes rounded outward to float4 (PostGIS's box2df), so nodes and
- *   entries are tested on their boxes rounded the same way with plain
- *   comparisons, each test a necessary condition, and the executor rechecks
- *   with the operator.  KNN returns box distances as lower bounds and asks
- *   for a recheck too.  Empty values have no box: they live in the side
+ *   entries are tested on their boxes rounded the same way: a leaf entry
+ *   with the operator's own comparisons (the answer is GiST's, no recheck),
+ *   a node with the R-tree rule.  KNN returns box distances as lower bounds
+ *   and asks the executor to recheck them.  Empty values have no box: they live in the side
  *   tree, where a scan finds them if its keys might accept an empty value.
  *   With support functions 2 (x, y -> point) and 3 (value, srid -> value)
  *   and a column declared to hold points only (the type modifier), points
@@ -395,6 +395,48 @@ node_may_match_exact(const FbrpmKey *key, const fbr_box *box)
 	return true;
 }
 
+/*
+ * bounded: does the entry's box (rounded outward to float4, as PostGIS's
+ * operators and GiST round it) satisfy the key?  The same comparisons as
+ * PostGIS's box2df functions, so the answer is GiST's and needs no recheck.
+ */
+static bool
+entry_matches_exact(const FbrpmKey *key, const fbr_box *box)
+{
+	const fbr_box *q = &key->query;
+	fbr_box		e;
+
+	round_outward(box, &e);
+	switch (key->strategy)
+	{
+		case RTLeftStrategyNumber:
+			return e.xmax < q->xmin;
+		case RTOverLeftStrategyNumber:
+			return e.xmax <= q->xmax;
+		case RTOverlapStrategyNumber:
+			return e.xmin <= q->xmax && e.xmax >= q->xmin && e.ymin <= q->ymax && e.ymax >= q->ymin;
+		case RTOverRightStrategyNumber:
+			return e.xmin >= q->xmin;
+		case RTRightStrategyNumber:
+			return e.xmin > q->xmax;
+		case RTSameStrategyNumber:
+			return e.xmin == q->xmin && e.xmax == q->xmax && e.ymin == q->ymin && e.ymax == q->ymax;
+		case RTContainsStrategyNumber:
+			return e.xmin <= q->xmin && e.xmax >= q->xmax && e.ymin <= q->ymin && e.ymax >= q->ymax;
+		case RTContainedByStrategyNumber:
+			return q->xmin <= e.xmin && q->xmax >= e.xmax && q->ymin <= e.ymin && q->ymax >= e.ymax;
+		case RTOverBelowStrategyNumber:
+			return e.ymax <= q->ymax;
+		case RTBelowStrategyNumber:
+			return e.ymax < q->ymin;
+		case RTAboveStrategyNumber:
+			return e.ymin > q->ymax;
+		case RTOverAboveStrategyNumber:
+			return e.ymin >= q->ymin;
+	}
+	return true;
+}
+
 bool
 fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const fbr_box *box,
 				 bool is_leaf)
@@ -406,7 +448,8 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 	if (oc->kind == FBRPM_BOUNDED)
 	{
 		for (int i = 0; i < nkeys; i++)
-			if (!node_may_match_exact(&keys[i], box))
+			if (is_leaf ? !entry_matches_exact(&keys[i], box) :
+				!node_may_match_exact(&keys[i], box))
 				return false;
 		return true;
 	}

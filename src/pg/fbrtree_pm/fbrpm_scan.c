@@ -208,7 +208,7 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 	bool		isnull = (item->payload & FBRPM_PAYLOAD_NULL) != 0;
 
 	fbrpm_payload_tid(item->payload, &scan->xs_heaptid);
-	scan->xs_recheck = so->oc.kind == FBRPM_BOUNDED;
+	scan->xs_recheck = false;	/* every kind decides leaf entries exactly (fbrpm_key.c) */
 	if (scan->xs_want_itup)
 	{
 		Datum		value = (Datum) 0;
@@ -325,7 +325,7 @@ fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		ItemPointerData tid;
 
 		fbrpm_payload_tid(so->results.items[i].payload, &tid);
-		tbm_add_tuples(tbm, &tid, 1, so->oc.kind == FBRPM_BOUNDED);
+		tbm_add_tuples(tbm, &tid, 1, false);
 	}
 	n = so->results.n;
 	release_core_state(so);
