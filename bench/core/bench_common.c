@@ -18,7 +18,7 @@
 #define BENCH_SPACE_PM		1
 #define BENCH_SPACE_DRAM	2
 
-/* Virtual size of the DRAM arena; MAP_NORESERVE, so only what is used is backed. */
+/* Virtual size of the DRAM arena (threads only); MAP_NORESERVE: only what is used is backed. */
 #define BENCH_ARENA_SIZE	((size_t) 2 << 30)
 #define BENCH_LIMBO			4096
 
@@ -63,9 +63,11 @@ bench_nbt_create(bench_nbt_env *env, const char *dir, const char *name, pm_mode 
 		bench_die("%s", err.msg);
 	env->arena_size = BENCH_ARENA_SIZE;
 	env->arena = mmap(NULL, env->arena_size, PROT_READ | PROT_WRITE,
-					  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (env->arena == MAP_FAILED)
 		bench_die("mmap of the DRAM arena failed");
+	/* 2 MiB pages where the kernel allows, as PostgreSQL's shared memory with huge_pages */
+	(void) madvise(env->arena, env->arena_size, MADV_HUGEPAGE);
 	pm_arena_format(env->arena, env->arena_size);
 	env->dom = malloc(pm_epoch_domain_size(BENCH_MAX_THREADS, BENCH_LIMBO));
 	if (env->dom == NULL)

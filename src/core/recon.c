@@ -37,7 +37,10 @@ pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest,
 
 		e = &s->e[pm_fetch_add(&s->head, 1) % PM_RECON_PER_STRIPE];
 		old = pm_load(&e->pos);
-		/* every stripe busy: flush past both notes, freeing the whole ring */
+		/*
+		 * Refresh the durable position; at the last stripe every slot was
+		 * busy, so force a flush past both notes, which frees the whole ring.
+		 */
 		if (old > *durable)
 			*durable = durable_fn(old > pos ? old : pos, last);
 		if (old <= *durable)

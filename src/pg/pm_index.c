@@ -315,14 +315,14 @@ pmi_epoch(void)
 		if (pm_epoch_register((pm_epoch_domain *) ((char *) pmi_shared + pmi_shared->epoch_offset),
 							  (uint64) MyProcPid, MyProc->pgprocno, epoch_free, NULL, NULL,
 							  &epoch_handle, &err) != PM_OK)
-			pmi_report_core_error(ERROR, &err);
+			pmi_report_core_error(ERROR, &err, NULL);
 		before_shmem_exit(epoch_shutdown, 0);
 	}
 	return &epoch_handle;
 }
 
 void
-pmi_report_core_error(int elevel, const pm_error *err)
+pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 {
 	int			sqlstate;
 	const char *hint = NULL;
@@ -367,5 +367,6 @@ pmi_report_core_error(int elevel, const pm_error *err)
 	ereport(elevel,
 			(errcode(sqlstate),
 			 errmsg("%s", err->msg),
-			 hint ? errhint("%s", hint) : 0));
+			 hint ? errhint("%s", hint) : 0,
+			 index_name ? errcontext("index \"%s\"", index_name) : 0));
 }

@@ -14,6 +14,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
+#include "utils/relcache.h"
 
 #include "alloc.h"
 #include "epoch.h"
@@ -87,7 +88,8 @@ pmi_slot(int slotno)
 extern const char *pmi_pool_dir(void);
 extern pm_epoch_handle *pmi_epoch(void);
 extern pm_alloc *pmi_dram(void);
-extern void pmi_report_core_error(int elevel, const pm_error *err) pg_attribute_cold;
+extern void pmi_report_core_error(int elevel, const pm_error *err,
+								  const char *index_name) pg_attribute_cold;
 
 /* pool_registry.c */
 extern char *pmi_pool_path(RelFileNode rnode);
@@ -95,7 +97,7 @@ extern void pmi_pool_remove(RelFileNode rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNode *rnode);
 extern bool pmi_relfilenode_exists(RelFileNode rnode);
 extern void pmi_ensure_pool_dir(void);
-extern pm_pool *pmi_pool_open(RelFileNode rnode);
+extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNode rnode);
 extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);

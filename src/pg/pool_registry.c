@@ -24,6 +24,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "datatype/timestamp.h"
 
@@ -154,14 +155,15 @@ cache_entry_set(PoolCacheEntry *e, pm_pool *pool, const struct stat *st)
 }
 
 /*
- * Open (map) the pool of rnode, or return this backend's open mapping of it.
- * A mapping is re-checked against the file after any relcache invalidation
- * of its index, so a pool replaced on disk is never used through a stale
- * mapping.  Errors are reported with ERROR.
+ * Open (map) the pool of an index, or return this backend's open mapping of
+ * it.  A mapping is re-checked against the file after any relcache
+ * invalidation of the index, so a pool replaced on disk is never used through
+ * a stale mapping.  Errors are reported with ERROR, naming the index.
  */
 pm_pool *
-pmi_pool_open(RelFileNode rnode)
+pmi_pool_open(Relation index)
 {
+	RelFileNode rnode = index->rd_node;
 	PoolCacheEntry *e;
 	bool		found;
 	char	   *path = NULL;
@@ -193,7 +195,7 @@ pmi_pool_open(RelFileNode rnode)
 	if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
 	{
 		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
-		pmi_report_core_error(ERROR, &err);
+		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
 	}
 	if (fstat(pool->fd, &st) != 0)
 	{

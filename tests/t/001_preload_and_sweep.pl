@@ -73,6 +73,26 @@ ok(-e $live_pool, 'a pool whose relfilenode exists is kept, even if corrupt');
 like(slurp_file($node->logfile), qr/removed orphaned pool file ".*4000000000\.pmpool"/,
 	'each removal is logged');
 
+# An index whose pool file is gone: an error naming the file and the index, a HINT to
+# REINDEX, and REINDEX repairs it.
+$node->safe_psql('postgres',
+	'CREATE TABLE lost (k int); INSERT INTO lost SELECT generate_series(1, 100);
+	 CREATE INDEX lost_k ON lost USING nbtree_pm (k)');
+my $lost_pool = "$pool_dir/1663_${db}_"
+  . $node->safe_psql('postgres', "SELECT pg_relation_filenode('lost_k')")
+  . '.pmpool';
+$node->stop;
+unlink($lost_pool) or die "unlink $lost_pool: $!";
+$node->start;
+my $lost_query = 'SET enable_seqscan = off; SELECT count(*) FROM lost WHERE k < 50';
+($ret, $stdout, $stderr) = $node->psql('postgres', $lost_query);
+isnt($ret, 0, 'a scan of an index whose pool file is gone fails');
+like($stderr, qr/ERROR:  .*\.pmpool/, 'the error names the pool file');
+like($stderr, qr/HINT:  If the pool file was removed, REINDEX the index to rebuild it\./, 'the HINT says to REINDEX');
+like($stderr, qr/CONTEXT:  index "lost_k"/, 'the context names the index');
+$node->safe_psql('postgres', 'REINDEX INDEX lost_k');
+is($node->safe_psql('postgres', $lost_query), '49', 'after REINDEX the index answers');
+
 # A configured pool directory that does not exist: logged with a hint; the server stays up.
 $node->append_conf('postgresql.conf', "pm_index.pool_dir = '/nonexistent/pm_index_pools'");
 $node->restart;

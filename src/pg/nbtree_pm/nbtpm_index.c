@@ -24,7 +24,7 @@ static const uint8 zero_uuid[16];
 void
 nbtpm_report(const pm_error *err, Relation index)
 {
-	pmi_report_core_error(ERROR, err);
+	pmi_report_core_error(ERROR, err, RelationGetRelationName(index));
 	pg_unreachable();
 }
 
@@ -217,7 +217,7 @@ build_dram_layer(Relation index, int slotno, uint32 generation, const uint8 *met
 	memcpy(uuid, meta_uuid, 16);
 	if (memcmp(uuid, zero_uuid, 16) == 0)
 		recreate_empty_pool(index, uuid);
-	pool = pmi_pool_open(index->rd_node);
+	pool = pmi_pool_open(index);
 	check_uuid(index, pool, uuid);
 	pmi_reject_untrusted(pool, RelationGetRelationName(index));
 	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
@@ -344,7 +344,7 @@ nbtpm_open(Relation index)
 	h = hash_search(handles, &index->rd_node, HASH_ENTER, &found);
 	if (!found)
 		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
-	if (found && handle_current(h, index) && pmi_pool_open(index->rd_node) == h->pool)
+	if (found && handle_current(h, index) && pmi_pool_open(index) == h->pool)
 		goto cache;
 	h->pool = NULL;
 
@@ -359,7 +359,7 @@ nbtpm_open(Relation index)
 						RelationGetRelationName(index))));
 	if (memcmp(uuid, zero_uuid, 16) == 0)
 		read_metapage(index, uuid);	/* a fresh pool was just made */
-	h->pool = pmi_pool_open(index->rd_node);
+	h->pool = pmi_pool_open(index);
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
 	nbt_attach(&h->tree, h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
