@@ -3,7 +3,7 @@
  *	  Concurrent stress of the fbrtree: 2 threads, 2 processes, then 4
  *	  threads on 2 cores (preemption inside splits and merges), each
  *	  inserting its own entries into one small area (so both work in the
- *	  same nodes and splits and merges are constant), deleting every fourth
+ *	  same nodes and splits and merges are constant), deleting 31 of every 32
  *	  of its entries a little later, and running window queries and KNN
  *	  scans in between.
  *
@@ -21,7 +21,10 @@
  *     is in the window, and was not deleted before the start;
  *   - no duplicate.
  * KNN scans must return distinct entries in non-decreasing distance, none
- * deleted before the scan began.  At the end the structure must check,
+ * deleted before the scan began, and miss no entry inserted before the scan
+ * began, never deleted and closer than the last result.  First, three
+ * deterministic interleavings put a chosen change between two calls of a
+ * KNN scan (README "KNN", rules 1-3).  At the end the structure must check,
  * a full scan must equal exactly the entries inserted and not deleted, and
  * the allocator must hold exactly the nodes the tree reaches.
  */
@@ -56,6 +59,7 @@ typedef struct shared_state
 	uint64_t	phantoms;
 	uint64_t	duplicates;
 	uint64_t	knn_bad;
+	uint64_t	knn_missing;
 	uint64_t	errors;
 	char		msg[300];
 } shared_state;
@@ -220,23 +224,38 @@ point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
 	return sqrt(dx * dx + dy * dy);
 }
 
+/*
+ * KNN_N results (or all there are), then: distinct, non-decreasing, each at
+ * its true distance, none deleted before the scan began, and no false
+ * negative: every entry inserted before the scan began and never deleted
+ * that is strictly closer than the last result was returned (closer ones
+ * cannot be cut off by the limit; ties at the last distance can).
+ */
+#define KNN_N		30
+
 static void
 knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 {
 	uint64_t	ins0[MAXW],
 				del0[MAXW];
 	point		p = {band_at(j) + grid(s, 0, BAND), grid(s, 0, AREA)};
-	uint64_t	seen[30];
+	uint64_t	seen[KNN_N];
 	double		prev = 0;
 	fbr_item	it;
 	double		d;
 	int			n = 0;
 	pm_error	err;
 	fbr_knn    *k;
+	bool		more = true;
 
 	snapshot(ins0, del0);
 	k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
-	while (k != NULL && n < 30 && fbr_knn_next(k, &it, &d))
+	if (k == NULL)
+	{
+		fail_once("knn begin failed (%llu %llu)", 0, 0);
+		return;
+	}
+	while (n < KNN_N && (more = fbr_knn_next(k, &it, &d)))
 	{
 		bool		ok = d >= prev && !deleted_before(it.payload, del0) &&
 			d == point_box_distance(&p, &it.box, true);
@@ -251,9 +270,312 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 		seen[n++] = it.payload;
 		prev = d;
 	}
-	if (k != NULL)
-		fbr_knn_end(k);
+	fbr_knn_end(k);
+	/* brute force over the kept entries whose band reaches the disc of radius r */
+	{
+		double		r = more ? prev : 2 * AREA;
+		double		lo = (p.x - r - BAND - MAX_W) * per_worker / (AREA - BAND);
+		uint64_t	first = lo < 0 ? 0 : (uint64_t) lo / KEEP_EVERY * KEEP_EVERY;
+
+		for (int w = 0; w < nw; w++)
+			for (uint64_t jj = first + KEEP_EVERY - 1; jj < ins0[w] && band_at(jj) <= p.x + r;
+				 jj += KEEP_EVERY)
+			{
+				const fbr_item *want = &universe[jj * (uint64_t) nw + (uint64_t) w];
+				bool		found = false;
+
+				if (more && point_box_distance(&p, &want->box, true) >= prev)
+					continue;
+				for (int i = 0; !found && i < n; i++)
+					found = seen[i] == want->payload;
+				if (!found)
+				{
+					__atomic_fetch_add(&S->knn_missing, 1, __ATOMIC_RELAXED);
+					fail_once("knn: entry %llu closer than the last result was not returned (%llu results)",
+							  want->payload, (uint64_t) n);
+				}
+			}
+	}
 	__atomic_fetch_add(&S->knn_scans, 1, __ATOMIC_RELAXED);
+}
+
+/* ---------- deterministic interleavings: changes between two fbr_knn_next calls ---------- */
+
+/*
+ * Points (i, i), payload i, bulk-loaded at 60% fill: leaf j holds points
+ * 30j..30j+29, inner node X leaves 0..29, inner node V leaves 30..59, and
+ * a root above the two.  A KNN iterator opened by one handle sees the
+ * changes another handle makes between two of its calls exactly as it
+ * would see concurrent ones, at chosen points of the scan.
+ */
+#define DIAG_N		1800
+#define DIAG_LEAF	30
+#define DIAG_NEW	5000		/* payloads of entries inserted during a scan */
+
+static fbr_item
+diag_item(uint64_t i)
+{
+	double		c = (double) i;
+
+	return (fbr_item) {{c, c, c, c}, i};
+}
+
+static pm_pool *
+diag_tree(const char *dir, const char *name, fbr_harness *reader, fbr_harness *writer)
+{
+	char		path[600];
+	pm_pool    *p;
+	fbr_item   *all = malloc(sizeof(fbr_item) * DIAG_N);
+	fbr_stats	st;
+	pm_error	err;
+
+	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
+	p = fbr_harness_pool(path, PM_MODE_EADR, 0);
+	fbr_harness_attach(reader, p, dom, (uint64_t) 97 << 32 | (uint64_t) getpid());
+	fbr_harness_attach(writer, p, dom, (uint64_t) 98 << 32 | (uint64_t) getpid());
+	for (uint64_t i = 0; i < DIAG_N; i++)
+		all[i] = diag_item(i);
+	if (fbr_bulk_load(&writer->tree, all, DIAG_N, 60, &err) != PM_OK)
+	{
+		fprintf(stderr, "bulk load: %s\n", err.msg);
+		exit(2);
+	}
+	free(all);
+	fbr_get_stats(&writer->tree, &st);
+	if (st.leaves != DIAG_N / DIAG_LEAF || st.inner_nodes != 3 || st.height != 3)
+	{
+		fprintf(stderr, "diagonal tree: unexpected shape\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void
+diag_done(pm_pool *p, fbr_harness *reader, fbr_harness *writer)
+{
+	pm_epoch_drain(&writer->epoch);
+	pm_epoch_unregister(&reader->epoch);
+	pm_epoch_unregister(&writer->epoch);
+	pm_pool_close(p);
+}
+
+/* Delete every entry of leaves first..last (in order of x: what is left of each merges right). */
+static bool
+diag_delete_leaves(fbr_tree *t, uint64_t first, uint64_t last)
+{
+	pm_error	err;
+	bool		found = true;
+
+	for (uint64_t i = first * DIAG_LEAF; found && i < (last + 1) * DIAG_LEAF; i++)
+	{
+		fbr_item	it = diag_item(i);
+
+		if (fbr_delete(t, &it, &found, &err) != PM_OK)
+			found = false;
+	}
+	return found;
+}
+
+/* Insert n new points (x, x) for x = from, from + step, ..., payloads from DIAG_NEW + first */
+static bool
+diag_insert(fbr_tree *t, double from, double step, int n, uint64_t first)
+{
+	pm_error	err;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		c = from + i * step;
+		fbr_item	it = {{c, c, c, c}, DIAG_NEW + first + (uint64_t) i};
+
+		if (fbr_insert(t, &it, &err) != PM_OK)
+			return false;
+	}
+	return true;
+}
+
+/* A scan's results so far. */
+typedef struct diag_scan
+{
+	fbr_knn    *k;
+	point		q;
+	bool		got[DIAG_NEW + 100];
+	double		prev;
+	uint64_t	last;
+	bool		ok;
+	char		why[300];
+} diag_scan;
+
+/*
+ * Take up to limit results (-1: until the iterator ends): non-decreasing,
+ * each at its distance, no repeat, none with gone[payload].
+ */
+static void
+diag_take(diag_scan *sc, const bool *gone, int limit)
+{
+	fbr_item	it;
+	double		d;
+
+	for (int i = 0; sc->ok && i != limit && fbr_knn_next(sc->k, &it, &d); i++)
+	{
+		if (it.payload >= DIAG_NEW + 100 || sc->got[it.payload] || d < sc->prev ||
+			d != point_box_distance(&sc->q, &it.box, true) ||
+			(it.payload < DIAG_N && gone[it.payload]))
+		{
+			snprintf(sc->why, sizeof(sc->why), "entry %llu at %g after %g: out of order, repeated or deleted",
+					 (unsigned long long) it.payload, d, sc->prev);
+			sc->ok = false;
+		}
+		sc->got[it.payload] = true;
+		sc->prev = d;
+		sc->last = it.payload;
+	}
+}
+
+/* Every entry with must[payload] was returned. */
+static void
+diag_check_all(diag_scan *sc, const bool *must)
+{
+	for (uint64_t i = 0; sc->ok && i < DIAG_N; i++)
+		if (must[i] && !sc->got[i])
+		{
+			fbr_item	missed = diag_item(i);
+
+			snprintf(sc->why, sizeof(sc->why), "entry %llu (at %g) never returned",
+					 (unsigned long long) i, point_box_distance(&sc->q, &missed.box, true));
+			sc->ok = false;
+		}
+}
+
+static diag_scan *
+diag_begin(fbr_tree *t, double x, double y)
+{
+	diag_scan  *sc = calloc(1, sizeof(diag_scan));
+	pm_error	err;
+
+	sc->q = (point) {x, y};
+	sc->ok = true;
+	snprintf(sc->why, sizeof(sc->why), "ok");
+	sc->k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &sc->q, &err);
+	if (sc->k == NULL)
+	{
+		snprintf(sc->why, sizeof(sc->why), "begin: %s", err.msg);
+		sc->ok = false;
+	}
+	return sc;
+}
+
+static void
+diag_end(diag_scan *sc)
+{
+	if (sc->k != NULL)
+		fbr_knn_end(sc->k);
+	free(sc);
+}
+
+/*
+ * A split while the scan is past the split node: the new sibling, found
+ * when the parent is re-validated, lies closer than the last result, and
+ * holds an entry inserted after the scan began that is closer still.
+ */
+static void
+knn_split_behind_frontier(const char *dir)
+{
+	fbr_harness r,
+				w;
+	pm_pool    *p = diag_tree(dir, "split_behind", &r, &w);
+	bool	   *must = calloc(DIAG_N, sizeof(bool));
+	bool	   *gone = calloc(DIAG_N, sizeof(bool));
+	diag_scan  *sc = diag_begin(&r.tree, 1595, 1595);
+	fbr_stats	before,
+				after;
+
+	for (int i = 0; i < DIAG_N; i++)
+		must[i] = true;
+	fbr_get_stats(&w.tree, &before);
+	/* points 1575..1615: leaves 52 and 53 read, the frontier at 20 sqrt(2) */
+	diag_take(sc, gone, 41);
+	/*
+	 * Leaf 52 (points 1560..1589) fills up with 20 points at its far end,
+	 * then splits on (1588.5, 1588.5), 9.2 from q: the 20 points stay, the
+	 * new sibling takes 1571..1589 and 1588.5, and its parent V changes.
+	 */
+	if (!diag_insert(&w.tree, 1560 + 1 / 16.0, 1 / 16.0, 20, 0) ||
+		!diag_insert(&w.tree, 1588.5, 0, 1, 20))
+		sc->ok = false;
+	fbr_get_stats(&w.tree, &after);
+	diag_take(sc, gone, -1);
+	diag_check_all(sc, must);
+	tap_ok(sc->ok && after.splits == before.splits + 1,
+		   "KNN: a leaf behind the frontier splits between two calls (%llu split): %s",
+		   (unsigned long long) (after.splits - before.splits), sc->why);
+	diag_end(sc);
+	free(must);
+	free(gone);
+	diag_done(p, &r, &w);
+}
+
+/*
+ * An inner node V is read by the scan; then it is merged into its sibling X
+ * as the victim, unchanged (its word is frozen from then on), the root
+ * collapses to X, and a leaf L the scan found in V but has not read yet
+ * splits, its new sibling going into X.  The scan reaches L through V.
+ *
+ * receiver_read false: q = (1560, 1560), the scan has not read X yet.
+ * receiver_read true: before the scan, X loses leaves 20..29 (its box in
+ * the root stays [0, 899]), and q = (1229, 1229): the scan reads X early
+ * (key 330 sqrt(2)) but none of X's own children comes due before the
+ * sibling's entries (630 sqrt(2) against 451 sqrt(2)), so only a second
+ * read of X, whose word changed, finds the sibling in time.
+ */
+static void
+knn_read_through_dead_node(const char *dir, bool receiver_read)
+{
+	fbr_harness r,
+				w;
+	pm_pool    *p = diag_tree(dir, "dead_node", &r, &w);
+	bool	   *must = calloc(DIAG_N, sizeof(bool));
+	bool	   *gone = calloc(DIAG_N, sizeof(bool));
+	double		q = receiver_read ? 1229 : 1560;
+	uint64_t	x_first = receiver_read ? 20 : 30;	/* X keeps leaves 0..x_first-1 at first */
+	diag_scan  *sc;
+	fbr_stats	before,
+				after;
+	bool		ok;
+
+	/* V keeps leaves 52..59 (8 children: underfull, but too many for X's 30) */
+	ok = diag_delete_leaves(&w.tree, 30, 51);
+	if (x_first < 30)
+		ok = ok && diag_delete_leaves(&w.tree, x_first, 29);
+	for (int i = 0; i < DIAG_N; i++)
+	{
+		gone[i] = i >= (int) x_first * DIAG_LEAF && i < 52 * DIAG_LEAF;
+		/* X keeps its last 9 leaves through the scan */
+		must[i] = !gone[i] && i >= ((int) x_first - 9) * DIAG_LEAF;
+	}
+	sc = diag_begin(&r.tree, q, q);
+	/* the root, V, (X,) and leaf 52 read, 1560 returned; leaf 56 queued */
+	diag_take(sc, gone, 1);
+	ok = ok && sc->last == 1560;
+	fbr_get_stats(&w.tree, &before);
+	/* X down to 9 children: X merges with V (8), X receives; the root collapses to X */
+	ok = ok && diag_delete_leaves(&w.tree, 0, x_first - 10);
+	/* leaf 56 (points 1680..1709, now under X) splits: the new sibling goes into X */
+	ok = ok && diag_insert(&w.tree, 1680.5, 1, 21, 0);
+	fbr_get_stats(&w.tree, &after);
+	ok = ok && after.merges == before.merges + (x_first - 9) + 1 &&
+		after.root_collapses == before.root_collapses + 1 && after.splits == before.splits + 1;
+	diag_take(sc, gone, -1);
+	diag_check_all(sc, must);
+	tap_ok(ok && sc->ok, "KNN: read through a merged-away inner node, the receiver %s (%llu merges, "
+		   "%llu root collapse, %llu split between two calls): %s",
+		   receiver_read ? "read before" : "not read yet",
+		   (unsigned long long) (after.merges - before.merges),
+		   (unsigned long long) (after.root_collapses - before.root_collapses),
+		   (unsigned long long) (after.splits - before.splits), sc->why);
+	diag_end(sc);
+	free(must);
+	free(gone);
+	diag_done(p, &r, &w);
 }
 
 static void
@@ -368,15 +690,17 @@ static void
 report(const char *variant, double secs)
 {
 	tap_ok(S->errors == 0 && S->missing == 0 && S->phantoms == 0 && S->duplicates == 0 &&
-		   S->knn_bad == 0,
+		   S->knn_bad == 0 && S->knn_missing == 0,
 		   "%s: %d x %llu inserts, %llu deletes, %llu window queries (%llu results), %llu KNN scans "
-		   "in %.1f s: %llu missing, %llu phantoms, %llu duplicates, %llu bad KNN%s%s",
+		   "in %.1f s: %llu missing, %llu phantoms, %llu duplicates, %llu bad KNN, %llu missing "
+		   "from KNN%s%s",
 		   variant, nw, (unsigned long long) per_worker,
 		   (unsigned long long) (S->deleted[0] + S->deleted[1] + S->deleted[2] + S->deleted[3]),
 		   (unsigned long long) S->queries, (unsigned long long) S->matches,
 		   (unsigned long long) S->knn_scans, secs, (unsigned long long) S->missing,
 		   (unsigned long long) S->phantoms, (unsigned long long) S->duplicates,
-		   (unsigned long long) S->knn_bad, S->errors ? ": " : "", S->errors ? S->msg : "");
+		   (unsigned long long) S->knn_bad, (unsigned long long) S->knn_missing,
+		   S->errors ? ": " : "", S->errors ? S->msg : "");
 }
 
 static double
@@ -395,9 +719,12 @@ main(void)
 	char		path[600];
 	double		t0;
 
-	tap_plan(6);
+	tap_plan(9);
 	S = mmap(NULL, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	dom = fbr_harness_domain();
+	knn_split_behind_frontier(dir);
+	knn_read_through_dead_node(dir, false);
+	knn_read_through_dead_node(dir, true);
 	universe = malloc(sizeof(fbr_item) * TOTAL);
 	for (int variant = 0; variant < 3; variant++)
 	{
