@@ -255,7 +255,7 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 		fail_once("knn begin failed (%llu %llu)", 0, 0);
 		return;
 	}
-	while (n < KNN_N && (more = fbr_knn_next(k, &it, &d)))
+	while (n < KNN_N && (more = fbr_knn_next(k, &it, &d, &err)))
 	{
 		bool		ok = d >= prev && !deleted_before(it.payload, del0) &&
 			d == point_box_distance(&p, &it.box, true);
@@ -271,6 +271,12 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 		prev = d;
 	}
 	fbr_knn_end(k);
+	if (!more && err.code != PM_OK)
+	{
+		fail_once("knn next failed after %llu results (error code %llu)", (uint64_t) n,
+				  (uint64_t) err.code);
+		return;
+	}
 	/* brute force over the kept entries whose band reaches the disc of radius r */
 	{
 		double		r = more ? prev : 2 * AREA;
@@ -414,8 +420,10 @@ diag_take(diag_scan *sc, const bool *gone, int limit)
 {
 	fbr_item	it;
 	double		d;
+	pm_error	err;
+	int			i;
 
-	for (int i = 0; sc->ok && i != limit && fbr_knn_next(sc->k, &it, &d); i++)
+	for (i = 0; sc->ok && i != limit && fbr_knn_next(sc->k, &it, &d, &err); i++)
 	{
 		if (it.payload >= DIAG_NEW + 100 || sc->got[it.payload] || d < sc->prev ||
 			d != point_box_distance(&sc->q, &it.box, true) ||
@@ -428,6 +436,11 @@ diag_take(diag_scan *sc, const bool *gone, int limit)
 		sc->got[it.payload] = true;
 		sc->prev = d;
 		sc->last = it.payload;
+	}
+	if (sc->ok && i != limit && err.code != PM_OK)
+	{
+		snprintf(sc->why, sizeof(sc->why), "next failed: %s", err.msg);
+		sc->ok = false;
 	}
 }
 

@@ -23,7 +23,18 @@ item_hash(const fbr_item *it)
 	return pm_fnv1a64(it, sizeof(*it));
 }
 
-static bool item_set_add(item_set *s, const fbr_item *it);
+/* Place it in a set that has room and does not hold it. */
+static void
+item_set_place(item_set *s, const fbr_item *it)
+{
+	size_t		i;
+
+	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+		;
+	s->used[i] = true;
+	s->slot[i] = *it;
+	s->n++;
+}
 
 static bool
 item_set_grow(item_set *s)
@@ -41,28 +52,25 @@ item_set_grow(item_set *s)
 	}
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->used[i])
-			item_set_add(&bigger, &s->slot[i]);
+			item_set_place(&bigger, &s->slot[i]);
 	free(s->slot);
 	free(s->used);
 	*s = bigger;
 	return true;
 }
 
-/* True if it was not there yet (or the set could not grow: then no dedupe). */
-static bool
+/* 1: added; 0: it was there already; -1: out of memory (the set is unchanged). */
+static int
 item_set_add(item_set *s, const fbr_item *it)
 {
-	size_t		i;
-
+	if (s->cap > 0)
+		for (size_t i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+			if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
+				return 0;
 	if ((s->n + 1) * 2 > s->cap && !item_set_grow(s))
-		return true;
-	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
-		if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
-			return false;
-	s->used[i] = true;
-	s->slot[i] = *it;
-	s->n++;
-	return true;
+		return -1;
+	item_set_place(s, it);
+	return 1;
 }
 
 static void
@@ -394,8 +402,17 @@ struct fbr_knn
 	item_set	returned;
 	uint64_t	root_seen;		/* the root pointer as last read */
 	double		frontier;		/* key of the last element popped: nothing is pushed below it */
-	bool		oom;
+	pm_error	failure;		/* code PM_OK until something failed; then sticky */
 };
+
+/* Out of memory: the scan cannot go on (its queue would miss something). */
+static void
+knn_fail(fbr_knn *k, const char *what)
+{
+	if (k->failure.code == PM_OK)
+		pm_error_set(&k->failure, PM_ERR_LIMIT, 0,
+					 "out of memory for the %s of a nearest-neighbour scan", what);
+}
 
 static void
 heap_push(fbr_knn *k, const knn_elem *e)
@@ -409,7 +426,7 @@ heap_push(fbr_knn *k, const knn_elem *e)
 
 		if (h == NULL)
 		{
-			k->oom = true;
+			knn_fail(k, "queue");
 			return;
 		}
 		k->heap = h;
@@ -526,7 +543,7 @@ add_visit(fbr_knn *k, uint64_t off, uint64_t meta, int parent)
 
 		if (v == NULL)
 		{
-			k->oom = true;
+			knn_fail(k, "visit records");
 			return -1;
 		}
 		k->visit = v;
@@ -565,7 +582,7 @@ revalidate(fbr_knn *k, int v)
 		vis->meta = fbr_read_node(n, items, NULL, &count);
 		if (!node_map_put(&k->read, vis->off, vis->meta))
 		{
-			k->oom = true;
+			knn_fail(k, "set of nodes read");
 			return;
 		}
 		for (int i = 0; i < count; i++)
@@ -577,9 +594,9 @@ revalidate(fbr_knn *k, int v)
 }
 
 bool
-fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
+fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 {
-	while (k->n > 0 && !k->oom)
+	while (k->n > 0 && k->failure.code == PM_OK)
 	{
 		knn_elem	e = heap_pop(k);
 		fbr_node   *node;
@@ -591,7 +608,11 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
 		k->frontier = e.dist;
 		if (!e.is_node)
 		{
-			if (!item_set_add(&k->returned, &e.item))
+			int			added = item_set_add(&k->returned, &e.item);
+
+			if (added < 0)
+				knn_fail(k, "set of entries returned");
+			if (added <= 0)
 				continue;
 			*item = e.item;
 			*distance = e.dist;
@@ -604,7 +625,7 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
 		m = fbr_read_node(node, items, NULL, &count);
 		if (!node_map_put(&k->read, e.item.payload, m))
 		{
-			k->oom = true;
+			knn_fail(k, "set of nodes read");
 			break;
 		}
 		if (!fbr_is_leaf(m))
@@ -626,6 +647,18 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance)
 					heap_push(k, &leaf);
 			}
 		}
+	}
+	if (k->failure.code != PM_OK)
+	{
+		if (err != NULL)
+			*err = k->failure;
+		return false;
+	}
+	if (err != NULL)
+	{
+		err->code = PM_OK;
+		err->sys_errno = 0;
+		err->msg[0] = '\0';
 	}
 	return false;
 }
