@@ -14,10 +14,8 @@
 #endif
 #include "fbr_harness.h"
 
-#include <math.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #define N_UNIFORM	(1000000 / FBR_SCALE_DOWN)
 #define N_CLUSTERED	(300000 / FBR_SCALE_DOWN)
@@ -38,29 +36,11 @@ static size_t nref;
 static fbr_item *items;			/* by payload */
 static bool *live;				/* by payload */
 
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int
 ref_cmp(const void *a, const void *b)
 {
 	double		x = ((const ref_item *) a)->it.box.xmin,
 				y = ((const ref_item *) b)->it.box.xmin;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
-payload_cmp(const void *a, const void *b)
-{
-	uint64_t	x = ((const fbr_item *) a)->payload,
-				y = ((const fbr_item *) b)->payload;
 
 	return x < y ? -1 : x > y;
 }
@@ -128,9 +108,9 @@ static query
 random_query(uint64_t *s, size_t n)
 {
 	query		qu;
-	size_t		pick = fbr_rand(s) % n;
+	size_t		pick = xorshift(s) % n;
 
-	qu.op = (query_op) (fbr_rand(s) % Q_NOPS);
+	qu.op = (query_op) (xorshift(s) % Q_NOPS);
 	switch (qu.op)
 	{
 		case Q_OVERLAP:
@@ -143,7 +123,7 @@ random_query(uint64_t *s, size_t n)
 		case Q_CONTAINS:
 			/* a point or a piece of an entry's box, often its corner */
 			qu.q = items[pick].box;
-			if (fbr_rand(s) % 2)
+			if (xorshift(s) % 2)
 				qu.q.xmax = qu.q.xmin, qu.q.ymax = qu.q.ymin;
 			break;
 		default:
@@ -193,23 +173,6 @@ compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, i
 }
 
 /* ---------- KNN ---------- */
-
-typedef struct point
-{
-	double		x,
-				y;
-} point;
-
-static double
-point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
-{
-	const point *p = arg;
-	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
-	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
-
-	(void) is_leaf;
-	return sqrt(dx * dx + dy * dy);
-}
 
 /* The k smallest distances of the live entries, ascending, in best[]; returns how many. */
 static int
@@ -352,7 +315,7 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 		bool		corner = items[i].box.xmin < 400 && items[i].box.ymin < 400;
 		bool		found;
 
-		if (fbr_rand(&s) % 100 < (corner ? 80 : 15))
+		if (xorshift(&s) % 100 < (corner ? 80 : 15))
 		{
 			ok = fbr_delete(&h.tree, &items[i], &found, &err) == PM_OK && found;
 			live[i] = false;
@@ -380,15 +343,6 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	pm_epoch_drain(&h.epoch);
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(pool);
-}
-
-static bool
-accept_all(void *arg, const fbr_box *b, bool is_leaf)
-{
-	(void) arg;
-	(void) b;
-	(void) is_leaf;
-	return true;
 }
 
 /* STR bulk load of the live entries; queries and KNN against the reference. */
@@ -618,7 +572,7 @@ measure_splits(const char *dir, pm_epoch_domain *dom)
 			for (int q = 0; q < BENCH_Q; q++)
 			{
 				query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
-				fbr_box		c = items[fbr_rand(&s) % BENCH_N].box;	/* windows where the data is */
+				fbr_box		c = items[xorshift(&s) % BENCH_N].box;	/* windows where the data is */
 
 				qu.q.xmin = c.xmin - 5;
 				qu.q.ymin = c.ymin - 5;
@@ -648,7 +602,7 @@ int
 main(void)
 {
 	char	   *dir = tap_tmpdir("fbr_model");
-	pm_epoch_domain *dom = fbr_harness_domain();
+	pm_epoch_domain *dom = harness_domain();
 	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
 
 	tap_plan(22);
