@@ -411,7 +411,8 @@ knn_fail(fbr_knn *k, const char *what)
 {
 	if (k->failure.code == PM_OK)
 		pm_error_set(&k->failure, PM_ERR_LIMIT, 0,
-					 "out of memory for the %s of a nearest-neighbour scan", what);
+					 "pool file \"%s\": out of memory for the %s of a nearest-neighbour scan",
+					 k->t->pool->path, what);
 }
 
 static void
@@ -520,7 +521,8 @@ fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 	if (k == NULL || k->heap == NULL)
 	{
 		free(k);
-		pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for a nearest-neighbour scan");
+		pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for a nearest-neighbour scan",
+					 t->pool->path);
 		return NULL;
 	}
 	k->t = t;
