@@ -1,20 +1,17 @@
 /*
  * fbr_harness.h
- *	  Shared set-up for the fbrtree unit tests: a pool, an epoch domain in
- *	  shared memory, a tree handle, data generators and brute-force
- *	  predicates.
+ *	  Shared set-up for the fbrtree unit tests: a pool, a tree handle whose
+ *	  epoch participant frees to the tree's allocator, data generators,
+ *	  brute-force predicates and distances (what every tree's tests share
+ *	  is in harness_common.h).
  */
 #ifndef PM_FBR_HARNESS_H
 #define PM_FBR_HARNESS_H
 
 #include "fbrtree.h"
-#include "tap.h"
+#include "harness_common.h"
 
-#include <sys/mman.h>
-
-#define FBR_SLOTS		16
-#define FBR_LIMBO		4096
-#define SPACE_PM		1
+#include <math.h>
 
 /* ASan runs the same checks on smaller data. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -29,6 +26,7 @@ typedef struct fbr_harness
 	fbr_tree	tree;
 } fbr_harness;
 
+/* The epoch free callback: every retired block is a node of the tree's pool. */
 static inline void
 fbr_harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 {
@@ -40,75 +38,35 @@ fbr_harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 	pm_free_block(&h->tree.pm, off, &err);
 }
 
-static inline bool
-fbr_harness_alive(uint64_t owner)
-{
-	return pm_epoch_pid_alive(owner & 0xffffffff);
-}
-
-/* The epoch domain, shared across fork (map once, before any fork). */
-static inline pm_epoch_domain *
-fbr_harness_domain(void)
-{
-	size_t		dsize = pm_epoch_domain_size(FBR_SLOTS, FBR_LIMBO);
-	void	   *dom = mmap(NULL, dsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (dom == MAP_FAILED)
-	{
-		perror("mmap");
-		exit(2);
-	}
-	pm_epoch_domain_init(dom, FBR_SLOTS, FBR_LIMBO);
-	return dom;
-}
+/* The tests' trees: one per pool, its meta block at pool root 0. */
+#define FBR_TEST_ROOT	0
 
 /* Attach a process or thread (token distinguishes threads of one process). */
 static inline void
 fbr_harness_attach(fbr_harness *h, pm_pool *pool, pm_epoch_domain *dom, uint64_t token)
 {
-	pm_error	err;
-
-	fbr_attach(&h->tree, pool, 0, &h->epoch, SPACE_PM, 0);
-	if (pm_epoch_register(dom, token, -1, fbr_harness_free, h, fbr_harness_alive, &h->epoch, &err) != PM_OK)
-	{
-		fprintf(stderr, "epoch register: %s\n", err.msg);
+	fbr_attach(&h->tree, pool, FBR_TEST_ROOT, &h->epoch, SPACE_PM, 0);
+	if (!harness_register(dom, token, fbr_harness_free, h, &h->epoch))
 		exit(2);
-	}
+}
+
+static inline pm_errcode
+fbr_harness_format(pm_pool *pool, pm_error *err)
+{
+	return fbr_format(pool, FBR_TEST_ROOT, err);
 }
 
 static inline pm_pool *
 fbr_harness_pool(const char *path, pm_mode mode, uint64_t max_size)
 {
-	pm_pool_create_opts o = {0};
-	pm_pool    *pool;
-	pm_error	err;
-
-	o.mode = mode;
-	o.max_size = max_size;
-	o.replace = true;
-	o.owner.kind = PM_KIND_FBRTREE;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || fbr_format(pool, 0, &err) != PM_OK)
-	{
-		fprintf(stderr, "pool: %s\n", err.msg);
-		exit(2);
-	}
-	return pool;
-}
-
-static inline uint64_t
-fbr_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
+	return harness_pool(path, mode, max_size, PM_KIND_FBRTREE, fbr_harness_format);
 }
 
 /* A coordinate on a grid of 1/256 in [0, 1000): equal edges are common. */
 static inline double
 grid(uint64_t *s, double lo, double span)
 {
-	return lo + (double) (fbr_rand(s) % (uint64_t) (span * 256)) / 256.0;
+	return lo + (double) (xorshift(s) % (uint64_t) (span * 256)) / 256.0;
 }
 
 #define MAX_EXTENT	8.0			/* the widest box the generators make */
@@ -125,12 +83,12 @@ random_box(uint64_t *s, bool clustered)
 				y,
 				w = 0,
 				h = 0;
-	int			kind = (int) (fbr_rand(s) % 6);
+	int			kind = (int) (xorshift(s) % 6);
 	fbr_box		b;
 
-	if (clustered && fbr_rand(s) % 10 != 0)
+	if (clustered && xorshift(s) % 10 != 0)
 	{
-		uint64_t	c = fbr_rand(s) % 20;
+		uint64_t	c = xorshift(s) % 20;
 		double		cx = 50 + (double) (c * 7919 % 900),
 					cy = 50 + (double) (c * 104729 % 900);
 
@@ -158,6 +116,53 @@ static inline bool
 item_same(const fbr_item *a, const fbr_item *b)
 {
 	return a->payload == b->payload && fbr_box_equal(&a->box, &b->box);
+}
+
+/* qsort order of items by payload. */
+static inline int
+payload_cmp(const void *a, const void *b)
+{
+	uint64_t	x = ((const fbr_item *) a)->payload,
+				y = ((const fbr_item *) b)->payload;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A consistent function that takes everything (full scans). */
+static inline bool
+accept_all(void *arg, const fbr_box *b, bool is_leaf)
+{
+	(void) arg;
+	(void) b;
+	(void) is_leaf;
+	return true;
+}
+
+/* pm_alloc_foreach callback: counts the allocated blocks into *(uint64_t *) ctx. */
+static inline void
+count_block(void *ctx, uint64_t off, size_t size)
+{
+	(void) off;
+	(void) size;
+	(*(uint64_t *) ctx)++;
+}
+
+typedef struct point
+{
+	double		x,
+				y;
+} point;
+
+/* KNN distance from a point (arg) to a box: exact for entries, a lower bound for inner boxes. */
+static inline double
+point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
+{
+	const point *p = arg;
+	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
+	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
+
+	(void) is_leaf;
+	return sqrt(dx * dx + dy * dy);
 }
 
 /* ---------- predicates (window queries and their inner-node tests) ---------- */

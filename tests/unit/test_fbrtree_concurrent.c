@@ -3,7 +3,7 @@
  *	  Concurrent stress of the fbrtree: 2 threads, 2 processes, then 4
  *	  threads on 2 cores (preemption inside splits and merges), each
  *	  inserting its own entries into one small area (so both work in the
- *	  same nodes and splits and merges are constant), deleting every fourth
+ *	  same nodes and splits and merges are constant), deleting 31 of every 32
  *	  of its entries a little later, and running window queries and KNN
  *	  scans in between.
  *
@@ -21,7 +21,10 @@
  *     is in the window, and was not deleted before the start;
  *   - no duplicate.
  * KNN scans must return distinct entries in non-decreasing distance, none
- * deleted before the scan began.  At the end the structure must check,
+ * deleted before the scan began, and miss no entry inserted before the scan
+ * began, never deleted and closer than the last result.  First, three
+ * deterministic interleavings put a chosen change between two calls of a
+ * KNN scan (README "KNN", rules 1-3).  At the end the structure must check,
  * a full scan must equal exactly the entries inserted and not deleted, and
  * the allocator must hold exactly the nodes the tree reaches.
  */
@@ -30,10 +33,8 @@
 #endif
 #include "fbr_harness.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #define MAXW		4
 #define TOTAL		(1600000 / FBR_SCALE_DOWN)	/* inserts over all workers */
@@ -56,6 +57,7 @@ typedef struct shared_state
 	uint64_t	phantoms;
 	uint64_t	duplicates;
 	uint64_t	knn_bad;
+	uint64_t	knn_missing;
 	uint64_t	errors;
 	char		msg[300];
 } shared_state;
@@ -85,11 +87,11 @@ item_of(uint64_t payload)
 				w,
 				h;
 
-	fbr_rand(&s);
+	xorshift(&s);
 	x = band_at(payload / (uint64_t) nw) + grid(&s, 0, BAND);
 	y = grid(&s, 0, AREA);
-	w = fbr_rand(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
-	h = fbr_rand(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
+	w = xorshift(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
+	h = xorshift(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
 	it.box = (fbr_box) {x, y, x + w, y + h};
 	it.payload = payload;
 	return it;
@@ -110,15 +112,6 @@ snapshot(uint64_t *ins, uint64_t *del)
 		ins[w] = __atomic_load_n(&S->inserted[w], __ATOMIC_ACQUIRE);
 		del[w] = __atomic_load_n(&S->deleted[w], __ATOMIC_ACQUIRE);
 	}
-}
-
-static int
-payload_cmp(const void *a, const void *b)
-{
-	uint64_t	x = ((const fbr_item *) a)->payload,
-				y = ((const fbr_item *) b)->payload;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Entries j % KEEP_EVERY == KEEP_EVERY - 1 stay; the others are deleted in order of j. */
@@ -203,22 +196,14 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 	__atomic_fetch_add(&S->queries, 1, __ATOMIC_RELAXED);
 }
 
-typedef struct point
-{
-	double		x,
-				y;
-} point;
-
-static double
-point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
-{
-	const point *p = arg;
-	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
-	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
-
-	(void) is_leaf;
-	return sqrt(dx * dx + dy * dy);
-}
+/*
+ * KNN_N results (or all there are), then: distinct, non-decreasing, each at
+ * its true distance, none deleted before the scan began, and no false
+ * negative: every entry inserted before the scan began and never deleted
+ * that is strictly closer than the last result was returned (closer ones
+ * cannot be cut off by the limit; ties at the last distance can).
+ */
+#define KNN_N		30
 
 static void
 knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
@@ -226,17 +211,23 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 	uint64_t	ins0[MAXW],
 				del0[MAXW];
 	point		p = {band_at(j) + grid(s, 0, BAND), grid(s, 0, AREA)};
-	uint64_t	seen[30];
+	uint64_t	seen[KNN_N];
 	double		prev = 0;
 	fbr_item	it;
 	double		d;
 	int			n = 0;
 	pm_error	err;
 	fbr_knn    *k;
+	bool		more = true;
 
 	snapshot(ins0, del0);
 	k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
-	while (k != NULL && n < 30 && fbr_knn_next(k, &it, &d, &err))
+	if (k == NULL)
+	{
+		fail_once("knn begin failed (%llu %llu)", 0, 0);
+		return;
+	}
+	while (n < KNN_N && (more = fbr_knn_next(k, &it, &d, &err)))
 	{
 		bool		ok = d >= prev && !deleted_before(it.payload, del0) &&
 			d == point_box_distance(&p, &it.box, true);
@@ -251,9 +242,306 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 		seen[n++] = it.payload;
 		prev = d;
 	}
-	if (k != NULL)
-		fbr_knn_end(k);
+	fbr_knn_end(k);
+	if (!more && err.code != PM_OK)
+	{
+		fail_once("knn next failed after %llu results (error code %llu)", (uint64_t) n,
+				  (uint64_t) err.code);
+		return;
+	}
+	/* brute force over the kept entries whose band reaches the disc of radius r */
+	{
+		double		r = more ? prev : 2 * AREA;
+		double		lo = (p.x - r - BAND - MAX_W) * per_worker / (AREA - BAND);
+		uint64_t	first = lo < 0 ? 0 : (uint64_t) lo / KEEP_EVERY * KEEP_EVERY;
+
+		for (int w = 0; w < nw; w++)
+			for (uint64_t jj = first + KEEP_EVERY - 1; jj < ins0[w] && band_at(jj) <= p.x + r;
+				 jj += KEEP_EVERY)
+			{
+				const fbr_item *want = &universe[jj * (uint64_t) nw + (uint64_t) w];
+				bool		found = false;
+
+				if (more && point_box_distance(&p, &want->box, true) >= prev)
+					continue;
+				for (int i = 0; !found && i < n; i++)
+					found = seen[i] == want->payload;
+				if (!found)
+				{
+					__atomic_fetch_add(&S->knn_missing, 1, __ATOMIC_RELAXED);
+					fail_once("knn: entry %llu closer than the last result was not returned (%llu results)",
+							  want->payload, (uint64_t) n);
+				}
+			}
+	}
 	__atomic_fetch_add(&S->knn_scans, 1, __ATOMIC_RELAXED);
+}
+
+/* ---------- deterministic interleavings: changes between two fbr_knn_next calls ---------- */
+
+/*
+ * Points (i, i), payload i, bulk-loaded at 60% fill: leaf j holds points
+ * 30j..30j+29, inner node X leaves 0..29, inner node V leaves 30..59, and
+ * a root above the two.  A KNN iterator opened by one handle sees the
+ * changes another handle makes between two of its calls exactly as it
+ * would see concurrent ones, at chosen points of the scan.
+ */
+#define DIAG_N		1800
+#define DIAG_LEAF	30
+#define DIAG_NEW	5000		/* payloads of entries inserted during a scan */
+
+/* One interleaving: the tree, a reader and a writer, the reader's scan and its results. */
+typedef struct diag
+{
+	pm_pool    *pool;
+	fbr_harness r;
+	fbr_harness w;
+	bool		must[DIAG_N];	/* the scan must return these */
+	bool		gone[DIAG_N];	/* deleted before the scan began */
+	fbr_stats	before;			/* the writer's counters before the changes */
+	fbr_knn    *k;
+	point		q;
+	bool		got[DIAG_NEW + 100];
+	double		prev;
+	uint64_t	last;
+	bool		ok;
+	char		why[300];
+} diag;
+
+static fbr_item
+diag_item(uint64_t i)
+{
+	double		c = (double) i;
+
+	return (fbr_item) {{c, c, c, c}, i};
+}
+
+static diag *
+diag_open(const char *dir, const char *name)
+{
+	diag	   *t = calloc(1, sizeof(diag));
+	char		path[600];
+	fbr_item   *all = malloc(sizeof(fbr_item) * DIAG_N);
+	fbr_stats	st;
+	pm_error	err;
+
+	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
+	t->pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+	fbr_harness_attach(&t->r, t->pool, dom, (uint64_t) 97 << 32 | (uint64_t) getpid());
+	fbr_harness_attach(&t->w, t->pool, dom, (uint64_t) 98 << 32 | (uint64_t) getpid());
+	for (uint64_t i = 0; i < DIAG_N; i++)
+		all[i] = diag_item(i);
+	if (fbr_bulk_load(&t->w.tree, all, DIAG_N, 60, &err) != PM_OK)
+	{
+		fprintf(stderr, "bulk load: %s\n", err.msg);
+		exit(2);
+	}
+	free(all);
+	fbr_get_stats(&t->w.tree, &st);
+	if (st.leaves != DIAG_N / DIAG_LEAF || st.inner_nodes != 3 || st.height != 3)
+	{
+		fprintf(stderr, "diagonal tree: unexpected shape\n");
+		exit(2);
+	}
+	t->ok = true;
+	snprintf(t->why, sizeof(t->why), "ok");
+	return t;
+}
+
+static void
+diag_close(diag *t)
+{
+	if (t->k != NULL)
+		fbr_knn_end(t->k);
+	pm_epoch_drain(&t->w.epoch);
+	pm_epoch_unregister(&t->r.epoch);
+	pm_epoch_unregister(&t->w.epoch);
+	pm_pool_close(t->pool);
+	free(t);
+}
+
+static void
+diag_fail(diag *t, const char *why)
+{
+	if (t->ok)
+		snprintf(t->why, sizeof(t->why), "%s", why);
+	t->ok = false;
+}
+
+/* The reader's scan from (x, x); the writer's counters as it begins. */
+static void
+diag_begin(diag *t, double x)
+{
+	pm_error	err;
+
+	t->q = (point) {x, x};
+	fbr_get_stats(&t->w.tree, &t->before);
+	t->k = fbr_knn_begin(&t->r.tree, NULL, NULL, point_box_distance, &t->q, &err);
+	if (t->k == NULL)
+		diag_fail(t, err.msg);
+}
+
+/* Delete every entry of leaves first..last (in order of x: what is left of each merges right). */
+static void
+diag_delete_leaves(diag *t, uint64_t first, uint64_t last)
+{
+	pm_error	err;
+	bool		found = true;
+
+	for (uint64_t i = first * DIAG_LEAF; found && i < (last + 1) * DIAG_LEAF; i++)
+	{
+		fbr_item	it = diag_item(i);
+
+		if (fbr_delete(&t->w.tree, &it, &found, &err) != PM_OK)
+			found = false;
+	}
+	if (!found)
+		diag_fail(t, "a delete failed");
+}
+
+/* Insert n new points (x, x) for x = from, from + step, ..., payloads from DIAG_NEW + first */
+static void
+diag_insert(diag *t, double from, double step, int n, uint64_t first)
+{
+	pm_error	err;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		c = from + i * step;
+		fbr_item	it = {{c, c, c, c}, DIAG_NEW + first + (uint64_t) i};
+
+		if (fbr_insert(&t->w.tree, &it, &err) != PM_OK)
+			diag_fail(t, err.msg);
+	}
+}
+
+/*
+ * Take up to limit results (-1: until the iterator ends): non-decreasing,
+ * each at its distance, no repeat, none gone.
+ */
+static void
+diag_take(diag *t, int limit)
+{
+	fbr_item	it;
+	double		d;
+	pm_error	err;
+	int			i;
+
+	for (i = 0; t->ok && i != limit && fbr_knn_next(t->k, &it, &d, &err); i++)
+	{
+		if (it.payload >= DIAG_NEW + 100 || t->got[it.payload] || d < t->prev ||
+			d != point_box_distance(&t->q, &it.box, true) ||
+			(it.payload < DIAG_N && t->gone[it.payload]))
+		{
+			snprintf(t->why, sizeof(t->why), "entry %llu at %g after %g: out of order, repeated or deleted",
+					 (unsigned long long) it.payload, d, t->prev);
+			t->ok = false;
+		}
+		t->got[it.payload] = true;
+		t->prev = d;
+		t->last = it.payload;
+	}
+	if (t->ok && i != limit && err.code != PM_OK)
+		diag_fail(t, err.msg);
+}
+
+/*
+ * The scan to its end, then: every entry it must return was returned, and
+ * the writer's counters moved by splits, merges and root collapses.
+ */
+static void
+diag_finish(diag *t, const char *what, uint64_t splits, uint64_t merges, uint64_t collapses)
+{
+	fbr_stats	after;
+
+	diag_take(t, -1);
+	for (uint64_t i = 0; t->ok && i < DIAG_N; i++)
+		if (t->must[i] && !t->got[i])
+		{
+			fbr_item	missed = diag_item(i);
+
+			snprintf(t->why, sizeof(t->why), "entry %llu (at %g) never returned",
+					 (unsigned long long) i, point_box_distance(&t->q, &missed.box, true));
+			t->ok = false;
+		}
+	fbr_get_stats(&t->w.tree, &after);
+	after.splits -= t->before.splits;
+	after.merges -= t->before.merges;
+	after.root_collapses -= t->before.root_collapses;
+	tap_ok(t->ok && after.splits == splits && after.merges == merges &&
+		   after.root_collapses == collapses,
+		   "KNN: %s (%llu splits, %llu merges, %llu root collapses between two calls): %s", what,
+		   (unsigned long long) after.splits, (unsigned long long) after.merges,
+		   (unsigned long long) after.root_collapses, t->why);
+	diag_close(t);
+}
+
+/*
+ * A split while the scan is past the split node: the new sibling, found
+ * when the parent is re-validated, lies closer than the last result, and
+ * holds an entry inserted after the scan began that is closer still.
+ */
+static void
+knn_split_behind_frontier(const char *dir)
+{
+	diag	   *t = diag_open(dir, "split_behind");
+
+	for (int i = 0; i < DIAG_N; i++)
+		t->must[i] = true;
+	diag_begin(t, 1595);
+	/* points 1575..1615: leaves 52 and 53 read, the frontier at 20 sqrt(2) */
+	diag_take(t, 41);
+	/*
+	 * Leaf 52 (points 1560..1589) fills up with 20 points at its far end,
+	 * then splits on (1588.5, 1588.5), 9.2 from q: the 20 points stay, the
+	 * new sibling takes 1571..1589 and 1588.5, and its parent V changes.
+	 */
+	diag_insert(t, 1560 + 1 / 16.0, 1 / 16.0, 20, 0);
+	diag_insert(t, 1588.5, 0, 1, 20);
+	diag_finish(t, "a leaf behind the frontier splits", 1, 0, 0);
+}
+
+/*
+ * An inner node V is read by the scan; then it is merged into its sibling X
+ * as the victim, unchanged (its word is frozen from then on), the root
+ * collapses to X, and a leaf L the scan found in V but has not read yet
+ * splits, its new sibling going into X.  The scan reaches L through V.
+ *
+ * receiver_read false: q = (1560, 1560), the scan has not read X yet.
+ * receiver_read true: before the scan, X loses leaves 20..29 (its box in
+ * the root stays [0, 899]), and q = (1229, 1229): the scan reads X early
+ * (key 330 sqrt(2)) but none of X's own children comes due before the
+ * sibling's entries (630 sqrt(2) against 451 sqrt(2)), so only a second
+ * read of X, whose word changed, finds the sibling in time.
+ */
+static void
+knn_read_through_dead_node(const char *dir, bool receiver_read)
+{
+	diag	   *t = diag_open(dir, "dead_node");
+	int			x_first = receiver_read ? 20 : 30;	/* X keeps leaves 0..x_first-1 at first */
+
+	/* V keeps leaves 52..59 (8 children: underfull, but too many for X's 30) */
+	diag_delete_leaves(t, 30, 51);
+	if (x_first < 30)
+		diag_delete_leaves(t, x_first, 29);
+	for (int i = 0; i < DIAG_N; i++)
+	{
+		t->gone[i] = i >= x_first * DIAG_LEAF && i < 52 * DIAG_LEAF;
+		/* X keeps its last 9 leaves through the scan */
+		t->must[i] = !t->gone[i] && i >= (x_first - 9) * DIAG_LEAF;
+	}
+	diag_begin(t, receiver_read ? 1229 : 1560);
+	/* the root, V, (X,) and leaf 52 read, 1560 returned; leaf 56 queued */
+	diag_take(t, 1);
+	if (t->last != 1560)
+		diag_fail(t, "the first result is not 1560");
+	/* X down to 9 children: X merges with V (8), X receives; the root collapses to X */
+	diag_delete_leaves(t, 0, x_first - 10);
+	/* leaf 56 (points 1680..1709, now under X) splits: the new sibling goes into X */
+	diag_insert(t, 1680.5, 1, 21, 0);
+	diag_finish(t, receiver_read ? "read through a merged-away inner node, the receiver read before" :
+				"read through a merged-away inner node, the receiver not read yet",
+				1, x_first - 9 + 1, 1);
 }
 
 static void
@@ -304,23 +592,6 @@ thread_main(void *arg)
 	return NULL;
 }
 
-static void
-count_block(void *ctx, uint64_t off, size_t size)
-{
-	(void) off;
-	(void) size;
-	(*(uint64_t *) ctx)++;
-}
-
-static bool
-accept_all(void *arg, const fbr_box *b, bool is_leaf)
-{
-	(void) arg;
-	(void) b;
-	(void) is_leaf;
-	return true;
-}
-
 /* The final state: structure, exact content, allocator. */
 static void
 verify_end(const char *variant)
@@ -368,24 +639,17 @@ static void
 report(const char *variant, double secs)
 {
 	tap_ok(S->errors == 0 && S->missing == 0 && S->phantoms == 0 && S->duplicates == 0 &&
-		   S->knn_bad == 0,
+		   S->knn_bad == 0 && S->knn_missing == 0,
 		   "%s: %d x %llu inserts, %llu deletes, %llu window queries (%llu results), %llu KNN scans "
-		   "in %.1f s: %llu missing, %llu phantoms, %llu duplicates, %llu bad KNN%s%s",
+		   "in %.1f s: %llu missing, %llu phantoms, %llu duplicates, %llu bad KNN, %llu missing "
+		   "from KNN%s%s",
 		   variant, nw, (unsigned long long) per_worker,
 		   (unsigned long long) (S->deleted[0] + S->deleted[1] + S->deleted[2] + S->deleted[3]),
 		   (unsigned long long) S->queries, (unsigned long long) S->matches,
 		   (unsigned long long) S->knn_scans, secs, (unsigned long long) S->missing,
 		   (unsigned long long) S->phantoms, (unsigned long long) S->duplicates,
-		   (unsigned long long) S->knn_bad, S->errors ? ": " : "", S->errors ? S->msg : "");
-}
-
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+		   (unsigned long long) S->knn_bad, (unsigned long long) S->knn_missing,
+		   S->errors ? ": " : "", S->errors ? S->msg : "");
 }
 
 int
@@ -395,9 +659,12 @@ main(void)
 	char		path[600];
 	double		t0;
 
-	tap_plan(6);
+	tap_plan(9);
 	S = mmap(NULL, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	dom = fbr_harness_domain();
+	dom = harness_domain();
+	knn_split_behind_frontier(dir);
+	knn_read_through_dead_node(dir, false);
+	knn_read_through_dead_node(dir, true);
 	universe = malloc(sizeof(fbr_item) * TOTAL);
 	for (int variant = 0; variant < 3; variant++)
 	{

@@ -30,12 +30,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "crashsim.h"
 #include "fbr_harness.h"
+#include "harness_crash.h"
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
 
 #define NID			6000
 #define LIVE_MAX	(NID * 2 / 3)
@@ -64,16 +62,11 @@ typedef struct op
 	int			id;
 } op;
 
-/* Shared with the children. */
+/* Calibration, shared with the children (crash_rep has what every child reports). */
 typedef struct progress
 {
-	uint64_t	completed;
-	uint64_t	started;
-	uint64_t	errors;
-	char		msg[256];
 	uint64_t	events_after[ADR_OPS];
 	uint64_t	smo_after[ADR_OPS];	/* splits + merges + root changes so far */
-	uint64_t	total_events;
 	uint64_t	merges;			/* in the calibration run */
 } progress;
 
@@ -84,13 +77,6 @@ static char work_path[600];
 static char image_path[600];
 static pm_epoch_domain *dom;
 static uint64_t test_seed;
-
-static bool
-always_alive(uint64_t owner)
-{
-	(void) owner;
-	return true;
-}
 
 static bool
 in_strip(int id, int strip)
@@ -111,7 +97,7 @@ in_strip(int id, int strip)
 static op
 gen_next(gen *g)
 {
-	uint64_t	x = fbr_rand(&g->seed);
+	uint64_t	x = xorshift(&g->seed);
 	int			id = (int) ((x >> 8) % NID);
 	int			block = (int) (g->n / (2 * PHASE));
 	bool		growth = g->n / PHASE % 2 == 0;
@@ -154,9 +140,9 @@ env_open(env *e, const char *path, pm_mode mode, bool recover, uint64_t *repaire
 		snprintf(why, sizeof(why), "open: %s", err.msg);
 		return why;
 	}
-	pm_epoch_domain_init(e->dom, FBR_SLOTS, FBR_LIMBO);
-	fbr_attach(&e->h.tree, e->pool, 0, &e->h.epoch, SPACE_PM, 0);
-	if (pm_epoch_register(e->dom, 1, -1, fbr_harness_free, &e->h, always_alive, &e->h.epoch, &err) != PM_OK)
+	pm_epoch_domain_init(e->dom, HARNESS_SLOTS, HARNESS_LIMBO);
+	fbr_attach(&e->h.tree, e->pool, FBR_TEST_ROOT, &e->h.epoch, SPACE_PM, 0);
+	if (pm_epoch_register(e->dom, 1, -1, fbr_harness_free, &e->h, harness_always_alive, &e->h.epoch, &err) != PM_OK)
 	{
 		snprintf(why, sizeof(why), "epoch register: %s", err.msg);
 		return why;
@@ -198,23 +184,6 @@ apply(env *e, op o)
 		return why;
 	}
 	return NULL;
-}
-
-static bool
-accept_all(void *arg, const fbr_box *b, bool is_leaf)
-{
-	(void) arg;
-	(void) b;
-	(void) is_leaf;
-	return true;
-}
-
-static void
-count_block(void *ctx, uint64_t off, size_t size)
-{
-	(void) off;
-	(void) size;
-	(*(uint64_t *) ctx)++;
 }
 
 /*
@@ -313,69 +282,8 @@ check_after_crash(env *e, const char *path, pm_mode mode, const gen *start, uint
 	return why;
 }
 
-static void child_fail(const char *w) __attribute__((noreturn));
-
-static void
-child_fail(const char *w)
-{
-	if (__atomic_fetch_add(&P->errors, 1, __ATOMIC_ACQ_REL) == 0)
-		snprintf(P->msg, sizeof(P->msg), "%s", w);
-	_exit(4);
-}
-
-static int
-copy_file(const char *from, const char *to)
-{
-	char		cmd[1300];
-
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-	return system(cmd);
-}
-
-/* Run ADR_OPS ops of g on a copy of the base pool under crashsim, crashing at event crash_at. */
-static int
-run_adr_child(env *e, const gen *g0, uint64_t crash_at, uint64_t image_seed, bool calibrate)
-{
-	pid_t		pid;
-	int			status;
-
-	P->completed = 0;
-	P->started = 0;
-	pid = fork();
-	if (pid == 0)
-	{
-		gen			g = *g0;
-		pm_crashsim *cs;
-		const char *w;
-
-		if ((w = env_open(e, work_path, PM_MODE_ADR, false, NULL)) != NULL)
-			child_fail(w);
-		if ((cs = pm_crashsim_attach(e->pool, crash_at, image_path, image_seed)) == NULL)
-			child_fail("crashsim attach failed");
-		P->started = 1;
-		for (int k = 0; k < ADR_OPS; k++)
-		{
-			if ((w = apply(e, gen_next(&g))) != NULL)
-				child_fail(w);
-			__atomic_store_n(&P->completed, (uint64_t) k + 1, __ATOMIC_RELEASE);
-			if (calibrate)
-			{
-				fbr_stats	st;
-
-				fbr_get_stats(&e->h.tree, &st);
-				P->events_after[k] = pm_crashsim_events(cs);
-				P->smo_after[k] = st.splits + st.merges + st.root_splits + st.root_collapses;
-				P->merges = st.merges;
-			}
-		}
-		P->total_events = pm_crashsim_events(cs);
-		_exit(1);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-typedef struct eadr_ctx
+/* A workload child: its tree, its generator, and (eadr) where it dies. */
+typedef struct work
 {
 	env		   *e;
 	gen			g;
@@ -383,12 +291,54 @@ typedef struct eadr_ctx
 	uint64_t	kill_at;		/* fence number to die at; 0: wait for the parent's kill */
 	bool		calibrate;		/* count fences per op for ADR_OPS ops, then exit */
 	uint64_t	fences;
-} eadr_ctx;
+} work;
+
+static const char *
+work_open(void *ctx, const char *path, pm_mode mode, pm_pool **pool)
+{
+	work	   *c = ctx;
+	const char *w = env_open(c->e, path, mode, false, NULL);
+
+	*pool = c->e->pool;
+	return w;
+}
+
+static const char *
+work_step(void *ctx, uint64_t k)
+{
+	work	   *c = ctx;
+
+	(void) k;
+	return apply(c->e, gen_next(&c->g));
+}
+
+/* Calibration: after op k, the events so far (adr: crashsim's; eadr: fences) and the SMOs. */
+static void
+work_calibrate(void *ctx, uint64_t k, pm_crashsim *cs)
+{
+	work	   *c = ctx;
+	fbr_stats	st;
+
+	fbr_get_stats(&c->e->h.tree, &st);
+	P->events_after[k] = cs != NULL ? pm_crashsim_events(cs) : c->fences;
+	P->smo_after[k] = st.splits + st.merges + st.root_splits + st.root_collapses;
+	P->merges = st.merges;
+}
+
+/* Run ADR_OPS ops of g on a copy of the base pool under crashsim, crashing at event crash_at. */
+static int
+run_adr_child(env *e, const gen *g0, uint64_t crash_at, uint64_t image_seed, bool calibrate)
+{
+	work		c = {e, *g0, work_path, 0, calibrate, 0};
+	crash_workload w = {&c, work_open, work_step, calibrate ? work_calibrate : NULL};
+
+	return crash_run_adr_child(&w, work_path, crash_at, image_path, image_seed, ADR_OPS);
+}
 
 static void
 count_fence(void *arg)
 {
-	eadr_ctx   *c = arg;
+	work	   *c = arg;
 
 	if (++c->fences == c->kill_at)
 		raise(SIGKILL);
@@ -397,37 +347,24 @@ count_fence(void *arg)
 static void
 eadr_workload(void *arg)
 {
-	eadr_ctx   *c = arg;
+	work	   *c = arg;
 	pm_trace_hooks hooks = {NULL, count_fence, c};
-	const char *w;
+	crash_workload w = {c, work_open, work_step, c->calibrate ? work_calibrate : NULL};
+	pm_pool    *pool;
+	const char *why;
 
-	if ((w = env_open(c->e, c->path, PM_MODE_EADR, false, NULL)) != NULL)
-		child_fail(w);
+	if ((why = work_open(c, c->path, PM_MODE_EADR, &pool)) != NULL)
+		crash_child_fail(why);
 	c->fences = 0;
 	if (c->kill_at != 0 || c->calibrate)
-		pm_pool_set_trace(c->e->pool, &hooks);
-	P->started = 1;
-	for (uint64_t k = 0;; k++)
-	{
-		if ((w = apply(c->e, gen_next(&c->g))) != NULL)
-			child_fail(w);
-		__atomic_store_n(&P->completed, k + 1, __ATOMIC_RELEASE);
-		if (c->calibrate)
-		{
-			fbr_stats	st;
-
-			fbr_get_stats(&c->e->h.tree, &st);
-			P->events_after[k] = c->fences;
-			P->smo_after[k] = st.splits + st.merges + st.root_splits + st.root_collapses;
-			if (k + 1 == ADR_OPS)
-				_exit(1);
-		}
-	}
+		pm_pool_set_trace(pool, &hooks);
+	crash_child_loop(&w, c->calibrate ? ADR_OPS : 0, NULL);
+	_exit(1);
 }
 
 /* Run the workload in a child; true if SIGKILL ended it. */
 static bool
-run_eadr_child(eadr_ctx *c)
+run_eadr_child(work *c)
 {
 	pid_t		pid = fork();
 	int			status;
@@ -444,39 +381,30 @@ run_eadr_child(eadr_ctx *c)
  * pool (fence counts are deterministic), else any of the first 4000.
  */
 static uint64_t
-aim_fence(eadr_ctx *c, uint64_t *rng, int k)
+aim_fence(work *c, uint64_t *rng, int k)
 {
-	eadr_ctx	calib = *c;
+	work		calib = *c;
 	int			smo_ops = 0;
 
 	if (k % 2 == 0)
-		return 1 + fbr_rand(rng) % 4000;
+		return 1 + xorshift(rng) % 4000;
 	copy_file(work_path, image_path);
 	calib.path = image_path;
 	calib.calibrate = true;
 	calib.kill_at = 0;
-	P->errors = 0;
+	crash_report_reset();
 	(void) run_eadr_child(&calib);
 	for (int i = 0; i < ADR_OPS; i++)
 		smo_ops += P->smo_after[i] != (i ? P->smo_after[i - 1] : 0);
-	if (P->errors || smo_ops == 0)
-		return 1 + fbr_rand(rng) % 4000;
-	for (int pick = (int) (fbr_rand(rng) % smo_ops), i = 0;; i++)
+	if (crash_rep->errors || smo_ops == 0)
+		return 1 + xorshift(rng) % 4000;
+	for (int pick = (int) (xorshift(rng) % smo_ops), i = 0;; i++)
 		if (P->smo_after[i] != (i ? P->smo_after[i - 1] : 0) && pick-- == 0)
 		{
 			uint64_t	lo = i ? P->events_after[i - 1] : 0;
 
-			return lo + 1 + fbr_rand(rng) % (P->events_after[i] - lo);
+			return lo + 1 + xorshift(rng) % (P->events_after[i] - lo);
 		}
-}
-
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int
@@ -495,8 +423,8 @@ main(void)
 	if (getenv("PM_TEST_SEED"))
 		test_seed = strtoull(getenv("PM_TEST_SEED"), NULL, 10);
 	P = mmap(NULL, sizeof(progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	e.dom = mmap(NULL, pm_epoch_domain_size(FBR_SLOTS, FBR_LIMBO), PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	crash_report_map();
+	e.dom = harness_domain_sized(false, HARNESS_SLOTS, HARNESS_LIMBO);
 	dom = e.dom;
 	snprintf(base_path, sizeof(base_path), "%s/base.pool", dir);
 	snprintf(work_path, sizeof(work_path), "%s/work.pool", dir);
@@ -508,7 +436,7 @@ main(void)
 		{
 			double		x = grid(&s, 0, AREA),
 						y = grid(&s, 0, AREA);
-			double		wd = fbr_rand(&s) % 2 ? 0 : grid(&s, 0, 2);
+			double		wd = xorshift(&s) % 2 ? 0 : grid(&s, 0, 2);
 
 			universe[id].box = (fbr_box) {x, y, x + wd, y + wd / 2};
 			universe[id].payload = (uint64_t) id;
@@ -551,11 +479,11 @@ main(void)
 			calib_ev[s] = calloc(ADR_OPS, sizeof(uint64_t));
 			calib_smo[s] = calloc(ADR_OPS, 1);
 			copy_file(base_path, work_path);
-			if (run_adr_child(&e, &g, 0, 1, true) == 1 && P->completed == ADR_OPS)
+			if (run_adr_child(&e, &g, 0, 1, true) == 1 && crash_rep->completed == ADR_OPS)
 				calib_ok++;
-			else if (P->errors)
-				tap_diag("calibration seed %d: %s", s, P->msg);
-			calib_events[s] = P->total_events;
+			else if (crash_rep->errors)
+				tap_diag("calibration seed %d: %s", s, crash_rep->msg);
+			calib_events[s] = crash_rep->total_events;
 			merges += P->merges;
 			for (int k = 0; k < ADR_OPS; k++)
 			{
@@ -597,24 +525,24 @@ main(void)
 				uint64_t	lo;
 
 				do
-					k = (int) (fbr_rand(&rng) % ADR_OPS);
+					k = (int) (xorshift(&rng) % ADR_OPS);
 				while (!calib_smo[s][k]);
 				lo = k ? calib_ev[s][k - 1] : 0;
-				at = lo + 1 + fbr_rand(&rng) % (calib_ev[s][k] - lo);
+				at = lo + 1 + xorshift(&rng) % (calib_ev[s][k] - lo);
 			}
 			else
-				at = 1 + fbr_rand(&rng) % calib_events[s];
+				at = 1 + xorshift(&rng) % calib_events[s];
 			copy_file(base_path, work_path);
-			if (run_adr_child(&e, &g, at, fbr_rand(&rng), false) != 0)
+			if (run_adr_child(&e, &g, at, xorshift(&rng), false) != 0)
 			{
 				if (failures++ < MAX_REPORT)
 					tap_diag("adr point %d: the child did not crash as planned%s%s", point,
-							 P->errors ? ": " : "", P->errors ? P->msg : "");
+							 crash_rep->errors ? ": " : "", crash_rep->errors ? crash_rep->msg : "");
 				continue;
 			}
 			crashed++;
-			in_smo += P->completed < ADR_OPS && calib_smo[s][P->completed];
-			why = check_after_crash(&e, image_path, PM_MODE_ADR, &g, P->completed, fbr_rand(&rng),
+			in_smo += crash_rep->completed < ADR_OPS && calib_smo[s][crash_rep->completed];
+			why = check_after_crash(&e, image_path, PM_MODE_ADR, &g, crash_rep->completed, xorshift(&rng),
 									&cur, &repaired);
 			repaired_total += repaired;
 			if (why && failures++ < MAX_REPORT)
@@ -647,7 +575,7 @@ main(void)
 						efail = 0;
 			uint64_t	ops_total = 0,
 						repaired_total = 0;
-			eadr_ctx	c;
+			work		c;
 
 			t0 = now_sec();
 			for (int k = 0; k < EADR_KILLS && efail == 0; k++)
@@ -658,25 +586,23 @@ main(void)
 
 				c.e = &e;
 				c.g = state;
-				c.g.seed = fbr_rand(&rng);
+				c.g.seed = xorshift(&rng);
 				c.path = work_path;
 				c.calibrate = false;
 				c.kill_at = at_fence ? aim_fence(&c, &rng, k) : 0;
-				P->completed = 0;
-				P->started = 0;
-				P->errors = 0;
+				crash_report_reset();
 				if (at_fence)
 					killed += run_eadr_child(&c);
 				else
-					killed += pm_crash_fork_kill(eadr_workload, &c, 2000 + (unsigned) (fbr_rand(&rng) % 20000));
-				if (P->errors)
+					killed += pm_crash_fork_kill(eadr_workload, &c, 2000 + (unsigned) (xorshift(&rng) % 20000));
+				if (crash_rep->errors)
 				{
 					efail++;
-					tap_diag("eadr kill %d: the workload failed: %s", k, P->msg);
+					tap_diag("eadr kill %d: the workload failed: %s", k, crash_rep->msg);
 					break;
 				}
-				ops_total += P->completed;
-				why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, P->completed, fbr_rand(&rng),
+				ops_total += crash_rep->completed;
+				why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, crash_rep->completed, xorshift(&rng),
 										&cur, &repaired);
 				repaired_total += repaired;
 				if (why)

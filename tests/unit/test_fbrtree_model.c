@@ -14,8 +14,8 @@
 #endif
 #include "fbr_harness.h"
 
-#include <math.h>
-#include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #define N_UNIFORM	(1000000 / FBR_SCALE_DOWN)
 #define N_CLUSTERED	(300000 / FBR_SCALE_DOWN)
@@ -36,29 +36,11 @@ static size_t nref;
 static fbr_item *items;			/* by payload */
 static bool *live;				/* by payload */
 
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int
 ref_cmp(const void *a, const void *b)
 {
 	double		x = ((const ref_item *) a)->it.box.xmin,
 				y = ((const ref_item *) b)->it.box.xmin;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
-payload_cmp(const void *a, const void *b)
-{
-	uint64_t	x = ((const fbr_item *) a)->payload,
-				y = ((const fbr_item *) b)->payload;
 
 	return x < y ? -1 : x > y;
 }
@@ -126,9 +108,9 @@ static query
 random_query(uint64_t *s, size_t n)
 {
 	query		qu;
-	size_t		pick = fbr_rand(s) % n;
+	size_t		pick = xorshift(s) % n;
 
-	qu.op = (query_op) (fbr_rand(s) % Q_NOPS);
+	qu.op = (query_op) (xorshift(s) % Q_NOPS);
 	switch (qu.op)
 	{
 		case Q_OVERLAP:
@@ -141,7 +123,7 @@ random_query(uint64_t *s, size_t n)
 		case Q_CONTAINS:
 			/* a point or a piece of an entry's box, often its corner */
 			qu.q = items[pick].box;
-			if (fbr_rand(s) % 2)
+			if (xorshift(s) % 2)
 				qu.q.xmax = qu.q.xmin, qu.q.ymax = qu.q.ymin;
 			break;
 		default:
@@ -192,23 +174,6 @@ compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, i
 
 /* ---------- KNN ---------- */
 
-typedef struct point
-{
-	double		x,
-				y;
-} point;
-
-static double
-point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
-{
-	const point *p = arg;
-	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
-	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
-
-	(void) is_leaf;
-	return sqrt(dx * dx + dy * dy);
-}
-
 /* The k smallest distances of the live entries, ascending, in best[]; returns how many. */
 static int
 smallest_distances(point *p, size_t n, double *best, int k)
@@ -254,6 +219,8 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 		double		prev = 0;
 		bool		ok = k != NULL;
 
+		err.code = PM_OK;
+
 		for (int j = 0; ok && j < nl; j++)
 		{
 			fbr_item	it;
@@ -270,7 +237,8 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 		if (k != NULL)
 			fbr_knn_end(k);
 		if (!ok && bad++ == 0)
-			tap_diag("knn query %d at (%g, %g) differs from brute force", qi, p.x, p.y);
+			tap_diag("knn query %d at (%g, %g) differs from brute force%s%s", qi, p.x, p.y,
+					 err.code != PM_OK ? ": " : "", err.code != PM_OK ? err.msg : "");
 	}
 	return bad;
 }
@@ -347,7 +315,7 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 		bool		corner = items[i].box.xmin < 400 && items[i].box.ymin < 400;
 		bool		found;
 
-		if (fbr_rand(&s) % 100 < (corner ? 80 : 15))
+		if (xorshift(&s) % 100 < (corner ? 80 : 15))
 		{
 			ok = fbr_delete(&h.tree, &items[i], &found, &err) == PM_OK && found;
 			live[i] = false;
@@ -375,15 +343,6 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	pm_epoch_drain(&h.epoch);
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(pool);
-}
-
-static bool
-accept_all(void *arg, const fbr_box *b, bool is_leaf)
-{
-	(void) arg;
-	(void) b;
-	(void) is_leaf;
-	return true;
 }
 
 /* STR bulk load of the live entries; queries and KNN against the reference. */
@@ -417,7 +376,8 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 		fbr_knn    *k = fbr_knn_begin(&h.tree, NULL, NULL, point_box_distance, &p, &err);
 		fbr_item	it;
 		double		d;
-		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d, &err);
+		pm_error	kerr;
+		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d, &kerr) && kerr.code == PM_OK;
 		pm_errcode	refused;
 
 		fbr_knn_end(k);
@@ -463,6 +423,120 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 	pm_pool_close(pool);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
+/* Inner boxes at 0, entries at 1: every node is read before the first result. */
+static double
+nodes_first_distance(void *arg, const fbr_box *b, bool is_leaf)
+{
+	(void) arg;
+	(void) b;
+	return is_leaf ? 1 : 0;
+}
+#endif
+
+#define OOM_N		300000		/* entries the queue must hold at once: 17 MB */
+#define OOM_MARGIN	(4 << 20)	/* address space the child may add */
+
+/*
+ * Out of memory in fbr_knn_next is an error, not an end: a child process
+ * caps its address space OOM_MARGIN above what it maps, then runs a scan
+ * whose queue must hold all OOM_N entries before its first result.  The
+ * call must fail with PM_ERR_LIMIT, and so must the next one.  Not under
+ * ASan, whose shadow memory does not live with an address-space limit.
+ */
+static void
+knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void) dir;
+	(void) dom;
+	tap_ok(true, "# SKIP KNN out of memory: needs an address-space limit, not under ASan");
+#else
+	static const char *const outcome[] = {
+		"fails with PM_ERR_LIMIT, and again on the next call", "returned an entry",
+		"ended as if the scan were complete", "failed with another code",
+		"the second call did not fail the same way", "set-up failed"};
+	char		path[600];
+	fbr_harness h;
+	pm_pool    *pool;
+	fbr_item   *all = malloc(sizeof(fbr_item) * OOM_N);
+	pm_error	err;
+	char	   *msg = mmap(NULL, sizeof(err.msg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t		pid;
+	int			status = 0,
+				code;
+
+	snprintf(path, sizeof(path), "%s/oom.pool", dir);
+	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
+	fbr_harness_attach(&h, pool, dom, 1);
+	for (uint64_t i = 0; i < OOM_N; i++)
+	{
+		double		x = (double) (i % 1000),
+					y = (double) (i / 1000);
+
+		all[i] = (fbr_item) {{x, y, x, y}, i};
+	}
+	if (fbr_bulk_load(&h.tree, all, OOM_N, 90, &err) != PM_OK)
+	{
+		fprintf(stderr, "bulk load: %s\n", err.msg);
+		exit(2);
+	}
+	free(all);
+	pm_epoch_unregister(&h.epoch);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+	{
+		fbr_harness c;
+		struct rlimit lim;
+		unsigned long pages = 0;
+		FILE	   *f = fopen("/proc/self/statm", "r");
+		fbr_knn    *k;
+		fbr_item	it;
+		double		d;
+		pm_error	err2;
+		bool		ended;
+		int			rc;
+
+		if (f == NULL || fscanf(f, "%lu", &pages) != 1)
+			_exit(5);
+		fclose(f);
+		fbr_harness_attach(&c, pool, dom, (uint64_t) getpid());
+		lim.rlim_cur = lim.rlim_max = pages * (rlim_t) sysconf(_SC_PAGESIZE) + OOM_MARGIN;
+		if (setrlimit(RLIMIT_AS, &lim) != 0)
+			_exit(5);
+		k = fbr_knn_begin(&c.tree, NULL, NULL, nodes_first_distance, NULL, &err);
+		if (k == NULL)
+			_exit(5);
+		err.msg[0] = '\0';
+		ended = !fbr_knn_next(k, &it, &d, &err);
+		if (msg != MAP_FAILED)
+			memcpy(msg, err.msg, sizeof(err.msg));
+		if (!ended)
+			rc = 1;
+		else if (err.code == PM_OK)
+			rc = 2;
+		else if (err.code != PM_ERR_LIMIT || strstr(err.msg, "out of memory") == NULL)
+			rc = 3;
+		else if (fbr_knn_next(k, &it, &d, &err2) || err2.code != err.code ||
+				 strcmp(err2.msg, err.msg) != 0)
+			rc = 4;
+		else
+			rc = 0;
+		fbr_knn_end(k);
+		pm_epoch_unregister(&c.epoch);
+		_exit(rc);
+	}
+	waitpid(pid, &status, 0);
+	code = WIFEXITED(status) && WEXITSTATUS(status) <= 5 ? WEXITSTATUS(status) : 5;
+	tap_ok(code == 0, "KNN out of memory (%d entries queued, address space capped): %s (%s)", OOM_N,
+		   outcome[code], msg != MAP_FAILED ? msg : "");
+	if (msg != MAP_FAILED)
+		munmap(msg, sizeof(err.msg));
+	pm_pool_close(pool);
+#endif
+}
+
 /* Diagnostic: which split heuristic makes cheaper window queries. */
 static void
 measure_splits(const char *dir, pm_epoch_domain *dom)
@@ -498,7 +572,7 @@ measure_splits(const char *dir, pm_epoch_domain *dom)
 			for (int q = 0; q < BENCH_Q; q++)
 			{
 				query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
-				fbr_box		c = items[fbr_rand(&s) % BENCH_N].box;	/* windows where the data is */
+				fbr_box		c = items[xorshift(&s) % BENCH_N].box;	/* windows where the data is */
 
 				qu.q.xmin = c.xmin - 5;
 				qu.q.ymin = c.ymin - 5;
@@ -528,15 +602,16 @@ int
 main(void)
 {
 	char	   *dir = tap_tmpdir("fbr_model");
-	pm_epoch_domain *dom = fbr_harness_domain();
+	pm_epoch_domain *dom = harness_domain();
 	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
 
-	tap_plan(21);
+	tap_plan(22);
 	ref = malloc(sizeof(ref_item) * nmax);
 	items = malloc(sizeof(fbr_item) * nmax);
 	live = malloc(sizeof(bool) * nmax);
 	run_dataset(dir, dom, N_UNIFORM, false, 1);
 	run_str(dir, dom, N_UNIFORM);
+	knn_out_of_memory(dir, dom);
 	run_dataset(dir, dom, N_CLUSTERED, true, 2);
 	measure_splits(dir, dom);
 	free(ref);

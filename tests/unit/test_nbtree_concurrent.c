@@ -46,7 +46,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #define MAXW			4			/* workers at most */
 #define NKEYS			300
@@ -233,14 +232,9 @@ wfree(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 static bool
 wattach(wctx *w, harness *h, pm_pool *pool, uint64_t token)
 {
-	pm_error	err;
-
 	pm_alloc_attach_arena(&w->dram, h->arena, "test DRAM arena");
-	if (pm_epoch_register(h->dom, token, -1, wfree, w, harness_token_alive, &w->ep, &err) != PM_OK)
-	{
-		fprintf(stderr, "epoch register: %s\n", err.msg);
+	if (!harness_register(h->dom, token, wfree, w, &w->ep))
 		return false;
-	}
 	nbt_attach(&w->tree, pool, &w->dram, &w->ep, SPACE_PM, 0, SPACE_DRAM, h->tree.dram_root);
 	return true;
 }
@@ -1028,15 +1022,6 @@ leak_check(harness *h)
 	return NULL;
 }
 
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 static void
 reset_shared(void)
 {
@@ -1153,7 +1138,7 @@ run_variant(const char *dir, bool processes, int nworkers, variant_result *vr)
 	/* the recorded data stays mapped for the negative control; the tree is done */
 	pm_pool_close(h.pool);
 	munmap(h.arena, HARNESS_ARENA);
-	munmap(h.dom, pm_epoch_domain_size(HARNESS_SLOTS, 4096));
+	harness_domain_unmap(h.dom);
 }
 
 static void

@@ -33,12 +33,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "crashsim.h"
+#include "harness_crash.h"
 #include "nbt_harness.h"
 #include "nbt_internal.h"
-
-#include <sys/wait.h>
-#include <time.h>
 
 #define KEYS			256
 #define RESTS			48
@@ -82,20 +79,18 @@ typedef struct gen
 	int			cursor;			/* where the emptying phase deletes next */
 } gen;
 
-/* Shared with the crash children (MAP_SHARED, mapped before any fork). */
+/*
+ * Calibration, shared with the crash children (MAP_SHARED, mapped before
+ * any fork): per operation, the event count after it and its SMOs
+ * (crash_rep has what every child reports).
+ */
 typedef struct progress
 {
-	uint64_t	completed;		/* operations returned */
-	uint64_t	started;		/* the workload loop was reached */
-	uint64_t	errors;
-	char		msg[256];
-	/* calibration: per operation, the event count after it and its SMOs */
 	uint64_t	events_after[ADR_OPS];
 	uint64_t	splits_after[ADR_OPS];
 	uint64_t	compactions_after[ADR_OPS];
 	uint64_t	merges_after[ADR_OPS];
 	uint64_t	chunks_after[ADR_OPS];	/* allocator chunks in use + pool size */
-	uint64_t	total_events;
 } progress;
 
 /* A process's tree over a pool, with its own DRAM arena and epoch domain. */
@@ -117,15 +112,6 @@ static uint64_t leaked_total;	/* allocated-but-unreachable blocks freed by recov
 static char base_path[600];
 static char work_path[600];
 static char image_path[600];
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static nbt_skey
 skey_of(int id)
@@ -170,7 +156,7 @@ id_of(const nbt_skey *sk)
 static op
 gen_next(gen *g)
 {
-	uint64_t	x = rnd(&g->seed);
+	uint64_t	x = xorshift(&g->seed);
 	int			id = (int) ((x >> 8) % NID);
 	int			what = (int) ((x >> 40) % 100);
 	int			phase = (int) ((g->n++ / PHASE) % 3);
@@ -223,26 +209,18 @@ env_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 	harness_free_to(&e->t.pm, &e->dram, space, off);
 }
 
-static bool
-always_alive(uint64_t owner)
-{
-	(void) owner;
-	return true;
-}
-
 /* Memory for the DRAM tier of one process (reused: formatted at each use). */
 static void
 env_map(env *e)
 {
 	e->arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
 					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	e->dom = mmap(NULL, pm_epoch_domain_size(DOM_SLOTS, DOM_LIMBO), PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e->arena == MAP_FAILED || e->dom == MAP_FAILED)
+	if (e->arena == MAP_FAILED)
 	{
 		perror("mmap");
 		exit(2);
 	}
+	e->dom = harness_domain_sized(false, DOM_SLOTS, DOM_LIMBO);
 }
 
 /*
@@ -263,7 +241,7 @@ env_open(env *e, const char *path, pm_mode mode, bool recover)
 	pm_arena_format(e->arena, ARENA_SIZE);
 	pm_alloc_attach_arena(&e->dram, e->arena, "crash test DRAM arena");
 	pm_epoch_domain_init(e->dom, DOM_SLOTS, DOM_LIMBO);
-	if (pm_epoch_register(e->dom, 1, -1, env_free, e, always_alive, &e->ep, &err) != PM_OK)
+	if (pm_epoch_register(e->dom, 1, -1, env_free, e, harness_always_alive, &e->ep, &err) != PM_OK)
 	{
 		snprintf(why, sizeof(why), "epoch register: %s", err.msg);
 		pm_pool_close(e->pool);
@@ -609,14 +587,47 @@ fill_allocator(env *e, uint64_t *fillers)
 
 /* ---------- the workloads ---------- */
 
-static void child_fail(const char *w) __attribute__((noreturn));
-
-static void
-child_fail(const char *w)
+/* A workload child: its tree and its generator. */
+typedef struct work
 {
-	if (__atomic_fetch_add(&P->errors, 1, __ATOMIC_ACQ_REL) == 0)
-		snprintf(P->msg, sizeof(P->msg), "%s", w);
-	_exit(4);
+	env		   *e;
+	gen			g;
+} work;
+
+static const char *
+work_open(void *ctx, const char *path, pm_mode mode, pm_pool **pool)
+{
+	work	   *c = ctx;
+	const char *w = env_open(c->e, path, mode, false);
+
+	*pool = c->e->pool;
+	return w;
+}
+
+static const char *
+work_step(void *ctx, uint64_t k)
+{
+	work	   *c = ctx;
+
+	(void) k;
+	return apply(c->e, gen_next(&c->g), true);
+}
+
+/* Calibration (adr): after op k, the events so far and the SMOs. */
+static void
+work_calibrate(void *ctx, uint64_t k, pm_crashsim *cs)
+{
+	work	   *c = ctx;
+	nbt_stats	st;
+	pm_alloc_stats ast;
+
+	nbt_get_stats(&c->e->t, &st);
+	P->events_after[k] = pm_crashsim_events(cs);
+	P->splits_after[k] = st.smo_splits;
+	P->compactions_after[k] = st.smo_compactions;
+	P->merges_after[k] = st.smo_merges;
+	pm_alloc_get_stats(&c->e->t.pm, &ast);
+	P->chunks_after[k] = ast.chunks_in_use + pm_pool_size(c->e->pool);
 }
 
 /*
@@ -626,96 +637,23 @@ child_fail(const char *w)
 static int
 run_adr_child(env *e, const gen *g0, uint64_t crash_at, uint64_t iseed, bool calibrate)
 {
-	pid_t		pid;
-	int			status;
+	work		c = {e, *g0};
+	crash_workload w = {&c, work_open, work_step, calibrate ? work_calibrate : NULL};
 
-	P->completed = 0;
-	P->started = 0;
-	pid = fork();
-	if (pid == 0)
-	{
-		gen			g = *g0;
-		pm_crashsim *cs;
-		const char *w;
-
-		if ((w = env_open(e, work_path, PM_MODE_ADR, false)) != NULL)
-			child_fail(w);
-		cs = pm_crashsim_attach(e->pool, crash_at, image_path, iseed);
-		if (cs == NULL)
-			child_fail("crashsim attach failed");
-		__atomic_store_n(&P->started, 1, __ATOMIC_RELEASE);
-		for (int k = 0; k < ADR_OPS; k++)
-		{
-			op			o = gen_next(&g);
-
-			if ((w = apply(e, o, true)) != NULL)
-				child_fail(w);
-			__atomic_store_n(&P->completed, (uint64_t) k + 1, __ATOMIC_RELEASE);
-			if (calibrate)
-			{
-				nbt_stats	st;
-
-				nbt_get_stats(&e->t, &st);
-				P->events_after[k] = pm_crashsim_events(cs);
-				P->splits_after[k] = st.smo_splits;
-				P->compactions_after[k] = st.smo_compactions;
-				P->merges_after[k] = st.smo_merges;
-				{
-					pm_alloc_stats ast;
-
-					pm_alloc_get_stats(&e->t.pm, &ast);
-					P->chunks_after[k] = ast.chunks_in_use + pm_pool_size(e->pool);
-				}
-			}
-		}
-		P->total_events = pm_crashsim_events(cs);
-		_exit(1);				/* finished without crashing */
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return crash_run_adr_child(&w, work_path, crash_at, image_path, iseed, ADR_OPS);
 }
-
-typedef struct eadr_ctx
-{
-	env		   *e;
-	gen			g;
-} eadr_ctx;
 
 static void
 eadr_workload(void *arg)
 {
-	eadr_ctx   *c = arg;
-	const char *w;
+	work	   *c = arg;
+	crash_workload w = {c, work_open, work_step, NULL};
+	pm_pool    *pool;
+	const char *why;
 
-	if ((w = env_open(c->e, work_path, PM_MODE_EADR, false)) != NULL)
-		child_fail(w);
-	__atomic_store_n(&P->started, 1, __ATOMIC_RELEASE);
-	for (uint64_t k = 0;; k++)
-	{
-		op			o = gen_next(&c->g);
-
-		if ((w = apply(c->e, o, true)) != NULL)
-			child_fail(w);
-		__atomic_store_n(&P->completed, k + 1, __ATOMIC_RELEASE);
-	}
-}
-
-static bool
-copy_file(const char *from, const char *to)
-{
-	char		cmd[1300];
-
-	snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", from, to);
-	return system(cmd) == 0;
-}
-
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+	if ((why = work_open(c, work_path, PM_MODE_EADR, &pool)) != NULL)
+		crash_child_fail(why);
+	crash_child_loop(&w, 0, NULL);
 }
 
 /* The op index whose events contain event ev in the calibration of a seed. */
@@ -743,8 +681,6 @@ main(void)
 	char	   *dir = tap_tmpdir("nbt_crash");
 	env			e;
 	gen			base;
-	pm_error	err;
-	pm_pool_create_opts o = {0};
 	uint64_t	calib_events[ADR_SEEDS];
 	uint64_t   *calib_ev[ADR_SEEDS];
 	uint8_t    *calib_smo[ADR_SEEDS];	/* per op: 1 split, 2 compaction, 8 merge; 4 new chunk
@@ -766,6 +702,7 @@ main(void)
 		perror("mmap");
 		return 2;
 	}
+	crash_report_map();
 	env_map(&e);
 	snprintf(base_path, sizeof(base_path), "%s/base.pm", dir);
 	snprintf(work_path, sizeof(work_path), "%s/work.pm", dir);
@@ -773,18 +710,9 @@ main(void)
 
 	/* the base pool: BASE_OPS ops from empty, closed with nothing pending */
 	{
-		pm_pool    *pool;
 		const char *w = NULL;
 
-		o.mode = PM_MODE_ADR;
-		o.max_size = MAX_POOL;
-		o.owner.kind = PM_KIND_NBTREE;
-		if (pm_pool_create(base_path, &o, &pool, &err) != PM_OK || nbt_format(pool, &err) != PM_OK)
-		{
-			tap_diag("base pool: %s", err.msg);
-			return 1;
-		}
-		pm_pool_close(pool);
+		pm_pool_close(harness_new_pool(base_path, PM_MODE_ADR, MAX_POOL));
 		memset(&base, 0, sizeof(base));
 		base.seed = 2024 + test_seed;
 		if ((w = env_open(&e, base_path, PM_MODE_ADR, false)) == NULL)
@@ -829,11 +757,11 @@ main(void)
 		calib_smo[s] = calloc(ADR_OPS, 1);
 		copy_file(base_path, work_path);
 		rc = run_adr_child(&e, &g, 0, 1, true);
-		calib_events[s] = P->total_events;
-		if (rc == 1 && P->completed == ADR_OPS)
+		calib_events[s] = crash_rep->total_events;
+		if (rc == 1 && crash_rep->completed == ADR_OPS)
 			calib_ok++;
-		else if (P->errors)
-			tap_diag("calibration seed %d: %s", s, P->msg);
+		else if (crash_rep->errors)
+			tap_diag("calibration seed %d: %s", s, crash_rep->msg);
 		for (int k = 0; k < ADR_OPS; k++)
 		{
 			calib_ev[s][k] = P->events_after[k];
@@ -919,7 +847,7 @@ main(void)
 				/* aimed at the op that takes a new chunk and grows the pool */
 				uint64_t	lo = k_chunk ? calib_ev[s][k_chunk - 1] : 0;
 
-				at = lo + 1 + rnd(&rng) % (calib_ev[s][k_chunk] - lo);
+				at = lo + 1 + xorshift(&rng) % (calib_ev[s][k_chunk] - lo);
 				aimed++;
 			}
 			else if (point % 10 == 5 && calib_merges[s] > 0)
@@ -930,14 +858,14 @@ main(void)
 				 */
 				int			k;
 				uint64_t	lo;
-				uint64_t	back = rnd(&rng) % 3;
+				uint64_t	back = xorshift(&rng) % 3;
 
 				do
-					k = (int) (rnd(&rng) % ADR_OPS);
+					k = (int) (xorshift(&rng) % ADR_OPS);
 				while (!(calib_smo[s][k] & 8));
 				lo = k ? calib_ev[s][k - 1] : 0;
 				at = back < 2 && calib_ev[s][k] - back > lo ? calib_ev[s][k] - back :
-					lo + 1 + rnd(&rng) % (calib_ev[s][k] - lo);
+					lo + 1 + xorshift(&rng) % (calib_ev[s][k] - lo);
 				aimed++;
 			}
 			else if (point % 2 == 1)
@@ -946,38 +874,38 @@ main(void)
 				int			k;
 
 				do
-					k = (int) (rnd(&rng) % ADR_OPS);
+					k = (int) (xorshift(&rng) % ADR_OPS);
 				while (!calib_smo[s][k]);
 				{
 					uint64_t	lo = k ? calib_ev[s][k - 1] : 0;
 
-					at = lo + 1 + rnd(&rng) % (calib_ev[s][k] - lo);
+					at = lo + 1 + xorshift(&rng) % (calib_ev[s][k] - lo);
 				}
 				aimed++;
 			}
 			else
-				at = 1 + rnd(&rng) % calib_events[s];
+				at = 1 + xorshift(&rng) % calib_events[s];
 
 			copy_file(base_path, work_path);
-			rc = run_adr_child(&e, &g, at, rnd(&rng), false);
+			rc = run_adr_child(&e, &g, at, xorshift(&rng), false);
 			if (rc != 0)
 			{
 				if (failures++ < MAX_REPORT)
 					tap_diag("adr point %d (seed %d, event %llu): child exit %d%s%s", point, s,
-							 (unsigned long long) at, rc, P->errors ? ": " : "",
-							 P->errors ? P->msg : "");
+							 (unsigned long long) at, rc, crash_rep->errors ? ": " : "",
+							 crash_rep->errors ? crash_rep->msg : "");
 				continue;
 			}
 			crashed++;
-			if (P->completed < ADR_OPS && calib_smo[s][P->completed] &&
-				op_of_event(calib_ev[s], at) == (int) P->completed)
+			if (crash_rep->completed < ADR_OPS && calib_smo[s][crash_rep->completed] &&
+				op_of_event(calib_ev[s], at) == (int) crash_rep->completed)
 			{
 				in_smo++;
-				in_split += calib_smo[s][P->completed] & 1;
-				in_chunk += (calib_smo[s][P->completed] & 4) != 0;
-				in_merge += (calib_smo[s][P->completed] & 8) != 0;
+				in_split += calib_smo[s][crash_rep->completed] & 1;
+				in_chunk += (calib_smo[s][crash_rep->completed] & 4) != 0;
+				in_merge += (calib_smo[s][crash_rep->completed] & 8) != 0;
 			}
-			why = check_after_crash(&e, image_path, PM_MODE_ADR, &g, P->completed, rnd(&rng),
+			why = check_after_crash(&e, image_path, PM_MODE_ADR, &g, crash_rep->completed, xorshift(&rng),
 									&cur, &kind, &done);
 			if (kind != OP_COMPACT)
 			{
@@ -1017,13 +945,13 @@ main(void)
 					in_ops = 0;
 		uint64_t	ops_total = 0;
 		gen			state = base;
-		eadr_ctx	c;
+		work		c;
 
 		leaked_total = 0;
 		copy_file(base_path, work_path);
 		for (int k = 0; k < EADR_KILLS; k++)
 		{
-			unsigned	delay = 3000 + (unsigned) (rnd(&rng) % 20000);
+			unsigned	delay = 3000 + (unsigned) (xorshift(&rng) % 20000);
 			const char *why;
 			gen			cur;
 			int			kind;
@@ -1031,26 +959,24 @@ main(void)
 
 			c.e = &e;
 			c.g = state;
-			c.g.seed = rnd(&rng);
-			P->completed = 0;
-			P->started = 0;
-			P->errors = 0;
+			c.g.seed = xorshift(&rng);
+			crash_report_reset();
 			killed += pm_crash_fork_kill(eadr_workload, &c, delay);
-			if (P->errors)
+			if (crash_rep->errors)
 			{
 				if (efail++ < MAX_REPORT)
-					tap_diag("eadr kill %d: the workload failed: %s", k, P->msg);
+					tap_diag("eadr kill %d: the workload failed: %s", k, crash_rep->msg);
 				break;
 			}
-			in_ops += P->started && P->completed > 0;
-			ops_total += P->completed;
-			why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, P->completed, rnd(&rng),
+			in_ops += crash_rep->started && crash_rep->completed > 0;
+			ops_total += crash_rep->completed;
+			why = check_after_crash(&e, work_path, PM_MODE_EADR, &c.g, crash_rep->completed, xorshift(&rng),
 									&cur, &kind, &done);
 			if (why)
 			{
 				if (efail++ < MAX_REPORT)
 					tap_diag("eadr kill %d (%llu ops done): %s", k,
-							 (unsigned long long) P->completed, why);
+							 (unsigned long long) crash_rep->completed, why);
 				break;			/* the pool is in an unknown state */
 			}
 			state = cur;

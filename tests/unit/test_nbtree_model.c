@@ -298,7 +298,7 @@ split_keeps_merge_pair(const char *dir)
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(h.pool);
 	munmap(h.arena, HARNESS_ARENA);
-	munmap(h.dom, pm_epoch_domain_size(HARNESS_SLOTS, 4096));
+	harness_domain_unmap(h.dom);
 	return why;
 }
 

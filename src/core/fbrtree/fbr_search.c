@@ -23,7 +23,18 @@ item_hash(const fbr_item *it)
 	return pm_fnv1a64(it, sizeof(*it));
 }
 
-static bool item_set_add(item_set *s, const fbr_item *it);
+/* Place it in a set that has room and does not hold it. */
+static void
+item_set_place(item_set *s, const fbr_item *it)
+{
+	size_t		i;
+
+	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+		;
+	s->used[i] = true;
+	s->slot[i] = *it;
+	s->n++;
+}
 
 static bool
 item_set_grow(item_set *s)
@@ -41,28 +52,25 @@ item_set_grow(item_set *s)
 	}
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->used[i])
-			item_set_add(&bigger, &s->slot[i]);
+			item_set_place(&bigger, &s->slot[i]);
 	free(s->slot);
 	free(s->used);
 	*s = bigger;
 	return true;
 }
 
-/* True if it was not there yet (or the set could not grow: then no dedupe). */
-static bool
+/* 1: added; 0: it was there already; -1: out of memory (the set is unchanged). */
+static int
 item_set_add(item_set *s, const fbr_item *it)
 {
-	size_t		i;
-
+	if (s->cap > 0)
+		for (size_t i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+			if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
+				return 0;
 	if ((s->n + 1) * 2 > s->cap && !item_set_grow(s))
-		return true;
-	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
-		if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
-			return false;
-	s->used[i] = true;
-	s->slot[i] = *it;
-	s->n++;
-	return true;
+		return -1;
+	item_set_place(s, it);
+	return 1;
 }
 
 static void
@@ -286,13 +294,96 @@ typedef struct knn_elem
 	bool		is_node;
 } knn_elem;
 
-/* A node read: what it looked like, and who its parent was. */
+/* A read of an inner node: its word as last read, and who its parent was. */
 typedef struct knn_visit
 {
 	uint64_t	off;
 	uint64_t	meta;
 	int			parent;
 } knn_visit;
+
+/* Node offset (never 0) -> the metadata word it had when last read. */
+typedef struct node_map
+{
+	uint64_t   *off;
+	uint64_t   *meta;
+	size_t		cap;			/* power of two */
+	size_t		n;
+} node_map;
+
+static size_t
+node_map_find(const node_map *m, uint64_t off)
+{
+	size_t		i;
+
+	for (i = (size_t) (off * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (m->cap - 1);
+		 m->off[i] != 0 && m->off[i] != off; i = (i + 1) & (m->cap - 1))
+		;
+	return i;
+}
+
+/* False: the node was never read. */
+static bool
+node_map_get(const node_map *m, uint64_t off, uint64_t *meta)
+{
+	size_t		i;
+
+	if (m->cap == 0)
+		return false;
+	i = node_map_find(m, off);
+	if (m->off[i] == 0)
+		return false;
+	*meta = m->meta[i];
+	return true;
+}
+
+/* False: out of memory. */
+static bool
+node_map_put(node_map *m, uint64_t off, uint64_t meta)
+{
+	size_t		i;
+
+	if ((m->n + 1) * 2 > m->cap)
+	{
+		node_map	bigger = {0};
+
+		bigger.cap = m->cap ? m->cap * 2 : 64;
+		bigger.off = calloc(bigger.cap, sizeof(uint64_t));
+		bigger.meta = malloc(bigger.cap * sizeof(uint64_t));
+		if (bigger.off == NULL || bigger.meta == NULL)
+		{
+			free(bigger.off);
+			free(bigger.meta);
+			return false;
+		}
+		for (size_t j = 0; j < m->cap; j++)
+			if (m->off[j] != 0)
+			{
+				i = node_map_find(&bigger, m->off[j]);
+				bigger.off[i] = m->off[j];
+				bigger.meta[i] = m->meta[j];
+				bigger.n++;
+			}
+		free(m->off);
+		free(m->meta);
+		*m = bigger;
+	}
+	i = node_map_find(m, off);
+	if (m->off[i] == 0)
+	{
+		m->off[i] = off;
+		m->n++;
+	}
+	m->meta[i] = meta;
+	return true;
+}
+
+static void
+node_map_free(node_map *m)
+{
+	free(m->off);
+	free(m->meta);
+}
 
 struct fbr_knn
 {
@@ -307,11 +398,22 @@ struct fbr_knn
 	knn_visit  *visit;
 	size_t		nvisit;
 	size_t		visit_cap;
-	item_set	nodes_seen;		/* (zero box, offset) of nodes read */
+	node_map	read;			/* every node read, with its word as last read */
 	item_set	returned;
 	uint64_t	root_seen;		/* the root pointer as last read */
-	bool		oom;
+	double		frontier;		/* key of the last element popped: nothing is pushed below it */
+	pm_error	failure;		/* code PM_OK until something failed; then sticky */
 };
+
+/* Out of memory: the scan cannot go on (its queue would miss something). */
+static void
+knn_fail(fbr_knn *k, const char *what)
+{
+	if (k->failure.code == PM_OK)
+		pm_error_set(&k->failure, PM_ERR_LIMIT, 0,
+					 "pool file \"%s\": out of memory for the %s of a nearest-neighbour scan",
+					 k->t->pool->path, what);
+}
 
 static void
 heap_push(fbr_knn *k, const knn_elem *e)
@@ -325,7 +427,7 @@ heap_push(fbr_knn *k, const knn_elem *e)
 
 		if (h == NULL)
 		{
-			k->oom = true;
+			knn_fail(k, "queue");
 			return;
 		}
 		k->heap = h;
@@ -370,20 +472,25 @@ heap_pop(fbr_knn *k)
 }
 
 /*
- * A child's priority is never below its parent's: a box read while an
- * insert enlarges it may reach closer than anything the subtree held when
- * the parent was read.
+ * A node's key is the distance to its box, raised to the frontier (the key
+ * last popped).  Nothing enters the queue below the frontier, so keys pop in
+ * non-decreasing order whatever the tree does meanwhile: a child read while
+ * an insert enlarges its box, a sibling a split created, a node found again
+ * by re-validation, a new root, may all lie closer than what was already
+ * returned, but anything there that the scan still owes its caller (an
+ * entry committed before the scan began) is at least as far as the
+ * frontier (README: "KNN").
  */
 static void
-push_node(fbr_knn *k, const fbr_item *entry, int parent, double parent_dist)
+push_node(fbr_knn *k, const fbr_item *entry, int parent)
 {
 	knn_elem	e;
 
 	if (k->consistent != NULL && !k->consistent(k->carg, &entry->box, false))
 		return;
 	e.dist = k->distance(k->darg, &entry->box, false);
-	if (e.dist < parent_dist)
-		e.dist = parent_dist;
+	if (!(e.dist >= k->frontier))
+		e.dist = k->frontier;
 	e.item = *entry;
 	e.parent = parent;
 	e.is_node = true;
@@ -394,7 +501,7 @@ static void
 push_root(fbr_knn *k)
 {
 	fbr_item	root = {{0, 0, 0, 0}, fbr_root(k->t)};
-	knn_elem	e = {0, root, -1, true};
+	knn_elem	e = {k->frontier, root, -1, true};
 
 	k->root_seen = root.payload;
 	heap_push(k, &e);
@@ -414,7 +521,8 @@ fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 	if (k == NULL || k->heap == NULL)
 	{
 		free(k);
-		pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for a nearest-neighbour scan");
+		pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for a nearest-neighbour scan",
+					 t->pool->path);
 		return NULL;
 	}
 	k->t = t;
@@ -437,7 +545,7 @@ add_visit(fbr_knn *k, uint64_t off, uint64_t meta, int parent)
 
 		if (v == NULL)
 		{
-			k->oom = true;
+			knn_fail(k, "visit records");
 			return -1;
 		}
 		k->visit = v;
@@ -449,12 +557,17 @@ add_visit(fbr_knn *k, uint64_t off, uint64_t meta, int parent)
 
 /*
  * GAP-5 for a best-first search: after reading a node, its ancestors are
- * checked bottom-up; an ancestor whose word changed since it was read is
- * read again and its children queued again (a split may have put a sibling
- * there; nodes already read are skipped when popped), then its own parent
- * is checked.  An unchanged ancestor ends the walk: its children as read
- * are all still reachable through it, and every move it could miss would
- * have changed it.  Above the root is the meta block's root pointer.
+ * checked bottom-up.  An ancestor is unchanged if its word is the one last
+ * read and it is not dead: then its children as read are all still
+ * reachable through it, and every move out of them since (a split's
+ * sibling, a merge's receiver) would have changed it, so the walk ends.
+ * Otherwise the ancestor is read again, its children are queued again
+ * (nodes whose word did not change since they were read are skipped when
+ * popped), and its own parent is checked.  A dead ancestor (a merge's
+ * victim, an old root) counts as changed although its word is frozen: its
+ * children now live under the receiver (or are the root), whose later
+ * changes only the levels above can reveal.  Above the root is the meta
+ * block's root pointer.
  */
 static void
 revalidate(fbr_knn *k, int v)
@@ -462,14 +575,20 @@ revalidate(fbr_knn *k, int v)
 	while (v >= 0)
 	{
 		knn_visit  *vis = &k->visit[v];
+		fbr_node   *n = fbr_node_at(k->t, vis->off);
 		fbr_item	items[FBR_CAP];
 		int			count;
 
-		if (pm_load(&fbr_node_at(k->t, vis->off)->meta) == vis->meta)
+		if (pm_load(&n->meta) == vis->meta && pm_load(&n->lock) != FBR_DEAD)
 			return;
-		vis->meta = fbr_read_node(fbr_node_at(k->t, vis->off), items, NULL, &count);
+		vis->meta = fbr_read_node(n, items, NULL, &count);
+		if (!node_map_put(&k->read, vis->off, vis->meta))
+		{
+			knn_fail(k, "set of nodes read");
+			return;
+		}
 		for (int i = 0; i < count; i++)
-			push_node(k, &items[i], v, 0);
+			push_node(k, &items[i], v);
 		v = vis->parent;
 	}
 	if (fbr_root(k->t) != k->root_seen)
@@ -479,51 +598,70 @@ revalidate(fbr_knn *k, int v)
 bool
 fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 {
-	err->code = PM_OK;
-	while (k->n > 0 && !k->oom)
+	while (k->n > 0 && k->failure.code == PM_OK)
 	{
 		knn_elem	e = heap_pop(k);
+		fbr_node   *node;
 		fbr_item	items[FBR_CAP];
-		fbr_item	key = {{0, 0, 0, 0}, e.item.payload};
 		int			count;
 		int			v = -1;
 		uint64_t	m;
 
+		k->frontier = e.dist;
 		if (!e.is_node)
 		{
-			if (!item_set_add(&k->returned, &e.item))
+			int			added = item_set_add(&k->returned, &e.item);
+
+			if (added < 0)
+				knn_fail(k, "set of entries returned");
+			if (added <= 0)
 				continue;
 			*item = e.item;
 			*distance = e.dist;
 			return true;
 		}
-		if (!item_set_add(&k->nodes_seen, &key))
+		/* read already, and unchanged since: everything in it is queued */
+		node = fbr_node_at(k->t, e.item.payload);
+		if (node_map_get(&k->read, e.item.payload, &m) && pm_load(&node->meta) == m)
 			continue;
-		m = fbr_read_node(fbr_node_at(k->t, e.item.payload), items, NULL, &count);
+		m = fbr_read_node(node, items, NULL, &count);
+		if (!node_map_put(&k->read, e.item.payload, m))
+		{
+			knn_fail(k, "set of nodes read");
+			break;
+		}
 		if (!fbr_is_leaf(m))
 			v = add_visit(k, e.item.payload, m, e.parent);
 		revalidate(k, e.parent);
 		for (int i = 0; i < count; i++)
 		{
 			if (!fbr_is_leaf(m))
-				push_node(k, &items[i], v, e.dist);
+				push_node(k, &items[i], v);
 			else if (k->consistent == NULL || k->consistent(k->carg, &items[i].box, true))
 			{
 				knn_elem	leaf = {k->distance(k->darg, &items[i].box, true), items[i], -1, false};
 
 				/*
-				 * Closer than the leaf's box as its parent was read: committed after
-				 * that read, so after the scan began; yielding it now would break the
-				 * order.
+				 * Closer than the frontier: committed after the scan began (README:
+				 * "KNN"); yielding it now would break the order.
 				 */
-				if (leaf.dist >= e.dist)
+				if (leaf.dist >= k->frontier)
 					heap_push(k, &leaf);
 			}
 		}
 	}
-	if (k->oom)
-		pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory in a nearest-neighbour search of pool file \"%s\"",
-					 k->t->pool->path);
+	if (k->failure.code != PM_OK)
+	{
+		if (err != NULL)
+			*err = k->failure;
+		return false;
+	}
+	if (err != NULL)
+	{
+		err->code = PM_OK;
+		err->sys_errno = 0;
+		err->msg[0] = '\0';
+	}
 	return false;
 }
 
@@ -531,7 +669,7 @@ void
 fbr_knn_end(fbr_knn *k)
 {
 	pm_epoch_exit(k->t->epoch);
-	item_set_free(&k->nodes_seen);
+	node_map_free(&k->read);
 	item_set_free(&k->returned);
 	free(k->visit);
 	free(k->heap);

@@ -155,8 +155,15 @@ typedef struct fbr_knn fbr_knn;
 
 /*
  * Best-first nearest-neighbour iterator: leaf entries accepted by consistent
- * (NULL: all) in non-decreasing distance, each once.  The iterator stays in
- * an epoch from begin to end: end it promptly (README: "KNN").
+ * (NULL: all) in non-decreasing distance, each once.  An entry committed
+ * before begin and not deleted while the scan runs comes before every
+ * farther one.  The iterator stays in an epoch from begin to end: end it
+ * promptly (README: "KNN").
+ *
+ * fbr_knn_next returns true with the next entry and its distance, or false:
+ * at the end (err->code == PM_OK) or on failure (err set, e.g. out of memory
+ * growing the queue; every later call fails the same way).  Either way the
+ * caller still ends the iterator with fbr_knn_end.
  */
 extern fbr_knn *fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 							  fbr_distance_fn distance, void *darg, pm_error *err);
