@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmCrashCycles;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
@@ -32,50 +35,17 @@ DELETE FROM t WHERE id IN (SELECT id FROM t WHERE k = :k LIMIT 1);
 SQL
 
 my $cycles = 20;
-my $failures = 0;
-for my $cycle (1 .. $cycles)
-{
-	my $async = $cycle % 2 == 0;
-	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET synchronous_commit = " . ($async ? "'off'" : "'on'") . "; SELECT pg_reload_conf();");
-
-	my ($out, $err) = ('', '');
-	my $pgbench = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '30', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	usleep(300_000 + int(rand(1_500_000)));
-	$node->stop('immediate');
-	$pgbench->finish;
-	$node->start;
-
-	my ($rc, $stdout, $stderr) = $node->psql('postgres',
-		"SELECT nbtree_pm_check('t_k', true); SELECT nbtree_pm_check('t_v', true);");
-	my $check_ok = $rc == 0;
-	my $counts = $node->safe_psql(
-		'postgres', q{
-		SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0;
-		SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0;
-		SET enable_seqscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off;
-		SELECT count(*), count(*) FROM t WHERE k > 0;
-		SELECT count(*), count(*) FROM t WHERE v >= 0;
-	});
-	my @c = split /\n/, $counts;
-	my $consistent = @c == 4 && $c[0] eq $c[2] && $c[1] eq $c[3];
-	$failures++ unless $check_ok && $consistent;
-	diag("cycle $cycle (synchronous_commit " . ($async ? 'off' : 'on') . "): $stderr @c")
-	  unless $check_ok && $consistent;
-}
+my $failures = crash_cycles(
+	$node, $script, $cycles,
+	"SELECT nbtree_pm_check('t_k', true); SELECT nbtree_pm_check('t_v', true);",
+	'SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0; SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0;',
+	'SELECT count(*), count(*) FROM t WHERE k > 0; SELECT count(*), count(*) FROM t WHERE v >= 0;');
 is($failures, 0,
 	"$cycles immediate stops under insert/delete load: every restart verifies, index scans count what sequential scans count, no row twice"
 );
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM t') > 20000, 'the load inserted rows');
 
 # An unlogged table is emptied by crash recovery; its index comes back empty, with a new pool.
-$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
 $node->safe_psql('postgres',
 	'CREATE UNLOGGED TABLE u (k int8); CREATE INDEX u_k ON u USING nbtree_pm (k); INSERT INTO u SELECT g FROM generate_series(1, 5000) g; CHECKPOINT;'
 );

@@ -8,8 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmCrashCycles;
 
 my $node = PostgreSQL::Test::Cluster->new('fbr_crash');
 $node->init;
@@ -39,45 +40,15 @@ DELETE FROM s WHERE id IN (SELECT id FROM s WHERE p <@ box(point(:x, 0), point(:
 SQL
 
 my $cycles = 12;
-my $failures = 0;
-for my $cycle (1 .. $cycles)
-{
-	my $async = $cycle % 2 == 0;
-	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET synchronous_commit = " . ($async ? "'off'" : "'on'") . "; SELECT pg_reload_conf();");
-
-	my ($out, $err) = ('', '');
-	my $pgbench = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '30', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	usleep(300_000 + int(rand(1_500_000)));
-	$node->stop('immediate');
-	$pgbench->finish;
-	$node->start;
-
-	my ($rc, $stdout, $stderr) = $node->psql('postgres',
-		"SELECT fbrtree_pm_check('s_p', true); SELECT fbrtree_pm_check('s_b', true);");
-	my $check_ok = $rc == 0;
-	my $counts = $node->safe_psql(
-		'postgres', q{
-		SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*), count(DISTINCT ctid) FROM s WHERE p <@ box '((0,0),(1000,1000))';
-		SELECT count(*), count(DISTINCT ctid) FROM s WHERE b && box '((0,0),(1000,1000))';
-		SELECT count(*), count(DISTINCT ctid) FROM (SELECT ctid FROM s ORDER BY p <-> point '(500,500)') k;
-		SET enable_seqscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off;
-		SELECT count(*), count(*) FROM s WHERE p <@ box '((0,0),(1000,1000))';
-		SELECT count(*), count(*) FROM s WHERE b && box '((0,0),(1000,1000))';
-		SELECT count(*), count(*) FROM s;
-	});
-	my @c = split /\n/, $counts;
-	my $consistent = @c == 6 && $c[0] eq $c[3] && $c[1] eq $c[4] && $c[2] eq $c[5];
-	$failures++ unless $check_ok && $consistent;
-	diag("cycle $cycle (synchronous_commit " . ($async ? 'off' : 'on') . "): $stderr @c")
-	  unless $check_ok && $consistent;
-}
+my $failures = crash_cycles(
+	$node, $script, $cycles,
+	"SELECT fbrtree_pm_check('s_p', true); SELECT fbrtree_pm_check('s_b', true);",
+	q{SELECT count(*), count(DISTINCT ctid) FROM s WHERE p <@ box '((0,0),(1000,1000))';
+	  SELECT count(*), count(DISTINCT ctid) FROM s WHERE b && box '((0,0),(1000,1000))';
+	  SELECT count(*), count(DISTINCT ctid) FROM (SELECT ctid FROM s ORDER BY p <-> point '(500,500)') k;},
+	q{SELECT count(*), count(*) FROM s WHERE p <@ box '((0,0),(1000,1000))';
+	  SELECT count(*), count(*) FROM s WHERE b && box '((0,0),(1000,1000))';
+	  SELECT count(*), count(*) FROM s;});
 is($failures, 0,
 	"$cycles immediate stops under insert/delete load: every restart verifies, index scans count what sequential scans count, no row twice"
 );

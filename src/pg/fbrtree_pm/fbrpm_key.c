@@ -356,83 +356,58 @@ node_may_match_fuzzy(const FbrpmKey *key, const BOX *n)
 	return true;
 }
 
-/*
- * bounded: could a box inside n (both rounded outward to float4) satisfy
- * the key?  Exact comparisons, as the operators make them on float4 boxes.
- */
-static bool
-node_may_match_exact(const FbrpmKey *key, const fbr_box *box)
+/* Plain comparisons of boxes already rounded to float4, as PostGIS's box2df functions make them. */
+static inline bool
+boxes_overlap(const fbr_box *a, const fbr_box *b)
 {
-	const fbr_box *q = &key->query;
-	fbr_box		n;
+	return a->xmin <= b->xmax && a->xmax >= b->xmin && a->ymin <= b->ymax && a->ymax >= b->ymin;
+}
 
-	round_outward(box, &n);
-	switch (key->strategy)
-	{
-		case RTLeftStrategyNumber:
-			return n.xmin < q->xmin;
-		case RTOverLeftStrategyNumber:
-			return n.xmin <= q->xmax;
-		case RTOverlapStrategyNumber:
-		case RTContainedByStrategyNumber:
-			return n.xmin <= q->xmax && n.xmax >= q->xmin && n.ymin <= q->ymax && n.ymax >= q->ymin;
-		case RTOverRightStrategyNumber:
-			return n.xmax >= q->xmin;
-		case RTRightStrategyNumber:
-			return n.xmax > q->xmax;
-		case RTSameStrategyNumber:
-		case RTContainsStrategyNumber:
-			return n.xmin <= q->xmin && n.xmax >= q->xmax && n.ymin <= q->ymin && n.ymax >= q->ymax;
-		case RTOverBelowStrategyNumber:
-			return n.ymin <= q->ymax;
-		case RTBelowStrategyNumber:
-			return n.ymin < q->ymin;
-		case RTAboveStrategyNumber:
-			return n.ymax > q->ymax;
-		case RTOverAboveStrategyNumber:
-			return n.ymax >= q->ymin;
-	}
-	return true;
+static inline bool
+box_contains(const fbr_box *a, const fbr_box *b)
+{
+	return a->xmin <= b->xmin && a->xmax >= b->xmax && a->ymin <= b->ymin && a->ymax >= b->ymax;
 }
 
 /*
- * bounded: does the entry's box (rounded outward to float4, as PostGIS's
- * operators and GiST round it) satisfy the key?  The same comparisons as
- * PostGIS's box2df functions, so the answer is GiST's and needs no recheck.
+ * bounded: does a leaf entry's box satisfy the key, or could a box inside a
+ * node's?  Both rounded outward to float4 as PostGIS's operators and GiST
+ * round them; a leaf entry is decided with the comparisons of PostGIS's
+ * box2df functions, so the answer is GiST's and needs no recheck.
  */
 static bool
-entry_matches_exact(const FbrpmKey *key, const fbr_box *box)
+bounded_matches(const FbrpmKey *key, const fbr_box *box, bool is_leaf)
 {
 	const fbr_box *q = &key->query;
-	fbr_box		e;
+	fbr_box		b;
 
-	round_outward(box, &e);
+	round_outward(box, &b);
 	switch (key->strategy)
 	{
 		case RTLeftStrategyNumber:
-			return e.xmax < q->xmin;
+			return (is_leaf ? b.xmax : b.xmin) < q->xmin;
 		case RTOverLeftStrategyNumber:
-			return e.xmax <= q->xmax;
+			return is_leaf ? b.xmax <= q->xmax : b.xmin <= q->xmax;
 		case RTOverlapStrategyNumber:
-			return e.xmin <= q->xmax && e.xmax >= q->xmin && e.ymin <= q->ymax && e.ymax >= q->ymin;
+			return boxes_overlap(&b, q);
 		case RTOverRightStrategyNumber:
-			return e.xmin >= q->xmin;
+			return is_leaf ? b.xmin >= q->xmin : b.xmax >= q->xmin;
 		case RTRightStrategyNumber:
-			return e.xmin > q->xmax;
+			return (is_leaf ? b.xmin : b.xmax) > q->xmax;
 		case RTSameStrategyNumber:
-			return e.xmin == q->xmin && e.xmax == q->xmax && e.ymin == q->ymin && e.ymax == q->ymax;
+			return is_leaf ? fbr_box_equal(&b, q) : box_contains(&b, q);
 		case RTContainsStrategyNumber:
-			return e.xmin <= q->xmin && e.xmax >= q->xmax && e.ymin <= q->ymin && e.ymax >= q->ymax;
+			return box_contains(&b, q);
 		case RTContainedByStrategyNumber:
-			return q->xmin <= e.xmin && q->xmax >= e.xmax && q->ymin <= e.ymin && q->ymax >= e.ymax;
+			return is_leaf ? box_contains(q, &b) : boxes_overlap(&b, q);
 		case RTOverBelowStrategyNumber:
-			return e.ymax <= q->ymax;
+			return is_leaf ? b.ymax <= q->ymax : b.ymin <= q->ymax;
 		case RTBelowStrategyNumber:
-			return e.ymax < q->ymin;
+			return (is_leaf ? b.ymax : b.ymin) < q->ymin;
 		case RTAboveStrategyNumber:
-			return e.ymin > q->ymax;
+			return (is_leaf ? b.ymin : b.ymax) > q->ymax;
 		case RTOverAboveStrategyNumber:
-			return e.ymin >= q->ymin;
+			return is_leaf ? b.ymin >= q->ymin : b.ymax >= q->ymin;
 	}
 	return true;
 }
@@ -448,8 +423,7 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 	if (oc->kind == FBRPM_BOUNDED)
 	{
 		for (int i = 0; i < nkeys; i++)
-			if (is_leaf ? !entry_matches_exact(&keys[i], box) :
-				!node_may_match_exact(&keys[i], box))
+			if (!bounded_matches(&keys[i], box, is_leaf))
 				return false;
 		return true;
 	}

@@ -36,8 +36,8 @@ typedef struct FbrpmScanOpaqueData
 	fbr_knn    *knn;
 	bool		knn_done;
 	double		last_bound;		/* bounded kinds: the last distance bound returned */
-	MemoryContext tupctx;		/* index-only tuples, reset per tuple */
-	MemoryContext distctx;		/* values rebuilt to compute distances, reset per tuple */
+	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on first use) */
+	MemoryContext distctx;		/* ordered scans: values rebuilt for distances, reset per tuple */
 	MemoryContextCallback cleanup;
 } FbrpmScanOpaqueData;
 
@@ -70,10 +70,9 @@ fbrpm_beginscan(Relation r, int nkeys, int norderbys)
 	so->h = fbrpm_open(r);
 	fbrpm_opclass(r, &so->oc);
 	so->keys = palloc(sizeof(FbrpmKey) * Max(nkeys, 1));
-	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm index-only tuples",
-									   ALLOCSET_SMALL_SIZES);
-	so->distctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm distances",
-										ALLOCSET_SMALL_SIZES);
+	if (norderbys > 0)
+		so->distctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm distances",
+											ALLOCSET_SMALL_SIZES);
 	so->cleanup.func = release_core_state;
 	so->cleanup.arg = so;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &so->cleanup);
@@ -214,6 +213,10 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 		Datum		value = (Datum) 0;
 		MemoryContext old;
 
+		if (so->tupctx == NULL)
+			so->tupctx = AllocSetContextCreate(GetMemoryChunkContext(so),
+											   "fbrtree_pm index-only tuples",
+											   ALLOCSET_SMALL_SIZES);
 		MemoryContextReset(so->tupctx);
 		old = MemoryContextSwitchTo(so->tupctx);
 		if (!isnull)
@@ -262,7 +265,8 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 	pm_error	err;
 
 	CHECK_FOR_INTERRUPTS();
-	MemoryContextReset(so->distctx);
+	if (so->distctx)
+		MemoryContextReset(so->distctx);
 	if (scan->numberOfOrderBys > 0 && !so->knn_done)
 	{
 		fbr_item	item;
@@ -339,6 +343,8 @@ fbrpm_endscan(IndexScanDesc scan)
 
 	/* so itself stays: the reset callback registered on its context still names it */
 	release_core_state(so);
-	MemoryContextDelete(so->tupctx);
-	MemoryContextDelete(so->distctx);
+	if (so->tupctx)
+		MemoryContextDelete(so->tupctx);
+	if (so->distctx)
+		MemoryContextDelete(so->distctx);
 }
