@@ -57,6 +57,7 @@ main(void)
 	const char *why_spatial;
 	const char *why_side;
 
+	tap_plan(5);
 	snprintf(path, sizeof(path), "%s/pool", dir);
 	pool = fbr_harness_pool(path, PM_MODE_EADR, 1ull << 30);
 	fbr_harness_attach(&h, pool, dom, 1);
