@@ -34,6 +34,7 @@ SUITE_TEXT = OrderedDict([
     ("sp_clu_knn10", "10 nearest clustered points"),
     ("sp_clu_win", "ids in a 10 x 10 window of the clustered points"),
     ("sp_poly_intersects", "ST_Intersects(polygon, 10 x 10 envelope), ids"),
+    ("sp_join", "10 roads joined to the polygons on ST_Intersects (a parameterized index scan per road)"),
     ("sp_batch100", "100-row inserts of random points, synchronous_commit off"),
 ])
 

@@ -151,6 +151,18 @@ SELECT matches(gis_plan('SELECT r.id, f.id FROM roads r JOIN fg f ON ST_Intersec
                'a join on ST_Intersects is a parameterized fbrtree_pm scan');
 SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_Intersects(r.geom, f.geom) ORDER BY 1, 2', 'join rows');
 SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_DWithin(r.geom, f.geom, 1.5) ORDER BY 1, 2', 'ST_DWithin join rows');
+-- partitions: each partition's fbrtree_pm index serves the ST_* predicate
+CREATE TABLE fg_parts (id int, geom geometry) PARTITION BY RANGE (id);
+CREATE TABLE fg_p1 PARTITION OF fg_parts FOR VALUES FROM (0) TO (6000);
+CREATE TABLE fg_p2 PARTITION OF fg_parts FOR VALUES FROM (6000) TO (20000);
+INSERT INTO fg_parts SELECT * FROM fg;
+CREATE INDEX ON fg_parts USING fbrtree_pm (geom);
+ANALYZE fg_parts;
+SELECT matches(gis_plan('SELECT id FROM fg_parts WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28))'),
+               'fg_p1_geom_idx.*fg_p2_geom_idx', 'ST_Intersects on a partitioned table uses each partition''s fbrtree_pm index');
+SELECT results_eq('SELECT id FROM fg_parts WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
+                  'SELECT id FROM gg WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
+                  'and returns GiST''s rows');
 
 SELECT lives_ok('SELECT fbrtree_pm_check(''fg_geom'', true)', 'fbrtree_pm_check of geometries');
 SELECT lives_ok('SELECT fbrtree_pm_check(''srid_f'', true)', 'fbrtree_pm_check of points');

@@ -199,7 +199,7 @@ fbrpm_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEn
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-	if (rel->reloptkind != RELOPT_BASEREL || rte->rtekind != RTE_RELATION ||
+	if (!IS_SIMPLE_REL(rel) || rte->rtekind != RTE_RELATION ||
 		rel->indexlist == NIL || !OidIsValid(amoid = get_am_oid("fbrtree_pm", true)))
 		return;
 	foreach(lc, rel->indexlist)
