@@ -24,7 +24,9 @@
  * deleted before the scan began, and miss no entry inserted before the scan
  * began, never deleted and closer than the last result.  First, three
  * deterministic interleavings put a chosen change between two calls of a
- * KNN scan (README "KNN", rules 1-3).  At the end the structure must check,
+ * KNN scan (README "KNN", rules 1-3), and four put one in the middle of a
+ * window search or of a delete's leaf lookup (README "Readers": a merged-away
+ * node, a sibling searched before).  At the end the structure must check,
  * a full scan must equal exactly the entries inserted and not deleted, and
  * the allocator must hold exactly the nodes the tree reaches.
  */
@@ -32,9 +34,12 @@
 #define _GNU_SOURCE
 #endif
 #include "fbr_harness.h"
+#include "fbr_internal.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define MAXW		4
 #define TOTAL		(1600000 / FBR_SCALE_DOWN)	/* inserts over all workers */
@@ -287,6 +292,7 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
  * would see concurrent ones, at chosen points of the scan.
  */
 #define DIAG_N		1800
+#define DIAG_MAX	2700		/* points of the largest diagonal tree */
 #define DIAG_LEAF	30
 #define DIAG_NEW	5000		/* payloads of entries inserted during a scan */
 
@@ -296,8 +302,9 @@ typedef struct diag
 	pm_pool    *pool;
 	fbr_harness r;
 	fbr_harness w;
-	bool		must[DIAG_N];	/* the scan must return these */
-	bool		gone[DIAG_N];	/* deleted before the scan began */
+	uint64_t	n;				/* points (i, i), i < n */
+	bool		must[DIAG_MAX];	/* the scan must return these */
+	bool		gone[DIAG_MAX];	/* deleted before the scan began */
 	fbr_stats	before;			/* the writer's counters before the changes */
 	fbr_knn    *k;
 	point		q;
@@ -317,11 +324,11 @@ diag_item(uint64_t i)
 }
 
 static diag *
-diag_open(const char *dir, const char *name)
+diag_open(const char *dir, const char *name, uint64_t n)
 {
 	diag	   *t = calloc(1, sizeof(diag));
 	char		path[600];
-	fbr_item   *all = malloc(sizeof(fbr_item) * DIAG_N);
+	fbr_item   *all = malloc(sizeof(fbr_item) * n);
 	fbr_stats	st;
 	pm_error	err;
 
@@ -329,16 +336,18 @@ diag_open(const char *dir, const char *name)
 	t->pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
 	fbr_harness_attach(&t->r, t->pool, dom, (uint64_t) 97 << 32 | (uint64_t) getpid());
 	fbr_harness_attach(&t->w, t->pool, dom, (uint64_t) 98 << 32 | (uint64_t) getpid());
-	for (uint64_t i = 0; i < DIAG_N; i++)
+	for (uint64_t i = 0; i < n; i++)
 		all[i] = diag_item(i);
-	if (fbr_bulk_load(&t->w.tree, all, DIAG_N, 60, &err) != PM_OK)
+	t->n = n;
+	if (fbr_bulk_load(&t->w.tree, all, n, 60, &err) != PM_OK)
 	{
 		fprintf(stderr, "bulk load: %s\n", err.msg);
 		exit(2);
 	}
 	free(all);
 	fbr_get_stats(&t->w.tree, &st);
-	if (st.leaves != DIAG_N / DIAG_LEAF || st.inner_nodes != 3 || st.height != 3)
+	if (st.leaves != n / DIAG_LEAF || st.inner_nodes != n / (DIAG_LEAF * DIAG_LEAF) + 1 ||
+		st.height != 3)
 	{
 		fprintf(stderr, "diagonal tree: unexpected shape\n");
 		exit(2);
@@ -381,14 +390,14 @@ diag_begin(diag *t, double x)
 		diag_fail(t, err.msg);
 }
 
-/* Delete every entry of leaves first..last (in order of x: what is left of each merges right). */
+/* Delete points first..last. */
 static void
-diag_delete_leaves(diag *t, uint64_t first, uint64_t last)
+diag_delete_points(diag *t, uint64_t first, uint64_t last)
 {
 	pm_error	err;
 	bool		found = true;
 
-	for (uint64_t i = first * DIAG_LEAF; found && i < (last + 1) * DIAG_LEAF; i++)
+	for (uint64_t i = first; found && i <= last; i++)
 	{
 		fbr_item	it = diag_item(i);
 
@@ -397,6 +406,13 @@ diag_delete_leaves(diag *t, uint64_t first, uint64_t last)
 	}
 	if (!found)
 		diag_fail(t, "a delete failed");
+}
+
+/* Delete every entry of leaves first..last (in order of x: what is left of each merges right). */
+static void
+diag_delete_leaves(diag *t, uint64_t first, uint64_t last)
+{
+	diag_delete_points(t, first * DIAG_LEAF, (last + 1) * DIAG_LEAF - 1);
 }
 
 /* Insert n new points (x, x) for x = from, from + step, ..., payloads from DIAG_NEW + first */
@@ -431,7 +447,7 @@ diag_take(diag *t, int limit)
 	{
 		if (it.payload >= DIAG_NEW + 100 || t->got[it.payload] || d < t->prev ||
 			d != point_box_distance(&t->q, &it.box, true) ||
-			(it.payload < DIAG_N && t->gone[it.payload]))
+			(it.payload < t->n && t->gone[it.payload]))
 		{
 			snprintf(t->why, sizeof(t->why), "entry %llu at %g after %g: out of order, repeated or deleted",
 					 (unsigned long long) it.payload, d, t->prev);
@@ -445,6 +461,29 @@ diag_take(diag *t, int limit)
 		diag_fail(t, err.msg);
 }
 
+/* The first entry the read had to return and did not, or -1. */
+static int64_t
+diag_first_missing(const diag *t)
+{
+	for (uint64_t i = 0; i < t->n; i++)
+		if (t->must[i] && !t->got[i])
+			return (int64_t) i;
+	return -1;
+}
+
+/* How far the writer's counters moved since diag_begin (or dead_open). */
+static fbr_stats
+diag_moved(diag *t)
+{
+	fbr_stats	after;
+
+	fbr_get_stats(&t->w.tree, &after);
+	after.splits -= t->before.splits;
+	after.merges -= t->before.merges;
+	after.root_collapses -= t->before.root_collapses;
+	return after;
+}
+
 /*
  * The scan to its end, then: every entry it must return was returned, and
  * the writer's counters moved by splits, merges and root collapses.
@@ -452,27 +491,24 @@ diag_take(diag *t, int limit)
 static void
 diag_finish(diag *t, const char *what, uint64_t splits, uint64_t merges, uint64_t collapses)
 {
-	fbr_stats	after;
+	fbr_stats	moved;
+	int64_t		missing;
 
 	diag_take(t, -1);
-	for (uint64_t i = 0; t->ok && i < DIAG_N; i++)
-		if (t->must[i] && !t->got[i])
-		{
-			fbr_item	missed = diag_item(i);
+	if (t->ok && (missing = diag_first_missing(t)) >= 0)
+	{
+		fbr_item	missed = diag_item((uint64_t) missing);
 
-			snprintf(t->why, sizeof(t->why), "entry %llu (at %g) never returned",
-					 (unsigned long long) i, point_box_distance(&t->q, &missed.box, true));
-			t->ok = false;
-		}
-	fbr_get_stats(&t->w.tree, &after);
-	after.splits -= t->before.splits;
-	after.merges -= t->before.merges;
-	after.root_collapses -= t->before.root_collapses;
-	tap_ok(t->ok && after.splits == splits && after.merges == merges &&
-		   after.root_collapses == collapses,
+		snprintf(t->why, sizeof(t->why), "entry %lld (at %g) never returned", (long long) missing,
+				 point_box_distance(&t->q, &missed.box, true));
+		t->ok = false;
+	}
+	moved = diag_moved(t);
+	tap_ok(t->ok && moved.splits == splits && moved.merges == merges &&
+		   moved.root_collapses == collapses,
 		   "KNN: %s (%llu splits, %llu merges, %llu root collapses between two calls): %s", what,
-		   (unsigned long long) after.splits, (unsigned long long) after.merges,
-		   (unsigned long long) after.root_collapses, t->why);
+		   (unsigned long long) moved.splits, (unsigned long long) moved.merges,
+		   (unsigned long long) moved.root_collapses, t->why);
 	diag_close(t);
 }
 
@@ -484,7 +520,7 @@ diag_finish(diag *t, const char *what, uint64_t splits, uint64_t merges, uint64_
 static void
 knn_split_behind_frontier(const char *dir)
 {
-	diag	   *t = diag_open(dir, "split_behind");
+	diag	   *t = diag_open(dir, "split_behind", DIAG_N);
 
 	for (int i = 0; i < DIAG_N; i++)
 		t->must[i] = true;
@@ -517,7 +553,7 @@ knn_split_behind_frontier(const char *dir)
 static void
 knn_read_through_dead_node(const char *dir, bool receiver_read)
 {
-	diag	   *t = diag_open(dir, "dead_node");
+	diag	   *t = diag_open(dir, "dead_node", DIAG_N);
 	int			x_first = receiver_read ? 20 : 30;	/* X keeps leaves 0..x_first-1 at first */
 
 	/* V keeps leaves 52..59 (8 children: underfull, but too many for X's 30) */
@@ -542,6 +578,358 @@ knn_read_through_dead_node(const char *dir, bool receiver_read)
 	diag_finish(t, receiver_read ? "read through a merged-away inner node, the receiver read before" :
 				"read through a merged-away inner node, the receiver not read yet",
 				1, x_first - 9 + 1, 1);
+}
+
+/* ---------- deterministic interleavings: a window search or a delete, changed under it ---------- */
+
+/*
+ * A read (a window search over everything, or a delete's lookup) is
+ * changed under it by another handle at a chosen point: just before it
+ * reads the leaf `at` holding point `del` (the search: at its consistent
+ * call for at's entry; the delete, of del: at its first touch of at's
+ * page, see delete_interleaved).  The change makes 1 split, `merges`
+ * merges and no root collapse, and moves del: into a new leaf under the
+ * inner node that holds point `home` (home_level 1), or into home's leaf
+ * (home_level 2).
+ */
+typedef struct interleave_case
+{
+	const char *what;
+	uint64_t	n;				/* points (i, i), i < n */
+	void		(*prepare) (diag *t);	/* before the read */
+	void		(*change) (diag *t);	/* while the read is about to read at */
+	uint64_t	gone[2];		/* points prepare deletes: [first, end) */
+	uint64_t	taken[2];		/* points change deletes */
+	fbr_box		at_box;			/* at's entry in its parent, as the read finds it */
+	uint64_t	del;
+	uint64_t	home;
+	int			home_level;
+	bool		victim;			/* del's inner node is merged away */
+	uint64_t	merges;
+} interleave_case;
+
+/* One run of a case: the tree, the nodes the premises name, how the change went. */
+typedef struct interleave
+{
+	const interleave_case *k;
+	diag	   *t;
+	uint64_t	root,			/* del's path before the change */
+				parent,
+				at;
+	uint64_t	home_node;
+	bool		changed;
+	const char *premise;		/* NULL, or what the change failed to bring about */
+} interleave;
+
+/* The lookup path of point i through the writer's handle: [root, inner node, leaf]. */
+static bool
+diag_path(diag *t, uint64_t i, uint64_t *path)
+{
+	fbr_item	it = diag_item(i);
+	int			depth = -1;
+	bool		found;
+
+	pm_epoch_enter(&t->w.epoch);
+	found = fbr_find_leaf(&t->w.tree, &it, path, &depth);
+	pm_epoch_exit(&t->w.epoch);
+	return found && depth == 2;
+}
+
+/* Insert an entry of the writer's (payloads DIAG_NEW.. are free). */
+static void
+diag_insert_box(diag *t, fbr_box box, uint64_t payload)
+{
+	fbr_item	it = {box, payload};
+	pm_error	err;
+
+	if (fbr_insert(&t->w.tree, &it, &err) != PM_OK)
+		diag_fail(t, err.msg);
+}
+
+/*
+ * Through a merged-away inner node.  Points (i, i), i < 2700: inner nodes X
+ * (leaves 0..29), V (30..59) and W (60..89) under the root.  Before the
+ * read, V keeps leaves 52..59 (8 children), X keeps leaves 0..19 and takes
+ * a wide entry [0, 1750] (so X's box covers V's: a delete's lookup of a
+ * point of V searches X, in vain, before V).  The read searches X, then
+ * reads V; before it reads V's child L (leaf 56, points 1680..1709), X goes
+ * down to 9 children and merges with V (X receives; V is dead, its word
+ * frozen; the root keeps X and W, so the root pointer stays), then L, now
+ * under X, splits and 1680..1699 move to a new leaf in X.  The read finds V
+ * unchanged and the root changed, and X, searched before the merge, is the
+ * only way to the moved points.
+ */
+static void
+dead_prepare(diag *t)
+{
+	diag_delete_leaves(t, 30, 51);
+	diag_delete_leaves(t, 20, 29);
+	diag_insert_box(t, (fbr_box) {0, 0, 1750, 1750}, DIAG_NEW + 99);
+}
+
+static void
+dead_change(diag *t)
+{
+	diag_delete_leaves(t, 0, 10);
+	diag_insert(t, 1708 + 1 / 32.0, 1 / 32.0, 21, 0);
+}
+
+static const interleave_case dead_case = {
+	"through a merged-away inner node, the receiver searched before", 2700,
+	dead_prepare, dead_change, {20 * DIAG_LEAF, 52 * DIAG_LEAF}, {0, 11 * DIAG_LEAF},
+	{1680, 1680, 1709, 1709}, 1690, 11 * DIAG_LEAF, 1, true,
+	12							/* 11 of X's leaves, then X with V */
+};
+
+/*
+ * A split's new leaf merged into a leaf searched before.  Points (i, i), i <
+ * 1800; leaf K (points 180..209) is down to 28 entries and takes a wide
+ * entry [180, 230] (so a delete's lookup of 225 searches it, in vain, before
+ * leaf L, points 210..239, which its page does not share).  The read
+ * searches K; before it reads L, L splits (210..229 move to a new leaf N),
+ * N loses 210..220 and merges into K (K receives, 9 + 28 entries).  The
+ * read finds L without 221..229 and its parent changed, and K, searched
+ * before the merge, is the only way to them.  No inner node dies: a sibling
+ * searched before is not done with if its word changed since.
+ */
+static void
+sibling_prepare(diag *t)
+{
+	diag_delete_points(t, 180, 182);
+	diag_insert_box(t, (fbr_box) {180, 180, 230, 230}, DIAG_NEW + 99);
+}
+
+static void
+sibling_change(diag *t)
+{
+	diag_insert(t, 238 + 1 / 32.0, 1 / 32.0, 21, 0);
+	diag_delete_points(t, 210, 220);
+}
+
+static const interleave_case sibling_case = {
+	"a split's new leaf merged into a leaf searched before", DIAG_N,
+	sibling_prepare, sibling_change, {180, 183}, {210, 221},
+	{210, 210, 239, 239}, 225, 190, 2, false, 1
+};
+
+/* The case's tree, prepared; the nodes the premises name. */
+static void
+interleave_open(interleave *c, const interleave_case *k, const char *dir, const char *name)
+{
+	uint64_t	path[64];
+
+	memset(c, 0, sizeof(*c));
+	c->k = k;
+	c->t = diag_open(dir, name, k->n);
+	k->prepare(c->t);
+	for (uint64_t i = 0; i < k->n; i++)
+	{
+		c->t->gone[i] = i >= k->gone[0] && i < k->gone[1];
+		c->t->must[i] = !c->t->gone[i] && !(i >= k->taken[0] && i < k->taken[1]);
+	}
+	if (!diag_path(c->t, k->home, path))
+		diag_fail(c->t, "home not found");
+	c->home_node = path[k->home_level];
+	if (!diag_path(c->t, k->del, path))
+		diag_fail(c->t, "the point not found");
+	c->root = path[0];
+	c->parent = path[1];
+	c->at = path[2];
+	fbr_get_stats(&c->t->w.tree, &c->t->before);
+}
+
+/* The change, made while the read is about to read at; then its premises. */
+static void
+interleave_change(interleave *c)
+{
+	uint64_t	path[64];
+
+	c->changed = true;
+	c->k->change(c->t);
+	if (c->k->victim && pm_load(&fbr_node_at(&c->t->w.tree, c->parent)->lock) != FBR_DEAD)
+		c->premise = "the inner node was not merged away";
+	else if (!diag_path(c->t, c->k->del, path) || path[0] != c->root ||
+			 path[c->k->home_level] != c->home_node || path[2] == c->at)
+		c->premise = "the point did not move where the case needs it";
+}
+
+/* Every entry the read had to return was returned; the change was made as planned; close. */
+static void
+interleave_verdict(interleave *c, const char *reader)
+{
+	diag	   *t = c->t;
+	fbr_stats	moved = diag_moved(t);
+	int64_t		missing = diag_first_missing(t);
+	char		why[300];
+
+	if (!c->changed)
+		diag_fail(t, "the read never reached the node to change the tree at");
+	else if (c->premise != NULL)
+		diag_fail(t, c->premise);
+	else if (missing >= 0)
+	{
+		snprintf(why, sizeof(why), "entry %lld never returned", (long long) missing);
+		diag_fail(t, why);
+	}
+	tap_ok(t->ok && moved.splits == 1 && moved.merges == c->k->merges && moved.root_collapses == 0,
+		   "%s: %s (%llu splits, %llu merges, %llu root collapses meanwhile): %s", reader, c->k->what,
+		   (unsigned long long) moved.splits, (unsigned long long) moved.merges,
+		   (unsigned long long) moved.root_collapses, t->why);
+	diag_close(t);
+}
+
+/* Records the entries of a full search in t->got; false if one repeats or was gone before. */
+static bool
+diag_got(diag *t, const fbr_results *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+	{
+		uint64_t	p = res->items[i].payload;
+
+		if (p >= DIAG_NEW + 100 || t->got[p] || (p < t->n && t->gone[p]))
+			return false;
+		t->got[p] = true;
+	}
+	return true;
+}
+
+/* The search's consistent function: everything; at's entry is where the tree is changed. */
+static bool
+accept_all_change_at(void *arg, const fbr_box *box, bool is_leaf)
+{
+	interleave *c = arg;
+
+	if (!is_leaf && !c->changed && fbr_box_equal(box, &c->k->at_box))
+		interleave_change(c);
+	return true;
+}
+
+static void
+search_interleaved(const interleave_case *k, const char *dir)
+{
+	interleave	c;
+	fbr_results res = {0};
+	pm_error	err;
+
+	interleave_open(&c, k, dir, "search");
+	if (fbr_search(&c.t->r.tree, accept_all_change_at, &c, &res, &err) != PM_OK)
+		diag_fail(c.t, err.msg);
+	else if (!diag_got(c.t, &res))
+		diag_fail(c.t, "a result repeated or deleted before the search");
+	fbr_results_free(&res);
+	interleave_verdict(&c, "window search");
+}
+
+/*
+ * The delete runs in a child whose own mapping of at's page is made
+ * inaccessible: its first touch of the page (the lookup reading at) faults,
+ * and the handler tells the parent ('P'; 'E' if the fault is not in at),
+ * waits for the parent's changes, makes the page accessible again and
+ * returns: the lookup goes on as if the changes had been concurrent.
+ */
+static struct
+{
+	char	   *page;
+	size_t		page_size;
+	const char *node;
+	int			up;				/* child -> parent */
+	int			down;			/* parent -> child */
+} fault_pause;
+
+static void
+pause_on_fault(int sig, siginfo_t *si, void *uc)
+{
+	const char *addr = si->si_addr;
+	char		c = addr >= fault_pause.node && addr < fault_pause.node + sizeof(fbr_node) ? 'P' : 'E';
+
+	(void) sig;
+	(void) uc;
+	if (write(fault_pause.up, &c, 1) != 1 || read(fault_pause.down, &c, 1) != 1 ||
+		mprotect(fault_pause.page, fault_pause.page_size, PROT_READ | PROT_WRITE) != 0)
+		_exit(3);
+}
+
+/* In the child: the delete; 'F' (found) or 'N' to the parent. */
+static void
+delete_child(interleave *c)
+{
+	fbr_harness h;
+	struct sigaction sa;
+	fbr_item	it = diag_item(c->k->del);
+	bool		found = false;
+	pm_error	err;
+	char		res;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = pause_on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	fbr_harness_attach(&h, c->t->pool, dom, (uint64_t) getpid());
+	if (sigaction(SIGSEGV, &sa, NULL) != 0 ||
+		mprotect(fault_pause.page, fault_pause.page_size, PROT_NONE) != 0)
+		_exit(3);
+	if (fbr_delete(&h.tree, &it, &found, &err) != PM_OK)
+		found = false;
+	res = found ? 'F' : 'N';
+	if (write(fault_pause.up, &res, 1) != 1)
+		_exit(3);
+	pm_epoch_drain(&h.epoch);
+	pm_epoch_unregister(&h.epoch);
+	_exit(0);
+}
+
+static void
+delete_interleaved(const interleave_case *k, const char *dir)
+{
+	interleave	c;
+	int			up[2],
+				down[2];
+	pid_t		pid;
+	int			status;
+	char		msg = 0;
+	fbr_results res = {0};
+	pm_error	err;
+
+	interleave_open(&c, k, dir, "delete");
+	fault_pause.page_size = (size_t) sysconf(_SC_PAGESIZE);
+	fault_pause.node = (const char *) fbr_node_at(&c.t->w.tree, c.at);
+	fault_pause.page = (char *) ((uintptr_t) fault_pause.node & ~(uintptr_t) (fault_pause.page_size - 1));
+	if (pipe(up) != 0 || pipe(down) != 0)
+	{
+		perror("pipe");
+		exit(2);
+	}
+	fault_pause.up = up[1];
+	fault_pause.down = down[0];
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		delete_child(&c);
+	close(up[1]);
+	close(down[0]);
+	if (read(up[0], &msg, 1) == 1 && (msg == 'P' || msg == 'E'))
+	{
+		if (msg == 'P')
+			interleave_change(&c);
+		else
+			diag_fail(c.t, "the lookup touched the page of the node to change the tree at before the node");
+		if (write(down[1], &msg, 1) != 1 || read(up[0], &msg, 1) != 1)
+			msg = 0;
+	}
+	close(up[0]);
+	close(down[1]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		diag_fail(c.t, "the deleting child failed");
+	else if (msg != 'F')
+		diag_fail(c.t, msg == 'N' ? "the delete found nothing" : "the delete did not report");
+	/* afterwards: the point is gone, everything else the read had to leave is there */
+	c.t->must[k->del] = false;
+	if (fbr_search(&c.t->r.tree, accept_all, NULL, &res, &err) != PM_OK)
+		diag_fail(c.t, err.msg);
+	else if (!diag_got(c.t, &res) || c.t->got[k->del])
+		diag_fail(c.t, "the point is still there, or an entry repeats");
+	fbr_results_free(&res);
+	interleave_verdict(&c, "delete");
 }
 
 static void
@@ -659,12 +1047,16 @@ main(void)
 	char		path[600];
 	double		t0;
 
-	tap_plan(9);
+	tap_plan(13);
 	S = mmap(NULL, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	dom = harness_domain();
 	knn_split_behind_frontier(dir);
 	knn_read_through_dead_node(dir, false);
 	knn_read_through_dead_node(dir, true);
+	search_interleaved(&dead_case, dir);
+	delete_interleaved(&dead_case, dir);
+	search_interleaved(&sibling_case, dir);
+	delete_interleaved(&sibling_case, dir);
 	universe = malloc(sizeof(fbr_item) * TOTAL);
 	for (int variant = 0; variant < 3; variant++)
 	{

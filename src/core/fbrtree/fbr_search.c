@@ -106,77 +106,158 @@ fbr_results_free(fbr_results *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---------- window search ---------- */
+/* ---------- window search and the leaf lookup of delete ---------- */
 
-typedef struct search_state
+/*
+ * Both are one depth-first walk (the paper's Alg. 3 with re-validation,
+ * digest GAP-5; README: "Readers").  The window search walks every child
+ * its consistent function accepts and appends the leaf matches; the lookup
+ * of delete walks the children whose box contains the entry's and stops at
+ * the first leaf holding it.
+ */
+typedef struct walk
 {
 	fbr_tree   *t;
-	fbr_consistent_fn consistent;
+	fbr_consistent_fn consistent;	/* search: the test and the results */
 	void	   *arg;
 	fbr_results *out;
 	bool		may_dup;		/* a node was read twice or mid-split/merge */
 	bool		oom;
-} search_state;
+	const fbr_item *want;		/* lookup: the entry, and the path to its leaf */
+	uint64_t   *path;
+	int			depth;			/* the leaf's level once found, else -1 */
+} walk;
 
-static void search_node(search_state *st, uint64_t off);
-
-static bool
-offset_in(const uint64_t *set, int n, uint64_t off)
+/*
+ * The children the walk of an inner node has walked, each with the word
+ * its walk ended with.  A child beyond the cap is not recorded: it is
+ * walked again after every re-read of its parent.
+ */
+typedef struct walked
 {
-	for (int i = 0; i < n; i++)
-		if (set[i] == off)
-			return true;
-	return false;
+	int			n;
+	uint64_t	off[4 * FBR_CAP];
+	uint64_t	meta[4 * FBR_CAP];
+} walked;
+
+static int
+walked_find(const walked *d, uint64_t child)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->off[i] == child)
+			return i;
+	return -1;
+}
+
+/* The leaf's matches (search), or whether it holds the entry (lookup). */
+static void
+walk_leaf(walk *w, const fbr_item *items, int count, int level)
+{
+	if (w->want != NULL)
+	{
+		for (int i = 0; i < count; i++)
+			if (fbr_item_equal(&items[i], w->want))
+			{
+				w->depth = level;
+				return;
+			}
+		return;
+	}
+	for (int i = 0; i < count; i++)
+		if (w->consistent(w->arg, &items[i].box, true) && !results_add(w->out, &items[i]))
+			w->oom = true;
+}
+
+/* Unchanged since its walk ended with word meta: the same word, and not dead. */
+static bool
+walked_unchanged(const walk *w, uint64_t child, uint64_t meta)
+{
+	const fbr_node *c = fbr_node_at(w->t, child);
+
+	return pm_load(&c->meta) == meta && pm_load(&c->lock) != FBR_DEAD;
 }
 
 /*
- * Alg. 3 with the parent re-validation of digest GAP-5: after the children,
- * the node's metadata word is read again; if it changed (a child split or
- * merged meanwhile, or the node itself split), the node is read again and
- * children not yet visited are visited.  A split commits the parent (step
- * 4) before shrinking the child (step 6), so a reader that saw the child
- * shrunk finds the sibling here.
+ * Walk a node; returns the word its walk ended with.  An inner node's word
+ * is read again after its children: if it changed (a child split or merged
+ * meanwhile, or the node itself split), the node is read again and the
+ * accepted children are walked that are new, or changed since their walk
+ * ended (another word: a merge's receiver took in the victim's children, a
+ * parent a split's sibling; or dead), until the word stays put.  A split
+ * commits the parent (step 4) before shrinking the child (step 6), so a
+ * walk that saw the child shrunk finds the sibling here.  A dead node's own
+ * word is frozen: its walk ends, and its parent, whose word the unlink
+ * changed (or which is dead too, up to the root pointer), takes over.  The
+ * first read holds each child once, so nothing is looked up in `done`
+ * then: a walk without concurrent change costs what it did before.
  */
-static void
-search_node(search_state *st, uint64_t off)
+static uint64_t
+walk_node(walk *w, uint64_t off, int level)
 {
-	fbr_node   *n = fbr_node_at(st->t, off);
+	fbr_node   *n = fbr_node_at(w->t, off);
 	fbr_item	items[FBR_CAP];
-	uint64_t	visited[4 * FBR_CAP];
-	int			nvisited = 0;
+	walked		done;
+	const fbr_item *want = w->want;
 	int			count;
 	uint64_t	m = fbr_read_node(n, items, NULL, &count);
 
-	st->out->nodes_visited++;
+	if (w->out != NULL)
+		w->out->nodes_visited++;
 	if (fbr_version(m) == 0)
-		st->may_dup = true;
+		w->may_dup = true;
+	if (w->path != NULL)
+		w->path[level] = off;
 	if (fbr_is_leaf(m))
 	{
-		for (int i = 0; i < count; i++)
-			if (st->consistent(st->arg, &items[i].box, true) && !results_add(st->out, &items[i]))
-				st->oom = true;
-		return;
+		walk_leaf(w, items, count, level);
+		return m;
 	}
-	for (;;)
+	done.n = 0;
+	for (bool reread = false;; reread = true)
 	{
-		uint64_t	again;
-
 		for (int i = 0; i < count; i++)
 		{
-			if (!st->consistent(st->arg, &items[i].box, false) ||
-				offset_in(visited, nvisited, items[i].payload))
+			uint64_t	child = items[i].payload;
+			int			k = reread ? walked_find(&done, child) : -1;
+			uint64_t	end;
+
+			if (!(want != NULL ? fbr_box_contains(&items[i].box, &want->box) :
+				  w->consistent(w->arg, &items[i].box, false)) ||
+				(k >= 0 && walked_unchanged(w, child, done.meta[k])))
 				continue;
-			if (nvisited < 4 * FBR_CAP)
-				visited[nvisited++] = items[i].payload;
-			else
-				st->may_dup = true;
-			search_node(st, items[i].payload);
+			end = walk_node(w, child, level + 1);
+			if (w->depth >= 0)
+				return m;
+			if (k >= 0)
+				done.meta[k] = end;
+			else if (done.n < 4 * FBR_CAP)
+			{
+				done.off[done.n] = child;
+				done.meta[done.n++] = end;
+			}
 		}
-		again = pm_load(&n->meta);
-		if (again == m)
-			return;
-		st->may_dup = true;
+		if (pm_load(&n->meta) == m)
+			return m;
+		w->may_dup = true;
 		m = fbr_read_node(n, items, NULL, &count);
+	}
+}
+
+/*
+ * From the root.  The root's parent is the meta block: after a root split
+ * or collapse meanwhile, the new root is walked too.
+ */
+static void
+walk_tree(walk *w)
+{
+	uint64_t	root = fbr_root(w->t);
+
+	walk_node(w, root, 0);
+	while (w->depth < 0 && fbr_root(w->t) != root)
+	{
+		root = fbr_root(w->t);
+		w->may_dup = true;
+		walk_node(w, root, 0);
 	}
 }
 
@@ -191,97 +272,45 @@ item_cmp(const void *a, const void *b)
 	return memcmp(&x->box, &y->box, sizeof(fbr_box));
 }
 
+/*
+ * A node is walked twice only after a re-read or while it has version 0;
+ * only then are the results sorted and deduplicated.
+ */
 pm_errcode
 fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *out,
 		   pm_error *err)
 {
-	search_state st = {t, consistent, arg, out, false, false};
+	walk		w = {t, consistent, arg, out, false, false, NULL, NULL, -1};
 	size_t		first = out->n;
-	uint64_t	root;
 
 	out->nodes_visited = 0;
 	pm_epoch_enter(t->epoch);
-	root = fbr_root(t);
-	search_node(&st, root);
-	/* the root's parent is the meta block: a root split or collapse meanwhile */
-	while (fbr_root(t) != root)
-	{
-		root = fbr_root(t);
-		st.may_dup = true;
-		search_node(&st, root);
-	}
+	walk_tree(&w);
 	pm_epoch_exit(t->epoch);
-	if (st.oom)
+	if (w.oom)
 		return pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for search results");
-	if (st.may_dup && out->n - first > 1)
+	if (w.may_dup && out->n - first > 1)
 	{
-		size_t		w = first + 1;
+		size_t		d = first + 1;
 
 		qsort(out->items + first, out->n - first, sizeof(fbr_item), item_cmp);
 		for (size_t i = first + 1; i < out->n; i++)
-			if (item_cmp(&out->items[i], &out->items[w - 1]) != 0)
-				out->items[w++] = out->items[i];
-		out->n = w;
+			if (item_cmp(&out->items[i], &out->items[d - 1]) != 0)
+				out->items[d++] = out->items[i];
+		out->n = d;
 	}
 	return PM_OK;
-}
-
-/* ---------- leaf lookup for delete ---------- */
-
-/* Depth first, with the same re-validation as search_node (GAP-5). */
-static bool
-find_from(fbr_tree *t, uint64_t off, const fbr_item *item, uint64_t *path, int level, int *depth)
-{
-	fbr_node   *n = fbr_node_at(t, off);
-	fbr_item	items[FBR_CAP];
-	uint64_t	visited[4 * FBR_CAP];
-	int			nvisited = 0;
-	int			count;
-	uint64_t	m = fbr_read_node(n, items, NULL, &count);
-
-	path[level] = off;
-	if (fbr_is_leaf(m))
-	{
-		for (int i = 0; i < count; i++)
-			if (fbr_item_equal(&items[i], item))
-			{
-				*depth = level;
-				return true;
-			}
-		return false;
-	}
-	for (;;)
-	{
-		for (int i = 0; i < count; i++)
-		{
-			if (!fbr_box_contains(&items[i].box, &item->box) ||
-				offset_in(visited, nvisited, items[i].payload))
-				continue;
-			if (nvisited < 4 * FBR_CAP)
-				visited[nvisited++] = items[i].payload;
-			if (find_from(t, items[i].payload, item, path, level + 1, depth))
-				return true;
-			path[level] = off;
-		}
-		if (pm_load(&n->meta) == m)
-			return false;
-		m = fbr_read_node(n, items, NULL, &count);
-	}
 }
 
 /* The caller is in an epoch. */
 bool
 fbr_find_leaf(fbr_tree *t, const fbr_item *item, uint64_t *path, int *depth)
 {
-	uint64_t	root;
+	walk		w = {t, NULL, NULL, NULL, false, false, item, path, -1};
 
-	do
-	{
-		root = fbr_root(t);
-		if (find_from(t, root, item, path, 0, depth))
-			return true;
-	} while (fbr_root(t) != root);
-	return false;
+	walk_tree(&w);
+	*depth = w.depth;
+	return w.depth >= 0;
 }
 
 /* ---------- KNN: best-first ---------- */
