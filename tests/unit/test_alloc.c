@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "alloc.h"
-#include "tap.h"
+#include "harness_common.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -29,15 +29,6 @@ typedef struct worker
 	uint64_t	seed;
 } worker;
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static void
 run_worker(pm_alloc *a, int id, uint64_t seed)
 {
@@ -48,11 +39,11 @@ run_worker(pm_alloc *a, int id, uint64_t seed)
 
 	for (long op = 0; op < 2L * OPS_PER_WORKER; op++)
 	{
-		int			i = (int) (rnd(&seed) % WORKING_SET);
+		int			i = (int) (xorshift(&seed) % WORKING_SET);
 
 		if (set[i] == 0)
 		{
-			size_t		sz = sizes[rnd(&seed) % 6];
+			size_t		sz = sizes[xorshift(&seed) % 6];
 			uint64_t	off = pm_alloc_block(a, sz, &err);
 			uint64_t   *blk;
 

@@ -20,7 +20,7 @@
 #endif
 #include "alloc.h"
 #include "crashsim.h"
-#include "tap.h"
+#include "harness_common.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -43,15 +43,6 @@ typedef struct client
 	uint64_t   *slots;
 } client;
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static bool
 client_open(client *c, const char *path, pm_mode mode)
 {
@@ -73,12 +64,12 @@ client_step(client *c, uint64_t *seed)
 {
 	static const size_t sizes[] = {64, 1024, 4096, 16384};
 	const pm_persister *p = &c->pool->persist;
-	int			i = (int) (rnd(seed) % NSLOTS);
+	int			i = (int) (xorshift(seed) % NSLOTS);
 	pm_error	err;
 
 	if (c->slots[i] == 0)
 	{
-		size_t		sz = sizes[rnd(seed) % 4];
+		size_t		sz = sizes[xorshift(seed) % 4];
 		uint64_t	off = pm_alloc_block(&c->a, sz, &err);
 		uint64_t   *blk;
 
@@ -179,15 +170,6 @@ check_image(const char *path, uint64_t *leaked, uint64_t seed)
 	}
 	pm_pool_close(c.pool);
 	return why;
-}
-
-static bool
-copy_file(const char *from, const char *to)
-{
-	char		cmd[1300];
-
-	snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", from, to);
-	return system(cmd) == 0;
 }
 
 /* adr workload in a child: runs ADR_OPS steps, crashing at event crash_at. */
@@ -296,13 +278,13 @@ main(void)
 		for (int point = 0; point < ADR_POINTS; point++)
 		{
 			int			s = point % 4;
-			uint64_t	at = 1 + rnd(&rng) % calib[s];
+			uint64_t	at = 1 + xorshift(&rng) % calib[s];
 			uint64_t	leaked = 0;
 			const char *why;
 			int			rc;
 
 			copy_file(base_path, work_path);
-			rc = run_adr_child(at, 100 + s, rnd(&rng), NULL);
+			rc = run_adr_child(at, 100 + s, xorshift(&rng), NULL);
 			if (rc != 0)
 			{
 				if (failures++ < 5)
@@ -333,8 +315,8 @@ main(void)
 		copy_file(base_path, work_path);
 		for (int k = 0; k < EADR_KILLS; k++)
 		{
-			uint64_t	seed = rnd(&rng);
-			unsigned	delay = 200 + (unsigned) (rnd(&rng) % 20000);
+			uint64_t	seed = xorshift(&rng);
+			unsigned	delay = 200 + (unsigned) (xorshift(&rng) % 20000);
 			uint64_t	leaked = 0;
 			const char *why;
 

@@ -16,7 +16,7 @@
 #endif
 #include "alloc.h"
 #include "epoch.h"
-#include "tap.h"
+#include "harness_common.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -52,15 +52,6 @@ typedef struct worker
 	long		ops;
 	uint64_t	token;
 } worker;
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static void
 poison_and_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
@@ -108,9 +99,9 @@ work(worker *w)
 {
 	for (long op = 0; op < w->ops && !pm_load(&sh->stop); op++)
 	{
-		int			i = (int) (rnd(&w->seed) % NSLOTS);
+		int			i = (int) (xorshift(&w->seed) % NSLOTS);
 
-		if (rnd(&w->seed) % 4 == 0)
+		if (xorshift(&w->seed) % 4 == 0)
 		{
 			/* replace */
 			uint64_t	fresh = new_block(w, i);
