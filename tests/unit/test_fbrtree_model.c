@@ -380,7 +380,8 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 		bool		knn_empty = k != NULL && !fbr_knn_next(k, &it, &d, &kerr) && kerr.code == PM_OK;
 		pm_errcode	refused;
 
-		fbr_knn_end(k);
+		if (k != NULL)
+			fbr_knn_end(k);
 		rc = fbr_search(&h.tree, accept_all, NULL, &none, &err);
 		fbr_insert(&h.tree, &items[0], &err);
 		refused = fbr_bulk_load(&h.tree, copy, nl, 90, &err);

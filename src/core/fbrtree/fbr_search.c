@@ -288,7 +288,8 @@ fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *ou
 	walk_tree(&w);
 	pm_epoch_exit(t->epoch);
 	if (w.oom)
-		return pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory for search results");
+		return pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for search results",
+							t->pool->path);
 	if (w.may_dup && out->n - first > 1)
 	{
 		size_t		d = first + 1;
