@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
-KIND_ORDER = ["btree", "nbtree_pm", "hash", "gist", "fbrtree_pm"]
+KIND_ORDER = ["btree", "nbtree_pm", "hash", "gist", "spgist", "fbrtree_pm"]
 SUITE_TEXT = OrderedDict([
     ("point", "point lookup (SELECT v WHERE k = random)"),
     ("range100", "range of 100 keys"),
