@@ -136,6 +136,9 @@ extern void fbrpm_attach_trees(pm_pool *pool, int slotno, uint32 generation, fbr
 							   fbr_tree *side);
 extern bool fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side,
 						 const fbr_item *item);
+extern bool fbrpm_accept_all(void *arg, const fbr_box *box, bool is_leaf);
+extern void fbrpm_list_entries(Relation index, fbr_tree *spatial, fbr_tree *side,
+							   fbr_results *out);
 
 /* fbrpm_check.c */
 extern void fbrpm_shape(PmiIndex *h, PmiShape *shape);

@@ -34,25 +34,16 @@ cmp_payload(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool
-everything(void *arg, const fbr_box *box, bool is_leaf)
-{
-	return true;
-}
-
 /* Every entry of both trees, sorted by payload, in palloc'd memory. */
 static fbr_item *
 all_entries(Relation index, PmiIndex *h, int64 *n)
 {
 	fbr_results *r = palloc0(sizeof(fbr_results));	/* survives a longjmp */
 	fbr_item   *copy = NULL;
-	pm_error	err;
 
 	PG_TRY();
 	{
-		if (fbr_search(&h->tree.fbr.spatial, everything, NULL, r, &err) != PM_OK ||
-			fbr_search(&h->tree.fbr.side, everything, NULL, r, &err) != PM_OK)
-			pmi_report(&err, index);
+		fbrpm_list_entries(index, &h->tree.fbr.spatial, &h->tree.fbr.side, r);
 		copy = palloc_extended(sizeof(fbr_item) * Max(r->n, 1), MCXT_ALLOC_HUGE);
 		memcpy(copy, r->items, sizeof(fbr_item) * r->n);
 		*n = r->n;

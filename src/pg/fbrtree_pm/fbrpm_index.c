@@ -72,6 +72,24 @@ const PmiAmOps fbrpm_am_ops = {
 	.shape = fbrpm_shape,
 };
 
+/* A consistent callback that accepts every box: a search of it lists a whole tree. */
+bool
+fbrpm_accept_all(void *arg, const fbr_box *box, bool is_leaf)
+{
+	return true;
+}
+
+/* Append every entry of both trees to *out (the core's malloc'd results). */
+void
+fbrpm_list_entries(Relation index, fbr_tree *spatial, fbr_tree *side, fbr_results *out)
+{
+	pm_error	err;
+
+	if (fbr_search(spatial, fbrpm_accept_all, NULL, out, &err) != PM_OK ||
+		fbr_search(side, fbrpm_accept_all, NULL, out, &err) != PM_OK)
+		pmi_report(&err, index);
+}
+
 /* Delete one entry from the tree it belongs to; returns whether it was there. */
 bool
 fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side, const fbr_item *item)

@@ -58,16 +58,6 @@ in_window(void *arg, const fbr_box *box, bool is_leaf)
 	return fbr_box_overlaps(arg, box);
 }
 
-/* Append the entries a search of t finds to *out (the core's malloc'd results). */
-static void
-search(Reconcile *r, fbr_tree *t, fbr_consistent_fn fn, void *arg, fbr_results *out)
-{
-	pm_error	err;
-
-	if (fbr_search(t, fn, arg, out, &err) != PM_OK)
-		pmi_report(&err, r->heap.index);
-}
-
 typedef struct NoteVisit
 {
 	Reconcile  *r;
@@ -80,6 +70,7 @@ visit_note(void *ctx, uint64_t key, uint64_t payload)
 	NoteVisit  *v = ctx;
 	fbr_box		window;
 	bool		side = (payload & FBRPM_PAYLOAD_SIDE) != 0;
+	pm_error	err;
 
 	CHECK_FOR_INTERRUPTS();
 	if (side)
@@ -92,16 +83,11 @@ visit_note(void *ctx, uint64_t key, uint64_t payload)
 	else
 		fbrpm_note_window(key, &window);
 	v->found->n = 0;
-	search(v->r, side ? v->r->side : v->r->spatial, in_window, &window, v->found);
+	if (fbr_search(side ? v->r->side : v->r->spatial, in_window, &window, v->found, &err) != PM_OK)
+		pmi_report(&err, v->r->heap.index);
 	for (size_t i = 0; i < v->found->n; i++)
 		if (v->found->items[i].payload == payload)
 			reconcile_entry(v->r, &v->found->items[i]);
-}
-
-static bool
-everything(void *arg, const fbr_box *box, bool is_leaf)
-{
-	return true;
 }
 
 void
@@ -125,8 +111,7 @@ fbrpm_reconcile(Relation index, pm_pool *pool, fbr_tree *spatial, fbr_tree *side
 		}
 		else
 		{
-			search(&r, spatial, everything, NULL, found);
-			search(&r, side, everything, NULL, found);
+			fbrpm_list_entries(index, spatial, side, found);
 			for (size_t i = 0; i < found->n; i++)
 			{
 				if ((i & 1023) == 0)

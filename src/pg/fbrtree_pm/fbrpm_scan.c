@@ -146,12 +146,6 @@ scan_consistent(void *arg, const fbr_box *box, bool is_leaf)
 	return fbrpm_consistent(&so->oc, so->keys, so->nkeys, box, is_leaf);
 }
 
-static bool
-all_consistent(void *arg, const fbr_box *box, bool is_leaf)
-{
-	return true;
-}
-
 static double
 scan_distance(void *arg, const fbr_box *box, bool is_leaf)
 {
@@ -177,7 +171,7 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	if (side_flags == 0)
 		return;
 	from = so->results.n;
-	if (fbr_search(&so->h->tree.fbr.side, all_consistent, NULL, &so->results, &err) != PM_OK)
+	if (fbr_search(&so->h->tree.fbr.side, fbrpm_accept_all, NULL, &so->results, &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
 	/* keep the qualifying ones, EMPTY before NULL (the order of their distances) */
 	for (uint64 flag = FBRPM_PAYLOAD_EMPTY;; flag = FBRPM_PAYLOAD_NULL)

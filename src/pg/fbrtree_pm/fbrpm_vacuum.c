@@ -13,22 +13,6 @@
 #include "utils/rel.h"
 
 
-static bool
-everything(void *arg, const fbr_box *box, bool is_leaf)
-{
-	return true;
-}
-
-/* Every entry of a tree, in the core's (malloc'd) results. */
-static void
-list_entries(Relation index, fbr_tree *t, fbr_results *out)
-{
-	pm_error	err;
-
-	if (fbr_search(t, everything, NULL, out, &err) != PM_OK)
-		pmi_report(&err, index);
-}
-
 /* Delete every listed entry whose heap tuple VACUUM removes. */
 static void
 delete_dead(Relation index, PmiIndex *h, const fbr_results *all, IndexBulkDeleteResult *stats,
@@ -66,8 +50,7 @@ list_and_delete(Relation index, IndexBulkDeleteResult *stats, IndexBulkDeleteCal
 
 	PG_TRY();
 	{
-		list_entries(index, &h->tree.fbr.spatial, all);
-		list_entries(index, &h->tree.fbr.side, all);
+		fbrpm_list_entries(index, &h->tree.fbr.spatial, &h->tree.fbr.side, all);
 		delete_dead(index, h, all, stats, callback, callback_state);
 	}
 	PG_FINALLY();
