@@ -99,7 +99,7 @@ pm_persist(const pm_persister *p, const void *addr, size_t len)
 
 /* ---------- pool files ---------- */
 
-#define PM_POOL_FORMAT_VERSION	1
+#define PM_POOL_FORMAT_VERSION	2	/* 2: the reconciliation ring grows by stripes */
 #define PM_POOL_HEADER_SIZE		4096
 #define PM_POOL_NROOTS			8
 #define PM_POOL_CHUNK_SIZE		(256 * 1024)

@@ -6,7 +6,57 @@
 
 #include <string.h>
 
-_Static_assert(sizeof(pm_recon) <= PM_ALLOC_MAX_BLOCK, "recon ring must fit one block");
+_Static_assert(sizeof(pm_recon_stripe) <= PM_ALLOC_MAX_BLOCK, "a stripe must fit one block");
+
+static pm_recon_stripe *
+stripe_at(const pm_pool *pool, const pm_recon *r, int i)
+{
+	return pm_pool_addr(pool, pm_load(&r->stripe[i]));
+}
+
+/* A zeroed stripe block, persisted; 0 if the pool has no room. */
+static uint64_t
+new_stripe(pm_pool *pool, pm_alloc *a, pm_error *err)
+{
+	uint64_t	off = pm_alloc_block(a, sizeof(pm_recon_stripe), err);
+
+	if (off != 0)
+	{
+		memset(pm_pool_addr(pool, off), 0, sizeof(pm_recon_stripe));
+		pm_persist(&pool->persist, pm_pool_addr(pool, off), sizeof(pm_recon_stripe));
+	}
+	return off;
+}
+
+/*
+ * Link stripe n (a new block, unless a concurrent writer linked one first)
+ * and make it usable.  The link is persisted before the count, so after a
+ * crash a linked stripe is either in use or simply linked: both are marked
+ * and visited, and the next growth reuses it.  False if the pool is full.
+ */
+static bool
+grow(pm_pool *pool, pm_recon *r, uint64_t n)
+{
+	pm_alloc	a;
+	pm_error	err;
+	uint64_t	expected = 0;
+
+	if (pm_load(&r->stripe[n]) == 0)
+	{
+		uint64_t	off;
+
+		pm_alloc_attach_pool(&a, pool);
+		if ((off = new_stripe(pool, &a, &err)) == 0)
+			return false;
+		if (!pm_cas(&r->stripe[n], &expected, off))
+			pm_free_block(&a, off, &err);
+		pm_persist(&pool->persist, &r->stripe[n], sizeof(uint64_t));
+	}
+	expected = n;
+	pm_cas(&r->nstripes, &expected, n + 1);
+	pm_persist(&pool->persist, &r->nstripes, sizeof(uint64_t));
+	return true;
+}
 
 uint64_t
 pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
@@ -18,6 +68,10 @@ pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
 		return 0;
 	r = pm_pool_addr(pool, off);
 	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < PM_RECON_MIN_STRIPES; i++)
+		if ((r->stripe[i] = new_stripe(pool, a, err)) == 0)
+			return 0;
+	r->nstripes = PM_RECON_MIN_STRIPES;
 	pm_persist(&pool->persist, r, sizeof(*r));
 	return off;
 }
@@ -26,64 +80,117 @@ void
 pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest, uint64_t pos,
 			  uint64_t *durable, pm_recon_durable_fn durable_fn)
 {
-	unsigned	first = (unsigned) home % PM_RECON_STRIPES;
+	pm_recon_stripe *s;
 	pm_recon_entry *e;
+	uint64_t	old;
+	uint64_t	n;
 
-	for (unsigned i = 0;; i++)
+	for (;;)
 	{
-		pm_recon_stripe *s = &r->stripe[(first + i) % PM_RECON_STRIPES];
-		bool		last = i == PM_RECON_STRIPES - 1;
-		uint64_t	old;
+		uint64_t	i = 0;
 
-		e = &s->e[pm_fetch_add(&s->head, 1) % PM_RECON_PER_STRIPE];
-		old = pm_load(&e->pos);
-		/*
-		 * Refresh the durable position; at the last stripe every slot was
-		 * busy, so force a flush past both notes, which frees the whole ring.
-		 */
-		if (old > *durable)
-			*durable = durable_fn(old > pos ? old : pos, last);
-		if (old <= *durable)
-			break;
-		if (last)
+		n = pm_load(&r->nstripes);
+		do
 		{
-			/* the note we overwrite may still be needed: check everything after a crash */
-			if (!pm_load(&s->overflow))
-			{
-				pm_store(&s->overflow, 1);
-				pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
-			}
+			s = stripe_at(pool, r, (int) (((unsigned) home + i) % n));
+			e = &s->e[pm_fetch_add(&s->head, 1) % PM_RECON_PER_STRIPE];
+			old = pm_load(&e->pos);
+			if (old > *durable)
+				*durable = durable_fn(old > pos ? old : pos, false);
+			if (old <= *durable)
+				goto write;
+			/* a needed note stays where it is; try the next stripe */
+		} while (++i < n);
+		if (n >= PM_RECON_MAX_STRIPES || !grow(pool, r, n))
 			break;
-		}
-		/* a needed note stays where it is; try the next stripe */
 	}
+
+	/*
+	 * Every stripe's next slot is needed and the ring cannot grow: force a
+	 * flush past both notes, which frees the whole ring.  If the host cannot
+	 * flush, the note we overwrite may still be needed: check everything
+	 * after a crash.
+	 */
+	*durable = durable_fn(old > pos ? old : pos, true);
+	if (old > *durable && !pm_load(&s->overflow))
+	{
+		pm_store(&s->overflow, 1);
+		pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+	}
+write:
 	pm_store_relaxed(&e->key, key);
 	pm_store_relaxed(&e->rest, rest);
 	pm_store(&e->pos, pos);
 	pm_persist(&pool->persist, e, sizeof(*e));
 }
 
-bool
-pm_recon_overflowed(const pm_recon *r)
+/* Stripes linked (in use, or linked by a growth a crash interrupted) */
+static int
+linked_stripes(const pm_recon *r)
 {
-	for (int i = 0; i < PM_RECON_STRIPES; i++)
-		if (pm_load(&r->stripe[i].overflow))
+	int			n = 0;
+
+	while (n < PM_RECON_MAX_STRIPES && pm_load(&r->stripe[n]) != 0)
+		n++;
+	return n;
+}
+
+bool
+pm_recon_overflowed(const pm_pool *pool, const pm_recon *r)
+{
+	for (int i = 0; i < linked_stripes(r); i++)
+		if (pm_load(&stripe_at(pool, r, i)->overflow))
 			return true;
 	return false;
 }
 
 void
-pm_recon_foreach(const pm_recon *r, void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
+pm_recon_foreach(const pm_pool *pool, const pm_recon *r,
+				 void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
 {
-	for (int i = 0; i < PM_RECON_STRIPES; i++)
-		for (int j = 0; j < PM_RECON_PER_STRIPE; j++)
-			if (pm_load(&r->stripe[i].e[j].pos) != 0)
-				fn(ctx, r->stripe[i].e[j].key, r->stripe[i].e[j].rest);
+	for (int i = 0; i < linked_stripes(r); i++)
+	{
+		const pm_recon_stripe *s = stripe_at(pool, r, i);
+
+		for (size_t j = 0; j < PM_RECON_PER_STRIPE; j++)
+			if (pm_load(&s->e[j].pos) != 0)
+				fn(ctx, s->e[j].key, s->e[j].rest);
+	}
+}
+
+uint64_t
+pm_recon_capacity(const pm_recon *r)
+{
+	return pm_load(&r->nstripes) * PM_RECON_PER_STRIPE;
 }
 
 void
 pm_recon_clear(pm_pool *pool, pm_recon *r)
 {
-	memset(r, 0, sizeof(*r));
-	pm_persist(&pool->persist, r, sizeof(*r));
+	for (int i = 0; i < linked_stripes(r); i++)
+	{
+		pm_recon_stripe *s = stripe_at(pool, r, i);
+
+		memset(s, 0, sizeof(*s));
+		pm_persist(&pool->persist, s, sizeof(*s));
+	}
+}
+
+pm_errcode
+pm_recon_mark_roots(pm_alloc *a, pm_pool *pool, pm_error *err)
+{
+	pm_errcode	rc = PM_OK;
+	uint64_t	ring = pm_pool_root(pool, PM_RECON_ROOT);
+
+	for (int i = 0; rc == PM_OK && i < PM_POOL_NROOTS; i++)
+		if (pm_pool_root(pool, i) != 0)
+			rc = pm_alloc_mark(a, pm_pool_root(pool, i), err);
+	if (ring != 0)
+	{
+		const pm_recon *r = pm_pool_addr(pool, ring);
+
+		for (int i = 0; rc == PM_OK && i < linked_stripes(r); i++)
+			rc = pm_alloc_mark(a, pm_load(&r->stripe[i]), err);
+	}
+	return rc;
 }

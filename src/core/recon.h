@@ -14,23 +14,25 @@
  * Checking an entry that was never inserted, or that is current, is
  * harmless, so notes need no commit protocol: a note is persisted before the
  * insert it covers, and a torn or stale note only costs one check.  The ring
- * is striped so that concurrent writers (one home stripe per participant
- * modulo PM_RECON_STRIPES) rarely share a cache line.  A writer whose next
- * slot still holds a needed note leaves that note in place and moves on to
- * the next stripe, so one busy writer uses the whole ring; only when every
- * stripe's next slot is needed does it ask the host to flush.  The host log
- * is flushed in the background (PostgreSQL's WAL writer: every 200 ms or
- * 1 MB of WAL), so with asynchronous commit that forced flush comes once per
- * ring's worth of inserts rather than once per stripe's.  It is one allocator
- * block, as large as a block may be.
+ * is striped, one allocator block per stripe, so that concurrent writers (one
+ * home stripe per participant modulo the stripe count) rarely share a cache
+ * line.  A writer whose next slot still holds a needed note leaves that note
+ * in place and moves on to the next stripe, so one busy writer uses the whole
+ * ring.  When every stripe's next slot is needed the ring grows by a stripe,
+ * up to PM_RECON_MAX_STRIPES; only a ring that large asks the host to flush.
+ * The host log is flushed in the background (PostgreSQL's WAL writer), so
+ * with asynchronous commit a ring grows to what the insert rate between two
+ * background flushes needs and then never forces a flush; a little-used
+ * index keeps the two stripes it started with.
  */
 #ifndef PM_RECON_H
 #define PM_RECON_H
 
 #include "alloc.h"
 
-#define PM_RECON_STRIPES	8
-#define PM_RECON_PER_STRIPE 336
+#define PM_RECON_ROOT		1	/* the pool root that names the ring */
+#define PM_RECON_MIN_STRIPES 2
+#define PM_RECON_MAX_STRIPES 16
 
 typedef struct pm_recon_entry
 {
@@ -38,6 +40,9 @@ typedef struct pm_recon_entry
 	uint64_t	rest;
 	uint64_t	pos;			/* host log position; 0: empty */
 } pm_recon_entry;
+
+#define PM_RECON_PER_STRIPE \
+	((PM_ALLOC_MAX_BLOCK - 8 * sizeof(uint64_t)) / sizeof(pm_recon_entry))
 
 typedef struct pm_recon_stripe
 {
@@ -47,9 +52,12 @@ typedef struct pm_recon_stripe
 	pm_recon_entry e[PM_RECON_PER_STRIPE];
 } pm_recon_stripe;
 
+/* The ring's directory, the block PM_RECON_ROOT names. */
 typedef struct pm_recon
 {
-	pm_recon_stripe stripe[PM_RECON_STRIPES];
+	uint64_t	nstripes;		/* stripes writers use: stripe[0 .. nstripes-1] */
+	uint64_t	pad[7];
+	uint64_t	stripe[PM_RECON_MAX_STRIPES];	/* offsets; 0: none yet */
 } pm_recon;
 
 /* Allocate and zero a ring in the pool; returns its offset (0 on error). */
@@ -71,11 +79,20 @@ extern void pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, ui
 						  uint64_t pos, uint64_t *durable, pm_recon_durable_fn durable_fn);
 
 /* After a crash: did any stripe overflow? */
-extern bool pm_recon_overflowed(const pm_recon *r);
+extern bool pm_recon_overflowed(const pm_pool *pool, const pm_recon *r);
 
 /* Call fn for every note. */
-extern void pm_recon_foreach(const pm_recon *r, void (*fn) (void *ctx, uint64_t key, uint64_t rest),
-							 void *ctx);
+extern void pm_recon_foreach(const pm_pool *pool, const pm_recon *r,
+							 void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx);
+
+/* How many notes the ring holds now (its stripes times PM_RECON_PER_STRIPE). */
+extern uint64_t pm_recon_capacity(const pm_recon *r);
+
+/*
+ * Allocator recovery: mark every block the pool's roots name, and the
+ * stripes of the ring at PM_RECON_ROOT, so the ring survives recovery.
+ */
+extern pm_errcode pm_recon_mark_roots(pm_alloc *a, pm_pool *pool, pm_error *err);
 
 /* Forget every note (after reconciliation). */
 extern void pm_recon_clear(pm_pool *pool, pm_recon *r);

@@ -113,17 +113,17 @@ pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
 pm_recon *
 pmi_recon_ring(pm_pool *pool)
 {
-	uint64		ring_off = pm_pool_root(pool, PMI_RECON_ROOT);
+	uint64		ring_off = pm_pool_root(pool, PM_RECON_ROOT);
 	pm_recon   *ring = ring_off ? pm_pool_addr(pool, ring_off) : NULL;
 
-	return ring != NULL && !pm_recon_overflowed(ring) ? ring : NULL;
+	return ring != NULL && !pm_recon_overflowed(pool, ring) ? ring : NULL;
 }
 
 /* After reconciliation: forget the notes, and say what was done. */
 void
 pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked, int64 removed)
 {
-	uint64		ring_off = pm_pool_root(pool, PMI_RECON_ROOT);
+	uint64		ring_off = pm_pool_root(pool, PM_RECON_ROOT);
 
 	if (ring_off != 0)
 		pm_recon_clear(pool, pm_pool_addr(pool, ring_off));

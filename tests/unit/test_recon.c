@@ -1,9 +1,11 @@
 /*
  * test_recon.c
- *	  The reconciliation ring: a busy writer fills every stripe before it
- *	  asks for a flush, no note whose position is not durable is ever lost
- *	  (one thread and two), an unflushable log sets the overflow flag, and
- *	  clear forgets everything.
+ *	  The reconciliation ring: a busy writer grows the ring to its largest
+ *	  and fills every stripe before it asks for a flush, no note whose
+ *	  position is not durable is ever lost (one thread, and two growing one
+ *	  ring at once), an unflushable log sets the overflow flag, clear forgets
+ *	  everything, and allocator recovery keeps every stripe, including one
+ *	  that a crash left linked but not yet counted.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,8 +14,9 @@
 #include "tap.h"
 
 #include <pthread.h>
+#include <string.h>
 
-#define RING_NOTES	(PM_RECON_STRIPES * PM_RECON_PER_STRIPE)
+#define RING_NOTES	(PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE)
 #define THREAD_NOTES 200000
 
 /* The fake host log: positions up to log_durable survive a crash. */
@@ -65,12 +68,12 @@ mark_seen(void *arg, uint64_t key, uint64_t rest)
  * must still be noted; returns how many are missing.
  */
 static uint64_t
-missing_needed(const pm_recon *r, uint64_t n, uint64_t *notes)
+missing_needed(const pm_pool *pool, const pm_recon *r, uint64_t n, uint64_t *notes)
 {
 	seen_ctx	c = {calloc(n, 1), n, 0};
 	uint64_t	missing = 0;
 
-	pm_recon_foreach(r, mark_seen, &c);
+	pm_recon_foreach(pool, r, mark_seen, &c);
 	for (uint64_t k = 0; k < n; k++)
 		if (k + 1 > log_durable && !c.seen[k])
 			missing++;
@@ -117,10 +120,12 @@ main(void)
 	uint64_t	durable = 0;
 	uint64_t	notes;
 	uint64_t	missing;
+	uint64_t	linked;
+	pm_errcode	rc;
 	pthread_t	th[2];
 	writer		w[2];
 
-	tap_plan(10);
+	tap_plan(13);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 	o.owner.kind = PM_KIND_TEST;
 	o.mode = PM_MODE_EADR;
@@ -134,40 +139,88 @@ main(void)
 	off = pm_recon_create(pool, &a, &err);
 	tap_ok(off != 0, "ring created (%s)", off ? "ok" : err.msg);
 	r = pm_pool_addr(pool, off);
+	tap_ok(pm_recon_capacity(r) == PM_RECON_MIN_STRIPES * PM_RECON_PER_STRIPE,
+		   "a new ring has %d stripes", PM_RECON_MIN_STRIPES);
 
-	/* one writer, nothing durable: the whole ring fills before any flush */
+	/* one writer, nothing durable: the ring grows to its largest and fills before any flush */
 	for (uint64_t k = 0; k < RING_NOTES; k++)
 		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
-	tap_ok(forced_flushes == 0, "one writer filled all %d notes of every stripe without a flush",
-		   RING_NOTES);
-	missing = missing_needed(r, RING_NOTES, &notes);
+	tap_ok(forced_flushes == 0 && pm_recon_capacity(r) == RING_NOTES,
+		   "one writer grew the ring to %d stripes and filled all %d notes without a flush",
+		   PM_RECON_MAX_STRIPES, (int) RING_NOTES);
+	missing = missing_needed(pool, r, RING_NOTES, &notes);
 	tap_ok(missing == 0 && notes == RING_NOTES, "every note kept (%llu)", (unsigned long long) notes);
 
 	/* the next note needs a flush, which frees the ring */
 	pm_recon_note(pool, r, 3, RING_NOTES, 1, RING_NOTES + 1, &durable, fake_durable);
-	tap_ok(forced_flushes == 1 && log_durable >= 1 && !pm_recon_overflowed(r),
+	tap_ok(forced_flushes == 1 && log_durable >= 1 && !pm_recon_overflowed(pool, r),
 		   "a full ring forces one flush, no overflow");
 	for (uint64_t k = RING_NOTES + 1; k < 3 * RING_NOTES; k++)
 		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
 	tap_ok(forced_flushes <= 3, "one flush per ring's worth of notes (%llu for 3 rings)",
 		   (unsigned long long) forced_flushes);
-	tap_ok(missing_needed(r, 3 * RING_NOTES, &notes) == 0,
+	tap_ok(missing_needed(pool, r, 3 * RING_NOTES, &notes) == 0,
 		   "no note past the durable point lost (durable %llu)", (unsigned long long) log_durable);
+
+	/* allocator recovery from the roots keeps every stripe: new blocks never overlap one */
+	pm_pool_set_root(pool, PM_RECON_ROOT, off);
+	pm_alloc_recover_begin(&a);
+	rc = pm_recon_mark_roots(&a, pool, &err);
+	pm_alloc_recover_end(&a);
+	for (int i = 0; rc == PM_OK && i < 4 * PM_RECON_MAX_STRIPES; i++)
+	{
+		uint64_t	b = pm_alloc_block(&a, PM_ALLOC_MAX_BLOCK, &err);
+
+		if (b == 0)
+			rc = err.code;
+		else
+			memset(pm_pool_addr(pool, b), 0xff, PM_ALLOC_MAX_BLOCK);
+	}
+	tap_ok(rc == PM_OK && missing_needed(pool, r, 3 * RING_NOTES, &notes) == 0,
+		   "after allocator recovery the stripes are still allocated (%llu notes intact)",
+		   (unsigned long long) notes);
 
 	/* a log that cannot flush: the overwrite is recorded as an overflow */
 	log_can_flush = false;
 	for (uint64_t k = 3 * RING_NOTES; k < 5 * RING_NOTES; k++)
 		pm_recon_note(pool, r, 5, k, 1, k + 1, &durable, fake_durable);
-	tap_ok(pm_recon_overflowed(r), "overwriting a needed note sets the overflow flag");
+	tap_ok(pm_recon_overflowed(pool, r), "overwriting a needed note sets the overflow flag");
 
 	pm_recon_clear(pool, r);
-	missing = missing_needed(r, 1, &notes);
-	tap_ok(!pm_recon_overflowed(r) && missing == 0 && notes == 0,
+	missing = missing_needed(pool, r, 1, &notes);
+	tap_ok(!pm_recon_overflowed(pool, r) && missing == 0 && notes == 0,
 		   "clear forgets notes and overflow");
 
-	/* two writers and a background flusher: no needed note lost, no overflow */
+	/*
+	 * A growth a crash interrupted: the stripe is linked but not counted.
+	 * Recovery keeps it and the next growth uses it.
+	 */
 	log_can_flush = true;
 	log_durable = 0;
+	durable = 0;
+	off = pm_recon_create(pool, &a, &err);
+	r = pm_pool_addr(pool, off);
+	linked = pm_alloc_block(&a, sizeof(pm_recon_stripe), &err);
+	memset(pm_pool_addr(pool, linked), 0, sizeof(pm_recon_stripe));
+	r->stripe[PM_RECON_MIN_STRIPES] = linked;
+	pm_pool_set_root(pool, PM_RECON_ROOT, off);
+	pm_alloc_recover_begin(&a);
+	rc = pm_recon_mark_roots(&a, pool, &err);
+	pm_alloc_recover_end(&a);
+	for (int i = 0; rc == PM_OK && i < 4 * PM_RECON_MAX_STRIPES; i++)
+		if (pm_alloc_block(&a, sizeof(pm_recon_stripe), &err) == linked)
+			rc = PM_ERR_CORRUPT;
+	for (uint64_t k = 0; k <= PM_RECON_MIN_STRIPES * PM_RECON_PER_STRIPE; k++)
+		pm_recon_note(pool, r, 0, k, 1, k + 1, &durable, fake_durable);
+	tap_ok(rc == PM_OK && r->stripe[PM_RECON_MIN_STRIPES] == linked &&
+		   pm_recon_capacity(r) == (PM_RECON_MIN_STRIPES + 1) * PM_RECON_PER_STRIPE,
+		   "an interrupted growth's stripe is kept by recovery and used by the next growth");
+
+	/* two writers growing a new ring, a background flusher: no needed note lost, no overflow */
+	off = pm_recon_create(pool, &a, &err);
+	r = pm_pool_addr(pool, off);
+	log_durable = 0;
+	forced_flushes = 0;
 	for (int i = 0; i < 2; i++)
 	{
 		w[i] = (writer) {pool, r, i};
@@ -175,9 +228,10 @@ main(void)
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	tap_ok(!pm_recon_overflowed(r), "two writers: no overflow (%llu forced flushes)",
-		   (unsigned long long) forced_flushes);
-	tap_ok(missing_needed(r, 2 * THREAD_NOTES, &notes) == 0,
+	tap_ok(!pm_recon_overflowed(pool, r), "two writers: no overflow (%llu forced flushes, %llu stripes)",
+		   (unsigned long long) forced_flushes,
+		   (unsigned long long) (pm_recon_capacity(r) / PM_RECON_PER_STRIPE));
+	tap_ok(missing_needed(pool, r, 2 * THREAD_NOTES, &notes) == 0,
 		   "two writers: every note past the durable point (%llu) kept",
 		   (unsigned long long) log_durable);
 

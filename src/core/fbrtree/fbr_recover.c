@@ -5,6 +5,7 @@
  *	  allocator from what the tree reaches.
  */
 #include "fbr_internal.h"
+#include "recon.h"
 
 #include <stdlib.h>
 
@@ -213,9 +214,7 @@ fbr_recover_alloc(pm_pool *pool, const int *meta_roots, int ntrees, pm_error *er
 	pm_alloc_attach_pool(&a, pool);
 	pm_alloc_recover_begin(&a);
 	/* meta blocks and the host's blocks (its reconciliation ring) */
-	for (int i = 0; rc == PM_OK && i < PM_POOL_NROOTS; i++)
-		if (pm_pool_root(pool, i) != 0)
-			rc = pm_alloc_mark(&a, pm_pool_root(pool, i), err);
+	rc = pm_recon_mark_roots(&a, pool, err);
 	for (int i = 0; rc == PM_OK && i < ntrees; i++)
 	{
 		fbr_tree	t;

@@ -10,6 +10,7 @@
  * up, each node filled to 90% so the first inserts do not split them all.
  */
 #include "nbt_internal.h"
+#include "recon.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,11 +269,8 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	if (recover_alloc)
 	{
 		pm_alloc_recover_begin(&t->pm);
-		rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, 0), err);
-		/* roots 1.. name blocks of the host (its reconciliation ring): keep them */
-		for (int i = 1; rc == PM_OK && i < PM_POOL_NROOTS; i++)
-			if (pm_pool_root(t->pool, i) != 0)
-				rc = pm_alloc_mark(&t->pm, pm_pool_root(t->pool, i), err);
+		/* root 0 is the meta block; roots 1.. are the host's (its reconciliation ring) */
+		rc = pm_recon_mark_roots(&t->pm, t->pool, err);
 		if (rc != PM_OK)
 			return rc;
 	}

@@ -107,7 +107,7 @@ fbrpm_reconcile(Relation index, pm_pool *pool, fbr_tree *spatial, fbr_tree *side
 		{
 			NoteVisit	v = {&r, found};
 
-			pm_recon_foreach(ring, visit_note, &v);
+			pm_recon_foreach(pool, ring, visit_note, &v);
 		}
 		else
 		{

@@ -4,8 +4,9 @@
  *	  src/pg/pmi_reconcile.c).  Only entries whose heap WAL may not have been
  *	  flushed need checking: every insert notes (key, TID, WAL end) in the
  *	  pool's reconciliation ring first (src/core/recon.h), so the check visits
- *	  at most the ring's 2,688 notes; an insert that finds no note it may
- *	  overwrite (all name unflushed WAL) flushes WAL first (pmi_note_insert).
+ *	  at most the ring's notes (43,648 when it has grown to its largest); an
+ *	  insert that finds no note it may overwrite in a ring that large (all
+ *	  name unflushed WAL) flushes WAL first (pmi_note_insert).
  *	  If a ring stripe overflowed anyway, or the pool has no ring, every entry
  *	  is checked: one heap item visit per entry.
  */
@@ -81,9 +82,9 @@ nbtpm_reconcile(Relation index, nbt_tree *t)
 	{
 		NoteList	notes;
 
-		notes.e = palloc(sizeof(nbt_skey) * PM_RECON_STRIPES * PM_RECON_PER_STRIPE);
+		notes.e = palloc(sizeof(nbt_skey) * PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE);
 		notes.n = 0;
-		pm_recon_foreach(ring, collect_note, &notes);
+		pm_recon_foreach(t->pool, ring, collect_note, &notes);
 		for (int i = 0; i < notes.n; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
