@@ -160,9 +160,6 @@ struct PmiIndex
 	}			tree;
 };
 
-/* pool root of the reconciliation ring */
-#define PMI_RECON_ROOT		1
-
 static inline PmiSlot *
 pmi_slot(int slotno)
 {
@@ -192,6 +189,7 @@ extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert)
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
 extern void pmi_reject_temp(Relation index, const PmiAmOps *ops, const char *alternative);
+extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 
 /* pmi_reconcile.c */
 typedef struct PmiHeapCheck

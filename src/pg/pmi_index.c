@@ -184,7 +184,7 @@ pmi_create_pool(Relation index, const PmiAmOps *ops)
 		pm_pool_close(pool);
 		pmi_report(&err, index);
 	}
-	pm_pool_set_root(pool, PMI_RECON_ROOT, ring);
+	pm_pool_set_root(pool, PM_RECON_ROOT, ring);
 	pfree(path);
 	return pool;
 }
@@ -367,8 +367,8 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
 	ops->attach(h, s->dram_root);
-	h->recon = pm_pool_root(h->pool, PMI_RECON_ROOT) ?
-		pm_pool_addr(h->pool, pm_pool_root(h->pool, PMI_RECON_ROOT)) : NULL;
+	h->recon = pm_pool_root(h->pool, PM_RECON_ROOT) ?
+		pm_pool_addr(h->pool, pm_pool_root(h->pool, PM_RECON_ROOT)) : NULL;
 	h->flushed_lsn = 0;
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
@@ -448,10 +448,10 @@ pmi_report_missing(Relation index, Relation heap, int64 missing, ItemPointer fir
 
 /*
  * How far WAL is flushed, for the reconciliation ring.  When every stripe's
- * next note still names unflushed heap WAL (asynchronous commit outran the
- * WAL writer), force flushes up to it, as a synchronous commit would, so
- * that no note is lost and reconciliation after a crash stays bounded by the
- * ring.
+ * next note still names unflushed heap WAL and the ring is as large as it
+ * grows (asynchronous commit outran the WAL writer), force flushes up to it,
+ * as a synchronous commit would, so that no note is lost and reconciliation
+ * after a crash stays bounded by the ring.
  */
 static uint64
 wal_durable_upto(uint64 upto, bool force)
@@ -472,4 +472,19 @@ pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 	if (h->recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
 		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, key, rest, XactLastRecEnd,
 					  &h->flushed_lsn, wal_durable_upto);
+}
+
+/*
+ * The context an index-only scan forms its tuples in, reset for each tuple:
+ * made on first use (most scans are not index-only) as a child of the
+ * context that holds the scan's state.
+ */
+MemoryContext
+pmi_tuple_context(MemoryContext *ctx, void *scan_state)
+{
+	if (*ctx == NULL)
+		*ctx = AllocSetContextCreate(GetMemoryChunkContext(scan_state), "pm_index index-only tuples",
+									 ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(*ctx);
+	return *ctx;
 }

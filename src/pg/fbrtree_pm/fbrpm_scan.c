@@ -207,12 +207,7 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 		Datum		value = (Datum) 0;
 		MemoryContext old;
 
-		if (so->tupctx == NULL)
-			so->tupctx = AllocSetContextCreate(GetMemoryChunkContext(so),
-											   "fbrtree_pm index-only tuples",
-											   ALLOCSET_SMALL_SIZES);
-		MemoryContextReset(so->tupctx);
-		old = MemoryContextSwitchTo(so->tupctx);
+		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
 		if (!isnull)
 			value = fbrpm_entry_value(&so->oc, item);
 		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);

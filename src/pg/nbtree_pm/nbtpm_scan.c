@@ -35,7 +35,7 @@ typedef struct NbtpmScanOpaqueData
 	bool		positioned;		/* batch/pos are meaningful */
 	int			pos;			/* index into batch of the last entry returned */
 	nbt_batch	batch;
-	MemoryContext tupctx;		/* index-only tuples, reset per tuple */
+	MemoryContext tupctx;		/* index-only tuples, reset per tuple; NULL until one */
 	/* ammarkpos: the position to go back to (the batch is a snapshot) */
 	bool		marked_positioned;
 	int			marked_cur;
@@ -54,8 +54,6 @@ nbtpm_beginscan(Relation r, int nkeys, int norderbys)
 	NbtpmScanOpaque so = palloc0(sizeof(NbtpmScanOpaqueData));
 
 	so->coltype = nbtpm_column_type(r);
-	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "nbtree_pm index-only tuples",
-									   ALLOCSET_SMALL_SIZES);
 	scan->opaque = so;
 	return scan;
 }
@@ -376,8 +374,7 @@ nbtpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 		Datum		value = isnull ? (Datum) 0 : nbtpm_decode(so->coltype, e.key);
 		MemoryContext old;
 
-		MemoryContextReset(so->tupctx);
-		old = MemoryContextSwitchTo(so->tupctx);
+		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
 		scan->xs_itup = index_form_tuple(RelationGetDescr(index), &value, &isnull);
 		scan->xs_itupdesc = RelationGetDescr(index);
 		MemoryContextSwitchTo(old);
@@ -440,7 +437,8 @@ nbtpm_endscan(IndexScanDesc scan)
 {
 	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
 
-	MemoryContextDelete(so->tupctx);
+	if (so->tupctx)
+		MemoryContextDelete(so->tupctx);
 	if (so->ranges)
 		pfree(so->ranges);
 	pfree(so);
