@@ -70,6 +70,8 @@ typedef struct FbrpmKey
 {
 	StrategyNumber strategy;	/* point kinds: as a box strategy */
 	fbr_box		query;			/* the argument's box (bounded: rounded outward to float4) */
+	fbr_box		query_pred;		/* bounded: the float4 below each coordinate of query */
+	fbr_box		query_succ;		/* bounded: the float4 above each coordinate of query */
 	bool		empty_query;	/* bounded: the argument has no box */
 	FmgrInfo   *op;				/* the operator's function, for leaf entries */
 	Datum		arg;

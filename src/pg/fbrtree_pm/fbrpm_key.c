@@ -275,6 +275,16 @@ round_outward(const fbr_box *in, fbr_box *out)
 	out->ymax = float_up(in->ymax);
 }
 
+/* The float4 next to each coordinate of a float4 box, towards direction. */
+static void
+float_neighbours(const fbr_box *in, fbr_box *out, float direction)
+{
+	out->xmin = nextafterf((float) in->xmin, direction);
+	out->ymin = nextafterf((float) in->ymin, direction);
+	out->xmax = nextafterf((float) in->xmax, direction);
+	out->ymax = nextafterf((float) in->ymax, direction);
+}
+
 /*
  * Prepare a search key; false if the strategy is not one this opclass
  * knows (the operator class is then broken: validate refuses it).
@@ -307,7 +317,11 @@ fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 
 		key->empty_query = !datum_box(oc, oc->type, sk->sk_argument, &q);
 		if (!key->empty_query)
+		{
 			round_outward(&q, &key->query);
+			float_neighbours(&key->query, &key->query_pred, -INFINITY);
+			float_neighbours(&key->query, &key->query_succ, INFINITY);
+		}
 	}
 	else
 		datum_box(oc, sk->sk_subtype == POINTOID ? POINTOID : BOXOID, sk->sk_argument,
@@ -356,17 +370,12 @@ node_may_match_fuzzy(const FbrpmKey *key, const BOX *n)
 	return true;
 }
 
-/* Plain comparisons of boxes already rounded to float4, as PostGIS's box2df functions make them. */
+/* bounded: D(x0) <= q.xmax, U(x1) >= q.xmin, the same for y (see below) */
 static inline bool
-boxes_overlap(const fbr_box *a, const fbr_box *b)
+overlaps_query(const FbrpmKey *key, double x0, double y0, double x1, double y1)
 {
-	return a->xmin <= b->xmax && a->xmax >= b->xmin && a->ymin <= b->ymax && a->ymax >= b->ymin;
-}
-
-static inline bool
-box_contains(const fbr_box *a, const fbr_box *b)
-{
-	return a->xmin <= b->xmin && a->xmax >= b->xmax && a->ymin <= b->ymin && a->ymax >= b->ymax;
+	return x0 < key->query_succ.xmax && x1 > key->query_pred.xmin &&
+		y0 < key->query_succ.ymax && y1 > key->query_pred.ymin;
 }
 
 /*
@@ -374,40 +383,74 @@ box_contains(const fbr_box *a, const fbr_box *b)
  * node's?  Both rounded outward to float4 as PostGIS's operators and GiST
  * round them; a leaf entry is decided with the comparisons of PostGIS's
  * box2df functions, so the answer is GiST's and needs no recheck.
+ *
+ * The entry is not rounded: each comparison of a rounded coordinate with a
+ * query coordinate F (a float4) is the comparison of the raw coordinate x,
+ * clamped to float4's range as the rounding clamps it, with F or with the
+ * float4 next to F (pred/succ, computed once per scan).  With D rounding
+ * down (minima) and U rounding up (maxima):
+ *
+ *	 D(x) <= F  iff  x < succ(F)		D(x) < F  iff  x < F
+ *	 D(x) >= F  iff  x >= F				D(x) > F  iff  x >= succ(F)
+ *	 U(x) >= F  iff  x > pred(F)		U(x) > F  iff  x > F
+ *	 U(x) <= F  iff  x <= F				U(x) < F  iff  x <= pred(F)
+ *
+ * (D(x) is the largest float4 <= x: it is > F exactly when some float4
+ * above F is <= x, i.e. succ(F) <= x; the others follow the same way.)
  */
 static bool
 bounded_matches(const FbrpmKey *key, const fbr_box *box, bool is_leaf)
 {
 	const fbr_box *q = &key->query;
-	fbr_box		b;
+	const fbr_box *pred = &key->query_pred;
+	const fbr_box *succ = &key->query_succ;
+	double		x0 = Min(Max(box->xmin, -FLT_MAX), FLT_MAX);
+	double		y0 = Min(Max(box->ymin, -FLT_MAX), FLT_MAX);
+	double		x1 = Min(Max(box->xmax, -FLT_MAX), FLT_MAX);
+	double		y1 = Min(Max(box->ymax, -FLT_MAX), FLT_MAX);
 
-	round_outward(box, &b);
 	switch (key->strategy)
 	{
 		case RTLeftStrategyNumber:
-			return (is_leaf ? b.xmax : b.xmin) < q->xmin;
+			/* leaf U(x1) < q.xmin; node D(x0) < q.xmin */
+			return is_leaf ? x1 <= pred->xmin : x0 < q->xmin;
 		case RTOverLeftStrategyNumber:
-			return is_leaf ? b.xmax <= q->xmax : b.xmin <= q->xmax;
+			/* leaf U(x1) <= q.xmax; node D(x0) <= q.xmax */
+			return is_leaf ? x1 <= q->xmax : x0 < succ->xmax;
 		case RTOverlapStrategyNumber:
-			return boxes_overlap(&b, q);
+			return overlaps_query(key, x0, y0, x1, y1);
 		case RTOverRightStrategyNumber:
-			return is_leaf ? b.xmin >= q->xmin : b.xmax >= q->xmin;
+			/* leaf D(x0) >= q.xmin; node U(x1) >= q.xmin */
+			return is_leaf ? x0 >= q->xmin : x1 > pred->xmin;
 		case RTRightStrategyNumber:
-			return (is_leaf ? b.xmin : b.xmax) > q->xmax;
+			/* leaf D(x0) > q.xmax; node U(x1) > q.xmax */
+			return is_leaf ? x0 >= succ->xmax : x1 > q->xmax;
 		case RTSameStrategyNumber:
-			return is_leaf ? fbr_box_equal(&b, q) : box_contains(&b, q);
+			/* leaf: each rounded coordinate equals the query's; node: as ~ */
+			if (is_leaf)
+				return q->xmin <= x0 && x0 < succ->xmin && pred->xmax < x1 && x1 <= q->xmax &&
+					q->ymin <= y0 && y0 < succ->ymin && pred->ymax < y1 && y1 <= q->ymax;
+			/* FALLTHROUGH */
 		case RTContainsStrategyNumber:
-			return box_contains(&b, q);
+			/* D(x0) <= q.xmin, U(x1) >= q.xmax, the same for y */
+			return x0 < succ->xmin && x1 > pred->xmax && y0 < succ->ymin && y1 > pred->ymax;
 		case RTContainedByStrategyNumber:
-			return is_leaf ? box_contains(q, &b) : boxes_overlap(&b, q);
+			/* leaf: D(x0) >= q.xmin, U(x1) <= q.xmax, the same for y; node: as && */
+			if (is_leaf)
+				return x0 >= q->xmin && x1 <= q->xmax && y0 >= q->ymin && y1 <= q->ymax;
+			return overlaps_query(key, x0, y0, x1, y1);
 		case RTOverBelowStrategyNumber:
-			return is_leaf ? b.ymax <= q->ymax : b.ymin <= q->ymax;
+			/* leaf U(y1) <= q.ymax; node D(y0) <= q.ymax */
+			return is_leaf ? y1 <= q->ymax : y0 < succ->ymax;
 		case RTBelowStrategyNumber:
-			return (is_leaf ? b.ymax : b.ymin) < q->ymin;
+			/* leaf U(y1) < q.ymin; node D(y0) < q.ymin */
+			return is_leaf ? y1 <= pred->ymin : y0 < q->ymin;
 		case RTAboveStrategyNumber:
-			return (is_leaf ? b.ymin : b.ymax) > q->ymax;
+			/* leaf D(y0) > q.ymax; node U(y1) > q.ymax */
+			return is_leaf ? y0 >= succ->ymax : y1 > q->ymax;
 		case RTOverAboveStrategyNumber:
-			return is_leaf ? b.ymin >= q->ymin : b.ymax >= q->ymin;
+			/* leaf D(y0) >= q.ymin; node U(y1) >= q.ymin */
+			return is_leaf ? y0 >= q->ymin : y1 > pred->ymin;
 	}
 	return true;
 }
