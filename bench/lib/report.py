@@ -179,7 +179,7 @@ def pgbench_section(directory, plot, out):
             "lw 2 pt 7 title columnheader(i)\n")
     plot.run("throughput",
              f"set multiplot layout {nrows},{ncols} title 'pgbench throughput vs clients (median of runs)'\n"
-             "set key inside left bottom\n" + "".join(panels) + "unset multiplot\n", data)
+             "set key inside left top\nset offsets 0, 0, graph 0.45, 0\n" + "".join(panels) + "unset multiplot\n", data)
 
     # latency percentiles at the largest client count of each suite
     for pct in ("p50", "p99"):
