@@ -34,8 +34,27 @@ VACUUM ANALYZE fg;
 VACUUM ANALYZE gg;
 SET enable_seqscan = off;
 
-CREATE FUNCTION gis_compare(q text, descr text) RETURNS text LANGUAGE sql AS
-$$ SELECT results_eq(format(q, 'fg'), format(q, 'gg'), descr) $$;
+CREATE FUNCTION gis_compare(q text, descr text, fbr text DEFAULT 'fg', gist text DEFAULT 'gg')
+RETURNS text LANGUAGE sql AS
+$$ SELECT results_eq(format(q, fbr), format(q, gist), descr) $$;
+
+-- Every search operator against every query, on the fbrtree_pm table fbr and its GiST twin.
+-- "@": PostGIS 3.3's GiST also returns an EMPTY whenever its leaf page's box reaches the
+-- query (the operator says false; fbrtree_pm answers as the operator): compare the rest.
+CREATE FUNCTION gis_operator_matrix(queries text[], label text, fbr text, gist text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  op text;
+  q text;
+BEGIN
+  FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','~','@','&<|','<<|','|>>','|&>'] LOOP
+    FOREACH q IN ARRAY queries LOOP
+      RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE geom %s %s %s ORDER BY id', op, q,
+                                     CASE WHEN op = '@' THEN 'AND NOT ST_IsEmpty(geom)' ELSE '' END),
+                              format('%sgeometry %s %s', label, op, q), fbr, gist);
+    END LOOP;
+  END LOOP;
+END $$;
 
 CREATE FUNCTION gis_operator_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -48,15 +67,7 @@ DECLARE
   points text[] := ARRAY['ST_MakePoint(50, 50)', 'ST_MakePoint(12.5, 99.875)', 'ST_MakePoint(-20, 130)',
                          'ST_MakeEnvelope(40, 40, 45, 47)'];
 BEGIN
-  -- "@": PostGIS 3.3's GiST also returns an EMPTY whenever its leaf page's box reaches the
-  -- query (the operator says false; fbrtree_pm answers as the operator): compare the rest
-  FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','~','@','&<|','<<|','|>>','|&>'] LOOP
-    FOREACH q IN ARRAY queries LOOP
-      RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE geom %s %s %s ORDER BY id', op, q,
-                                     CASE WHEN op = '@' THEN 'AND NOT ST_IsEmpty(geom)' ELSE '' END),
-                              format('geometry %s %s', op, q));
-    END LOOP;
-  END LOOP;
+  RETURN QUERY SELECT * FROM gis_operator_matrix(queries, '', 'fg', 'gg');
   FOREACH q IN ARRAY queries LOOP
     RETURN NEXT is_empty(format('SELECT id FROM fg WHERE geom @ %s AND ST_IsEmpty(geom)', q),
                          format('no EMPTY is within %s (the operator''s answer)', q));
@@ -84,30 +95,16 @@ SELECT g, CASE WHEN g % 3 = 0 THEN ST_MakeEnvelope(x, y, x + d, y + d) ELSE ST_M
                (ARRAY[30, 20, 0.1, 1/3.0, 35])[1 + g / 5 % 5] + (random() - 0.5) * 8e-6 AS y,
                random() * 4e-6 AS d
           FROM generate_series(1, 4000) g) s;
-CREATE TABLE ge AS SELECT * FROM fe;
-CREATE INDEX fe_geom ON fe USING fbrtree_pm (geom);
-CREATE INDEX ge_geom ON ge USING gist (geom);
-VACUUM ANALYZE fe;
-VACUUM ANALYZE ge;
+CREATE TABLE ge (LIKE fe);
+INSERT INTO ge SELECT * FROM fe;
+CREATE INDEX ON fe USING fbrtree_pm (geom);
+CREATE INDEX ON ge USING gist (geom);
+VACUUM ANALYZE fe, ge;
 
-CREATE FUNCTION gis_float_edge_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  op text;
-  q text;
-  queries text[] := ARRAY['ST_MakeEnvelope(20, 20, 30, 35)', 'ST_MakeEnvelope(0.1, 1/3.0, 20, 30)',
-                          'ST_MakeEnvelope(1/3.0, 0.1, 35, 35)', 'ST_MakePoint(20, 30)',
-                          'ST_MakePoint(0.1, 1/3.0)'];
-BEGIN
-  FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','~','@','&<|','<<|','|>>','|&>'] LOOP
-    FOREACH q IN ARRAY queries LOOP
-      RETURN NEXT results_eq(format('SELECT id FROM fe WHERE geom %s %s ORDER BY id', op, q),
-                             format('SELECT id FROM ge WHERE geom %s %s ORDER BY id', op, q),
-                             format('within a float4 step of the edges: geometry %s %s', op, q));
-    END LOOP;
-  END LOOP;
-END $$;
-
-SELECT * FROM gis_float_edge_tests();
+SELECT * FROM gis_operator_matrix(ARRAY['ST_MakeEnvelope(20, 20, 30, 35)', 'ST_MakeEnvelope(0.1, 1/3.0, 20, 30)',
+                                         'ST_MakeEnvelope(1/3.0, 0.1, 35, 35)', 'ST_MakePoint(20, 30)',
+                                         'ST_MakePoint(0.1, 1/3.0)'],
+                                   'within a float4 step of the edges: ', 'fe', 'ge');
 -- the data does reach across the edges: some rows match && only through the rounding
 SELECT cmp_ok((SELECT count(*) FROM fe WHERE geom && ST_MakeEnvelope(20, 20, 30, 35)
                  AND NOT ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 35)))::int, '>', 0,
