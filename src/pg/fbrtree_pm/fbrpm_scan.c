@@ -43,6 +43,11 @@ typedef struct FbrpmScanOpaqueData
 
 typedef FbrpmScanOpaqueData *FbrpmScanOpaque;
 
+/* One finished scan's result buffer, kept for the next scan of this backend. */
+static fbr_results spare_results;
+
+#define SPARE_RESULTS_MAX	(1024 * 1024 / sizeof(fbr_item))
+
 static void
 release_core_state(void *arg)
 {
@@ -51,8 +56,27 @@ release_core_state(void *arg)
 	if (so->knn != NULL)
 		fbr_knn_end(so->knn);
 	so->knn = NULL;
-	fbr_results_free(&so->results);
+	if (spare_results.items == NULL && so->results.cap <= SPARE_RESULTS_MAX)
+		spare_results = so->results;
+	else
+		fbr_results_free(&so->results);
 	memset(&so->results, 0, sizeof(so->results));
+}
+
+/*
+ * The buffer a scan collects into: the spare if there is one.  A window of
+ * 1% of a million points collects 400 kB, which malloc mapped and unmapped
+ * per scan: 100 more page faults per query than GiST (perf stat), now none.
+ */
+static void
+take_spare_results(FbrpmScanOpaque so)
+{
+	if (so->results.items == NULL && spare_results.items != NULL)
+	{
+		so->results = spare_results;
+		so->results.n = 0;
+		memset(&spare_results, 0, sizeof(spare_results));
+	}
 }
 
 IndexScanDesc
@@ -165,6 +189,7 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	size_t		from;
 	pm_error	err;
 
+	take_spare_results(so);
 	if (spatial && fbr_search(&so->h->tree.fbr.spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
