@@ -138,7 +138,9 @@ linked_stripes(const pm_recon *r)
 bool
 pm_recon_overflowed(const pm_pool *pool, const pm_recon *r)
 {
-	for (int i = 0; i < linked_stripes(r); i++)
+	int			n = linked_stripes(r);
+
+	for (int i = 0; i < n; i++)
 		if (pm_load(&stripe_at(pool, r, i)->overflow))
 			return true;
 	return false;
@@ -148,7 +150,9 @@ void
 pm_recon_foreach(const pm_pool *pool, const pm_recon *r,
 				 void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
 {
-	for (int i = 0; i < linked_stripes(r); i++)
+	int			n = linked_stripes(r);
+
+	for (int i = 0; i < n; i++)
 	{
 		const pm_recon_stripe *s = stripe_at(pool, r, i);
 
@@ -167,7 +171,9 @@ pm_recon_capacity(const pm_recon *r)
 void
 pm_recon_clear(pm_pool *pool, pm_recon *r)
 {
-	for (int i = 0; i < linked_stripes(r); i++)
+	int			n = linked_stripes(r);
+
+	for (int i = 0; i < n; i++)
 	{
 		pm_recon_stripe *s = stripe_at(pool, r, i);
 
@@ -180,17 +186,13 @@ pm_errcode
 pm_recon_mark_roots(pm_alloc *a, pm_pool *pool, pm_error *err)
 {
 	pm_errcode	rc = PM_OK;
-	uint64_t	ring = pm_pool_root(pool, PM_RECON_ROOT);
+	const pm_recon *r = pm_recon_of(pool);
+	int			n = r != NULL ? linked_stripes(r) : 0;
 
 	for (int i = 0; rc == PM_OK && i < PM_POOL_NROOTS; i++)
 		if (pm_pool_root(pool, i) != 0)
 			rc = pm_alloc_mark(a, pm_pool_root(pool, i), err);
-	if (ring != 0)
-	{
-		const pm_recon *r = pm_pool_addr(pool, ring);
-
-		for (int i = 0; rc == PM_OK && i < linked_stripes(r); i++)
-			rc = pm_alloc_mark(a, pm_load(&r->stripe[i]), err);
-	}
+	for (int i = 0; rc == PM_OK && i < n; i++)
+		rc = pm_alloc_mark(a, pm_load(&r->stripe[i]), err);
 	return rc;
 }

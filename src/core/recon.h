@@ -60,6 +60,15 @@ typedef struct pm_recon
 	uint64_t	stripe[PM_RECON_MAX_STRIPES];	/* offsets; 0: none yet */
 } pm_recon;
 
+/* The pool's ring (at PM_RECON_ROOT), or NULL if it has none. */
+static inline pm_recon *
+pm_recon_of(const pm_pool *pool)
+{
+	uint64_t	off = pm_pool_root(pool, PM_RECON_ROOT);
+
+	return off != 0 ? (pm_recon *) pm_pool_addr(pool, off) : NULL;
+}
+
 /* Allocate and zero a ring in the pool; returns its offset (0 on error). */
 extern uint64_t pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err);
 

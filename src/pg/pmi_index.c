@@ -367,8 +367,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
 	ops->attach(h, s->dram_root);
-	h->recon = pm_pool_root(h->pool, PM_RECON_ROOT) ?
-		pm_pool_addr(h->pool, pm_pool_root(h->pool, PM_RECON_ROOT)) : NULL;
+	h->recon = pm_recon_of(h->pool);
 	h->flushed_lsn = 0;
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));

@@ -113,8 +113,7 @@ pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
 pm_recon *
 pmi_recon_ring(pm_pool *pool)
 {
-	uint64		ring_off = pm_pool_root(pool, PM_RECON_ROOT);
-	pm_recon   *ring = ring_off ? pm_pool_addr(pool, ring_off) : NULL;
+	pm_recon   *ring = pm_recon_of(pool);
 
 	return ring != NULL && !pm_recon_overflowed(pool, ring) ? ring : NULL;
 }
@@ -123,10 +122,10 @@ pmi_recon_ring(pm_pool *pool)
 void
 pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked, int64 removed)
 {
-	uint64		ring_off = pm_pool_root(pool, PM_RECON_ROOT);
+	pm_recon   *ring = pm_recon_of(pool);
 
-	if (ring_off != 0)
-		pm_recon_clear(pool, pm_pool_addr(pool, ring_off));
+	if (ring != NULL)
+		pm_recon_clear(pool, ring);
 	ereport(LOG,
 			(errmsg("pm_index: reconciled index \"%s\" with its table after a crash: %lld entries checked, %lld removed",
 					RelationGetRelationName(index), (long long) checked, (long long) removed),

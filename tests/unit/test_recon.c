@@ -106,6 +106,36 @@ write_notes(void *arg)
 	return NULL;
 }
 
+/*
+ * Recover the allocator from the pool's roots with ring_off as the ring,
+ * then allocate stripe-sized blocks and overwrite them: a stripe recovery
+ * failed to keep would be handed out (and its notes overwritten).  An error
+ * if an allocation fails or returns the block `avoid`.
+ */
+static pm_errcode
+recover_then_allocate(pm_pool *pool, pm_alloc *a, uint64_t ring_off, uint64_t avoid)
+{
+	pm_error	err;
+	pm_errcode	rc;
+
+	pm_pool_set_root(pool, PM_RECON_ROOT, ring_off);
+	pm_alloc_recover_begin(a);
+	rc = pm_recon_mark_roots(a, pool, &err);
+	pm_alloc_recover_end(a);
+	for (int i = 0; rc == PM_OK && i < 4 * PM_RECON_MAX_STRIPES; i++)
+	{
+		uint64_t	b = pm_alloc_block(a, sizeof(pm_recon_stripe), &err);
+
+		if (b == 0)
+			rc = err.code;
+		else if (b == avoid)
+			rc = PM_ERR_CORRUPT;
+		else
+			memset(pm_pool_addr(pool, b), 0xff, sizeof(pm_recon_stripe));
+	}
+	return rc;
+}
+
 int
 main(void)
 {
@@ -163,19 +193,7 @@ main(void)
 		   "no note past the durable point lost (durable %llu)", (unsigned long long) log_durable);
 
 	/* allocator recovery from the roots keeps every stripe: new blocks never overlap one */
-	pm_pool_set_root(pool, PM_RECON_ROOT, off);
-	pm_alloc_recover_begin(&a);
-	rc = pm_recon_mark_roots(&a, pool, &err);
-	pm_alloc_recover_end(&a);
-	for (int i = 0; rc == PM_OK && i < 4 * PM_RECON_MAX_STRIPES; i++)
-	{
-		uint64_t	b = pm_alloc_block(&a, PM_ALLOC_MAX_BLOCK, &err);
-
-		if (b == 0)
-			rc = err.code;
-		else
-			memset(pm_pool_addr(pool, b), 0xff, PM_ALLOC_MAX_BLOCK);
-	}
+	rc = recover_then_allocate(pool, &a, off, 0);
 	tap_ok(rc == PM_OK && missing_needed(pool, r, 3 * RING_NOTES, &notes) == 0,
 		   "after allocator recovery the stripes are still allocated (%llu notes intact)",
 		   (unsigned long long) notes);
@@ -203,13 +221,7 @@ main(void)
 	linked = pm_alloc_block(&a, sizeof(pm_recon_stripe), &err);
 	memset(pm_pool_addr(pool, linked), 0, sizeof(pm_recon_stripe));
 	r->stripe[PM_RECON_MIN_STRIPES] = linked;
-	pm_pool_set_root(pool, PM_RECON_ROOT, off);
-	pm_alloc_recover_begin(&a);
-	rc = pm_recon_mark_roots(&a, pool, &err);
-	pm_alloc_recover_end(&a);
-	for (int i = 0; rc == PM_OK && i < 4 * PM_RECON_MAX_STRIPES; i++)
-		if (pm_alloc_block(&a, sizeof(pm_recon_stripe), &err) == linked)
-			rc = PM_ERR_CORRUPT;
+	rc = recover_then_allocate(pool, &a, off, linked);
 	for (uint64_t k = 0; k <= PM_RECON_MIN_STRIPES * PM_RECON_PER_STRIPE; k++)
 		pm_recon_note(pool, r, 0, k, 1, k + 1, &durable, fake_durable);
 	tap_ok(rc == PM_OK && r->stripe[PM_RECON_MIN_STRIPES] == linked &&
