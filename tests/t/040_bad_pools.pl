@@ -1,0 +1,209 @@
+# Bad pool files and pool directories: every damage gives a clear ERROR that names the file and
+# carries a HINT, the server stays up, the other indexes keep working, and REINDEX repairs it.
+#
+# Files are damaged while the server is stopped, as a bad restore or a failing disk would leave
+# them: a running server keeps pools mapped, and changing a mapped file under it is outside what
+# pm_index (like PostgreSQL with its relation files) promises to survive; see README Reliability.
+# A file owned by another user and a file without permissions fail alike (EACCES on open); the
+# test runs as the postgres user, so it covers both through the permissions.
+use strict;
+use warnings;
+use File::Copy;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('bad_pools');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION pm_index;
+	CREATE TABLE healthy (k int);
+	INSERT INTO healthy SELECT generate_series(1, 1000);
+	CREATE INDEX healthy_k ON healthy USING nbtree_pm (k);
+	CREATE TABLE victim (k int, b box);
+	INSERT INTO victim SELECT i, box(point(i, i), point(i + 1, i + 1)) FROM generate_series(1, 1000) i;
+	CREATE INDEX victim_k ON victim USING nbtree_pm (k);
+	CREATE INDEX victim_b ON victim USING fbrtree_pm (b);
+	CREATE TABLE other (k int);
+	CREATE INDEX other_k ON other USING nbtree_pm (k);});
+
+my $pool_dir = $node->data_dir . '/pm_index';
+my $db = $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'postgres'");
+sub pool_of
+{
+	my ($index) = @_;
+	my $filenode = $node->safe_psql('postgres', "SELECT pg_relation_filenode('$index')");
+	return "$pool_dir/1663_${db}_$filenode.pmpool";
+}
+
+# One query per index that must use it, and its right answer.
+my %probe = (
+	victim_k => [ 'SELECT count(*) FROM victim WHERE k <= 500', '500' ],
+	victim_b => [ q{SELECT count(*) FROM victim WHERE b && box '((0,0),(100.5,100.5))'}, '100' ],
+	healthy_k => [ 'SELECT count(*) FROM healthy WHERE k <= 10', '10' ]);
+my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
+my %check = (
+	victim_k => "SELECT nbtree_pm_check('victim_k', true)",
+	victim_b => "SELECT fbrtree_pm_check('victim_b', true)");
+
+# The offset of the n-th mutable header word (size, mode, clean_shutdown, flags), after the
+# static part whose last field is its checksum; the layout is pm_pool_header's in pool.h.
+sub header_word_offset
+{
+	my ($n) = @_;
+	# magic 8, format_version 4, header_size 4, uuid 16, owner 24, created_mode 4, chunk_size 4,
+	# data_offset 8, max_size 8, created_at 8, static_checksum 8
+	return 96 + 8 * $n;
+}
+
+sub expect_error
+{
+	my ($what, $stmt, $paths, $error, $hint) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $stmt);
+	isnt($ret, 0, "$what fails");
+	like($stderr, qr/ERROR:  .*(?:$paths)/, "$what: the error names the pool file");
+	like($stderr, $error, "$what: the error says what is wrong");
+	like($stderr, $hint, "$what: with a HINT");
+	return;
+}
+
+# Damage both victim indexes' pools with the server stopped, then show what each statement says.
+sub scenario
+{
+	my (%s) = @_;
+	my %pool = map { $_ => pool_of($_) } qw(victim_k victim_b);
+	$node->stop;
+	$s{damage}->($pool{$_}) for sort keys %pool;
+	$node->start;
+
+	for my $index (qw(victim_k victim_b))
+	{
+		my $path = quotemeta($pool{$index});
+		expect_error("$s{name}: $index: scan", $index_only . $probe{$index}[0],
+			$path, $s{error}, $s{hint});
+		expect_error("$s{name}: $index: check", $check{$index}, $path, $s{error}, $s{hint});
+	}
+	expect_error("$s{name}: insert", "INSERT INTO victim VALUES (1, box '((1,1),(2,2))')",
+		join('|', map { quotemeta } values %pool), $s{error}, $s{hint});
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM victim'), '1000',
+		"$s{name}: the failed insert was rolled back");
+	is($node->safe_psql('postgres', $index_only . $probe{healthy_k}[0]),
+		$probe{healthy_k}[1], "$s{name}: another index keeps working");
+	for my $index (qw(victim_k victim_b))
+	{
+		$node->safe_psql('postgres', "REINDEX INDEX $index");
+		is($node->safe_psql('postgres', $index_only . $probe{$index}[0]),
+			$probe{$index}[1], "$s{name}: after REINDEX $index answers");
+		$node->safe_psql('postgres', $check{$index});
+		ok(!-e $pool{$index}, "$s{name}: REINDEX removed the damaged pool file of $index");
+	}
+	unlike(slurp_file($node->logfile), qr/terminated by signal/, "$s{name}: no backend crashed");
+	return;
+}
+
+sub overwrite_at
+{
+	my ($path, $offset, $bytes) = @_;
+	open(my $fh, '+<', $path) or die "open $path: $!";
+	binmode $fh;
+	seek($fh, $offset, 0) or die "seek $path: $!";
+	print $fh $bytes or die "write $path: $!";
+	close($fh) or die "close $path: $!";
+	return;
+}
+
+my $reindex_hint = qr/HINT:  REINDEX the index/;
+
+scenario(
+	name => 'pool file deleted',
+	damage => sub { unlink($_[0]) or die "unlink $_[0]: $!" },
+	error => qr/No such file or directory|does not exist/,
+	hint => qr/HINT:  If the pool file was removed, REINDEX the index to rebuild it\./);
+
+scenario(
+	name => 'pool file truncated inside its header',
+	damage => sub { truncate($_[0], 100) or die "truncate $_[0]: $!" },
+	error => qr/is truncated \(100 bytes, header needs 4096\)/,
+	hint => $reindex_hint);
+
+scenario(
+	name => 'pool file truncated after its header',
+	damage => sub { truncate($_[0], 4096 + 65536) or die "truncate $_[0]: $!" },
+	error => qr/is truncated \(69632 bytes, header says \d+\)/,
+	hint => $reindex_hint);
+
+scenario(
+	name => 'header magic overwritten',
+	damage => sub { overwrite_at($_[0], 0, 'GARBAGE!') },
+	error => qr/has no pm_index pool header/,
+	hint => $reindex_hint);
+
+scenario(
+	name => 'header static part corrupted',
+	damage => sub { overwrite_at($_[0], 20, "\xff\xfe\xfd\xfc") },
+	error => qr/has a header checksum mismatch/,
+	hint => $reindex_hint);
+
+# The mutable words follow the static part: size, mode, clean_shutdown, flags.
+scenario(
+	name => 'header shutdown marker corrupted',
+	damage => sub { overwrite_at($_[0], header_word_offset(2), "\x5a" x 8) },
+	error => qr/has an invalid shutdown marker/,
+	hint => $reindex_hint);
+
+scenario(
+	name => 'pool file without permissions',
+	damage => sub { chmod(0000, $_[0]) or die "chmod $_[0]: $!" },
+	error => qr/Permission denied/,
+	hint => qr/HINT:  Check that pm_index\.pool_dir and its files are writable/);
+
+# Two indexes pointed at one file: victim_k's and victim_b's paths both hold healthy_k's pool.
+my $healthy_pool = pool_of('healthy_k');
+scenario(
+	name => 'another index\'s pool file',
+	damage => sub { copy($healthy_pool, $_[0]) or die "copy to $_[0]: $!" },
+	error => qr/does not belong to index "victim_[kb]"/,
+	hint => $reindex_hint);
+
+# The pool directory made read-only: existing indexes keep working, creating one fails with
+# the directory named and a HINT, and works again once the directory is writable.
+chmod(0500, $pool_dir) or die "chmod $pool_dir: $!";
+is($node->safe_psql('postgres', $index_only . $probe{victim_k}[0]),
+	$probe{victim_k}[1], 'read-only pool_dir: existing indexes answer');
+$node->safe_psql('postgres', 'INSERT INTO victim VALUES (2000, NULL)');
+is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM victim WHERE k = 2000'),
+	'1', 'read-only pool_dir: existing indexes take inserts');
+my ($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'CREATE INDEX healthy_k2 ON healthy USING nbtree_pm (k)');
+isnt($ret, 0, 'read-only pool_dir: CREATE INDEX fails');
+like($stderr, qr/ERROR:  .*\Q$pool_dir\E.*Permission denied/, 'read-only pool_dir: the error names the file');
+like($stderr, qr/HINT:  Check that pm_index\.pool_dir and its files are writable/,
+	'read-only pool_dir: with a HINT');
+chmod(0700, $pool_dir) or die "chmod $pool_dir: $!";
+$node->safe_psql('postgres', 'CREATE INDEX healthy_k2 ON healthy USING nbtree_pm (k)');
+is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM healthy WHERE k <= 10'),
+	'10', 'writable again: CREATE INDEX works');
+
+# The pool directory moved away while the server runs: a new session cannot map the pools and
+# says to REINDEX; REINDEX makes the default directory again and rebuilds into it.
+$node->safe_psql('postgres', 'DROP INDEX healthy_k2');
+my $k_pool = pool_of('victim_k');
+rename($pool_dir, "$pool_dir.moved") or die "rename $pool_dir: $!";
+($ret, $stdout, $stderr) = $node->psql('postgres', $index_only . $probe{victim_k}[0]);
+isnt($ret, 0, 'pool_dir gone: a scan in a new session fails');
+like($stderr, qr/ERROR:  .*\Q$k_pool\E/, 'pool_dir gone: the error names the missing pool');
+like($stderr, qr/HINT:  If the pool file was removed, REINDEX/, 'pool_dir gone: the HINT says to REINDEX');
+$node->safe_psql('postgres', 'REINDEX TABLE victim; REINDEX TABLE healthy');
+ok(-d $pool_dir, 'pool_dir gone: REINDEX made the default directory again');
+for my $index (sort keys %probe)
+{
+	is($node->safe_psql('postgres', $index_only . $probe{$index}[0]),
+		$probe{$index}[1], "pool_dir gone: after REINDEX $index answers");
+}
+unlike(slurp_file($node->logfile), qr/terminated by signal/, 'no backend crashed');
+
+$node->stop;
+done_testing();
