@@ -36,6 +36,13 @@ typedef enum pm_errcode
 	PM_ERR_LIMIT				/* a fixed limit was reached */
 } pm_errcode;
 
+/* The error says a pool, its filesystem or an arena has no room left. */
+static inline bool
+pm_errcode_is_out_of_space(pm_errcode code)
+{
+	return code == PM_ERR_NOSPACE || code == PM_ERR_ARENA_FULL || code == PM_ERR_LIMIT;
+}
+
 typedef struct pm_error
 {
 	pm_errcode	code;

@@ -344,8 +344,9 @@ collect_block(void *ctx, uint64_t off, size_t size)
 }
 
 /*
- * The allocator holds exactly the meta block and the leaf blocks the tree
- * reaches (what nbt_mark_reachable marks): counts and offsets.
+ * The allocator holds exactly the meta block, the leaf blocks the tree
+ * reaches (what nbt_mark_reachable marks) and the spare block the DRAM
+ * layer keeps for rewrites in a full pool: counts and offsets.
  */
 static const char *
 verify_alloc(env *e)
@@ -355,13 +356,16 @@ verify_alloc(env *e)
 	block_list	reach = {0};
 	block_list	alloc = {0};
 	nbt_pm_meta *meta = nbt_meta(&e->t);
+	uint64_t	spare = nbt_droot_at(&e->t)->spare_kv;
 	const char *res = NULL;
 
-	reach.cap = 1;
+	reach.cap = 2;
 	for (uint64_t off = meta->head; off != 0; off = nbt_kv_at(&e->t, off)->next)
 		reach.cap++;
 	reach.off = malloc(sizeof(uint64_t) * reach.cap);
 	reach.off[reach.n++] = pm_pool_root(e->pool, 0);
+	if (spare != 0)
+		reach.off[reach.n++] = spare;
 	for (uint64_t off = meta->head; off != 0; off = nbt_kv_at(&e->t, off)->next)
 		reach.off[reach.n++] = off;
 	qsort(reach.off, reach.n, sizeof(uint64_t), u64_cmp);
@@ -374,7 +378,7 @@ verify_alloc(env *e)
 
 	if (st.blocks != reach.n)
 	{
-		snprintf(why, sizeof(why), "allocator counts %llu blocks, the tree reaches %zu (meta + leaves)",
+		snprintf(why, sizeof(why), "allocator counts %llu blocks, the tree reaches %zu (meta + leaves + spare)",
 				 (unsigned long long) st.blocks, reach.n);
 		res = why;
 	}

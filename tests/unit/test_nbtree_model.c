@@ -7,7 +7,10 @@
  *	  DRAM layer from PM along the way.  Then most of the middle of the key
  *	  space is deleted and swept with compactions: leaves must merge, the
  *	  leaf count must fall, and the content must still be the reference.
- *	  Last, a staged case: an inner split while a merge is pending.
+ *	  Then a staged case: an inner split while a merge is pending.  Last, a
+ *	  pool that reaches its maximum size: inserts fail before any leaf is
+ *	  frozen, and after deletes a compaction sweep (as VACUUM does) lets
+ *	  inserts go on in the same full pool.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -23,6 +26,7 @@
 #define MERGE_SWEEPS 8
 #define PAIR_LEAVES	200			/* the staged inner split: leaves of PAIR_FILL entries */
 #define PAIR_FILL	50
+#define FULL_POOL_SIZE	(UINT64_C(4) << 20)
 
 static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
 static long ref_count;
@@ -302,6 +306,107 @@ split_keeps_merge_pair(const char *dir)
 	return why;
 }
 
+/* Insert random keys until one fails; *n gets the count inserted and keys[] them. */
+static pm_errcode
+insert_until_full(nbt_tree *t, uint64_t *seed, uint64_t *keys, uint64_t max, uint64_t *n,
+				  pm_error *err)
+{
+	for (*n = 0; *n < max; (*n)++)
+	{
+		nbt_skey	sk = {xorshift(seed) >> 1, 1};
+		pm_errcode	rc = nbt_insert(t, &sk, err);
+
+		if (rc != PM_OK)
+			return rc;
+		keys[*n] = sk.key;
+	}
+	return PM_OK;
+}
+
+/*
+ * A pool at its maximum size: the failing insert leaves no leaf frozen (the
+ * check passes) and loses nothing; after half the entries are deleted and
+ * every leaf is offered a compaction, a tenth as many new inserts fit.
+ */
+static const char *
+full_pool(const char *dir)
+{
+	static char msg[400];
+	char		path[600];
+	harness		h;
+	pm_error	err;
+	uint64_t	seed = 7;
+	uint64_t	max = FULL_POOL_SIZE / 8;
+	uint64_t   *keys = malloc(max * sizeof(uint64_t));
+	uint64_t	n = 0;
+	uint64_t	more = 0;
+	uint64_t	entries = 0;
+	pm_errcode	rc;
+	const char *why = NULL;
+
+	snprintf(path, sizeof(path), "%s/full.pm", dir);
+	harness_shared(&h);
+	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, FULL_POOL_SIZE), (uint64_t) getpid(), 0);
+	if (keys == NULL || nbt_rebuild(&h.tree, false, &err) != PM_OK)
+		return "set-up failed";
+	rc = insert_until_full(&h.tree, &seed, keys, max, &n, &err);
+	if (!pm_errcode_is_out_of_space(rc))
+		why = "inserts did not stop with an out-of-space error";
+	else if ((why = nbt_check(&h.tree, &entries)) != NULL)
+		snprintf(msg, sizeof(msg), "after the failed insert: %s", why), why = msg;
+	else if (entries != n)
+		why = "the failed insert lost or added entries";
+	for (uint64_t i = 0; why == NULL && i < n; i += 2)
+	{
+		bool		found;
+
+		if (nbt_delete(&h.tree, &(nbt_skey) {keys[i], 1}, &found, &err) != PM_OK || !found)
+			why = "a delete failed";
+	}
+	if (why == NULL)
+	{
+		nbt_skey	from = NBT_SKEY_MIN;
+		nbt_batch	b;
+		bool		compacted;
+
+		for (;;)
+		{
+			nbt_read_leaf(&h.tree, &from, false, &b);
+			if (nbt_compact_leaf(&h.tree, &b.low, &compacted, &err) != PM_OK &&
+				!pm_errcode_is_out_of_space(err.code))
+			{
+				why = "a compaction failed";
+				break;
+			}
+			if (nbt_skey_is_max(&b.high))
+				break;
+			from = b.high;
+		}
+		nbt_keep_spare(&h.tree);
+	}
+	if (why == NULL)
+	{
+		rc = insert_until_full(&h.tree, &seed, keys, n / 10, &more, &err);
+		if (rc != PM_OK)
+		{
+			snprintf(msg, sizeof(msg), "after the compactions, insert %llu of %llu failed: %s",
+					 (unsigned long long) more, (unsigned long long) n / 10, err.msg);
+			why = msg;
+		}
+	}
+	if (why == NULL && (why = nbt_check(&h.tree, &entries)) == NULL &&
+		entries != n - (n + 1) / 2 + more)
+		why = "entries lost or gained";
+	tap_diag("full pool: %llu inserts fit in %llu bytes; after deleting half, %llu more",
+			 (unsigned long long) n, (unsigned long long) FULL_POOL_SIZE, (unsigned long long) more);
+	free(keys);
+	pm_epoch_unregister(&h.epoch);
+	pm_pool_close(h.pool);
+	munmap(h.arena, HARNESS_ARENA);
+	harness_domain_unmap(h.dom);
+	return why;
+}
+
 int
 main(void)
 {
@@ -324,7 +429,7 @@ main(void)
 				merges = 0;
 	const char *merge_why;
 
-	tap_plan(11);
+	tap_plan(12);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -483,6 +588,10 @@ main(void)
 	merge_why = split_keeps_merge_pair(dir);
 	tap_ok(merge_why == NULL, "an inner split between a leaf and the sibling its pending merge "
 		   "absorbs keeps them in one node; the merge completes and the tree checks%s%s",
+		   merge_why ? ": " : "", merge_why ? merge_why : "");
+	merge_why = full_pool(dir);
+	tap_ok(merge_why == NULL, "a pool at its maximum size fails inserts without freezing a "
+		   "leaf; after deletes, compactions let inserts go on in it%s%s",
 		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	tap_rmdir(dir);
 	return tap_done();

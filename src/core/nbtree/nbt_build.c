@@ -357,6 +357,8 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 		goto fail;
 	if (recover_alloc)
 		pm_alloc_recover_end(&t->pm);
+	/* kept in DRAM only: a crash frees it (unreachable), and the next rebuild takes it again */
+	nbt_keep_spare(t);
 	return PM_OK;
 
 fail:
@@ -377,6 +379,9 @@ nbt_release_dram(nbt_tree *t)
 	if (t->dram_root == 0)
 		return;
 	dr = nbt_droot_at(t);
+	/* without the pool attached the index is gone, and its pool with it */
+	if (dr->spare_kv != 0 && t->pool != NULL)
+		pm_free_block(&t->pm, dr->spare_kv, &err);
 	for (uint64_t off = dr->first; off != 0;)
 	{
 		uint64_t	next = nbt_leaf_at(t, off)->next & ~NBT_FROZEN;

@@ -157,6 +157,7 @@ typedef struct nbt_droot
 	uint64_t	smo_merges;
 	uint64_t	leaves;
 	uint64_t	inner_nodes;
+	uint64_t	spare_kv;		/* a PM block kept for rewrites in a full pool */
 } nbt_droot;
 
 /* ---------- helpers ---------- */
@@ -265,6 +266,7 @@ extern uint64_t nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err);
 
 /* nbt_smo.c */
 extern pm_errcode nbt_help_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
+extern pm_errcode nbt_run_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
 extern bool nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off);
 
 /* nbt_leaf.c */

@@ -130,6 +130,7 @@ pm_errcode
 nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 {
 	pm_errcode	rc = PM_OK;
+	bool		reclaimed = false;
 
 	if (sk->rest == 0 || sk->rest > NBT_REST_MAX)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
@@ -159,7 +160,16 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		if (pos >= NBT_LEAF_CAP)
 		{
 			/* full: split or compact it, then retry in the replacement */
-			rc = nbt_help_smo(t, off, err);
+			rc = nbt_run_smo(t, off, err);
+			if (pm_errcode_is_out_of_space(rc) && !reclaimed)
+			{
+				/* blocks that earlier SMOs retired become free outside the epoch section */
+				pm_epoch_exit(t->epoch);
+				(void) pm_epoch_reclaim(t->epoch);
+				pm_epoch_enter(t->epoch);
+				reclaimed = true;
+				continue;
+			}
 			if (rc != PM_OK)
 				break;
 			continue;

@@ -22,6 +22,15 @@
  *         (a merge drops the sibling's); then the old leaves are retired
  *         through epochs.
  * Every step is idempotent; the flags record what is done.
+ *
+ * Whoever starts an SMO (nbt_run_smo, nbt_compact_leaf) first reserves the
+ * blocks the copy can need, so a full pool or DRAM tier fails the operation
+ * before the leaf is frozen.  A frozen leaf that nobody can copy would stop
+ * every insert into its key range until space came back.  In a full pool a
+ * leaf with a slot to give back is rewritten into one new leaf instead of
+ * split; a rewrite by VACUUM may use the tree's spare block (nbt_keep_spare),
+ * and the old block it retires pays for the next rewrite.  That is how
+ * VACUUM gives slots back when the filesystem has no room left.
  */
 #include "nbt_internal.h"
 
@@ -43,6 +52,93 @@ free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
 			pm_fetch_add(&nbt_droot_at(t)->leaves, -1);
 		}
 	}
+}
+
+/* Blocks for the new leaves of one SMO, taken before the leaf is frozen. */
+typedef struct smo_spares
+{
+	uint64_t	pm_blocks[2];
+	uint64_t	dram_blocks[2];
+} smo_spares;
+
+static void
+release_spares(nbt_tree *t, smo_spares *s)
+{
+	pm_error	err;
+
+	for (int i = 0; i < 2; i++)
+	{
+		if (s->pm_blocks[i])
+			pm_free_block(&t->pm, s->pm_blocks[i], &err);
+		if (s->dram_blocks[i])
+			pm_free_block(t->dram, s->dram_blocks[i], &err);
+	}
+}
+
+static pm_errcode
+reserve_spares(nbt_tree *t, smo_spares *s, pm_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < 2; i++)
+	{
+		if ((s->pm_blocks[i] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err)) == 0 ||
+			(s->dram_blocks[i] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err)) == 0)
+		{
+			release_spares(t, s);
+			return err->code;
+		}
+	}
+	return PM_OK;
+}
+
+/*
+ * The blocks for one new leaf, for a starter in a full pool whose copy fits
+ * one leaf; the PM block from the tree's spare if allowed and need be.
+ */
+static pm_errcode
+reserve_one(nbt_tree *t, smo_spares *s, bool may_take_spare, pm_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	s->pm_blocks[0] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err);
+	if (s->pm_blocks[0] == 0 && may_take_spare)
+		s->pm_blocks[0] = __atomic_exchange_n(&nbt_droot_at(t)->spare_kv, 0, __ATOMIC_ACQ_REL);
+	if (s->pm_blocks[0] == 0)
+		return err->code;
+	s->dram_blocks[0] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
+	if (s->dram_blocks[0] == 0)
+	{
+		release_spares(t, s);
+		return err->code;
+	}
+	return PM_OK;
+}
+
+void
+nbt_keep_spare(nbt_tree *t)
+{
+	nbt_droot  *dr = nbt_droot_at(t);
+	uint64_t	expected = 0;
+	uint64_t	off;
+	pm_error	err;
+
+	if (pm_load(&dr->spare_kv) != 0)
+		return;
+	(void) pm_epoch_reclaim(t->epoch);
+	off = pm_alloc_block(&t->pm, sizeof(nbt_kv), &err);
+	if (off != 0 && !pm_cas(&dr->spare_kv, &expected, off))
+		pm_free_block(&t->pm, off, &err);
+}
+
+/* A block for a new leaf: a reserved one if the caller has it, else a fresh one. */
+static uint64_t
+take_block(pm_alloc *a, uint64_t *spare, size_t size, pm_error *err)
+{
+	uint64_t	off = *spare;
+
+	if (off == 0)
+		return pm_alloc_block(a, size, err);
+	*spare = 0;
+	return off;
 }
 
 /* Fill a new leaf (PM block + DRAM meta) with entries e[0..n). */
@@ -134,7 +230,7 @@ gather_live(nbt_tree *t, nbt_leaf *l, nbt_entry *e, int *n)
  * two split at the median when more than half a leaf's worth is live.
  */
 static pm_errcode
-smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
+smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_error *err)
 {
 	nbt_leaf   *x = nbt_leaf_at(t, off);
 	nbt_droot  *dr = nbt_droot_at(t);
@@ -169,14 +265,17 @@ smo_copy(nbt_tree *t, uint64_t off, uint64_t *copy_out, pm_error *err)
 		copied_right = gather_live(t, last, e, &n);
 	nbt_sort_entries(e, n);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
+	/* a starter that could reserve one leaf only (a full pool): it fits, see reserve_one */
+	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
+		nleaves = 1;
 	nleft = nleaves == 2 ? n / 2 : n;
 
 	for (int i = 0; i < nleaves; i++)
 	{
-		pm_blocks[i] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err);
+		pm_blocks[i] = take_block(&t->pm, &spares->pm_blocks[i], sizeof(nbt_kv), err);
 		if (pm_blocks[i] == 0)
 			break;
-		dram_blocks[i] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
+		dram_blocks[i] = take_block(t->dram, &spares->dram_blocks[i], sizeof(nbt_leaf), err);
 		if (dram_blocks[i] == 0)
 			break;
 		pm_fetch_add(&dr->leaves, 1);
@@ -320,8 +419,27 @@ smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
 	}
 }
 
-pm_errcode
-nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
+/* Live committed entries of leaf l (a snapshot). */
+static int
+leaf_live(nbt_tree *t, nbt_leaf *l)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
+	int			live = 0;
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+
+		bits &= bits - 1;
+		live += nbt_val_live(pm_load(&kv->slot[pos].val));
+	}
+	return live;
+}
+
+/* Run or finish the SMO of leaf off; the copy takes spares' blocks first. */
+static pm_errcode
+help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 {
 	nbt_leaf   *x = nbt_leaf_at(t, off);
 	uint64_t	copy;
@@ -335,11 +453,11 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 
 	/* claimed by the left sibling's merge: that SMO replaces this leaf too */
 	if (pm_fetch_or(&x->bitmap, NBT_SMO_BIT) & NBT_MERGED)
-		return nbt_help_smo(t, pm_load(&x->merge_left), err);
+		return help_smo(t, pm_load(&x->merge_left), spares, err);
 	copy = pm_load(&x->copy);
 	if (copy == 0)
 	{
-		rc = smo_copy(t, off, &copy, err);
+		rc = smo_copy(t, off, spares, &copy, err);
 		if (rc != PM_OK)
 			return rc;
 	}
@@ -404,6 +522,36 @@ nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 	return PM_OK;
 }
 
+/* Help an SMO that someone else started (it reserved what the copy needs). */
+pm_errcode
+nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
+{
+	smo_spares	none = {{0, 0}, {0, 0}};
+
+	return help_smo(t, off, &none, err);
+}
+
+/* Start (or join) the SMO of leaf off with the blocks for its copy in hand. */
+pm_errcode
+nbt_run_smo(nbt_tree *t, uint64_t off, pm_error *err)
+{
+	smo_spares	spares;
+	pm_errcode	rc = reserve_spares(t, &spares, err);
+
+	/*
+	 * A full pool: a leaf with a slot to give back is rewritten into one new
+	 * leaf.  It is full, so nothing commits into it any more, and the copy
+	 * takes fewer than a leaf's entries.
+	 */
+	if (pm_errcode_is_out_of_space(rc) && leaf_live(t, nbt_leaf_at(t, off)) < NBT_LEAF_CAP)
+		rc = reserve_one(t, &spares, false, err);
+	if (rc != PM_OK)
+		return rc;
+	rc = help_smo(t, off, &spares, err);
+	release_spares(t, &spares);
+	return rc;
+}
+
 /*
  * Whether the SMO of leaf x may still absorb its right sibling y: x asked
  * for it (a leaf claimed by its own left sibling never runs its request)
@@ -421,23 +569,6 @@ nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	return !(yb & NBT_SMO_BIT) || (yb & NBT_MERGED);
 }
 
-/* Live committed entries of leaf l (a snapshot). */
-static int
-leaf_live(nbt_tree *t, nbt_leaf *l)
-{
-	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
-	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
-	int			live = 0;
-
-	while (bits)
-	{
-		int			pos = __builtin_ctzll(bits);
-
-		bits &= bits - 1;
-		live += nbt_val_live(pm_load(&kv->slot[pos].val));
-	}
-	return live;
-}
 
 /*
  * A merge of two leaves that together hold at most this many live entries.
@@ -448,36 +579,74 @@ leaf_live(nbt_tree *t, nbt_leaf *l)
  */
 #define NBT_MERGE_MAX_LIVE	(NBT_LEAF_CAP / 3)
 
+/* One attempt of nbt_compact_leaf, inside an epoch section. */
+static pm_errcode
+compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
+{
+	uint64_t	off;
+	pm_errcode	rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
+	nbt_leaf   *l;
+	uint32_t	num;
+	int			live;
+	uint64_t	y_off;
+	bool		may_merge;
+	bool		rewrite;
+	smo_spares	spares;
+
+	if (rc != PM_OK)
+		return rc;
+	l = nbt_leaf_at(t, off);
+	num = pm_load(&l->num);
+	live = leaf_live(t, l);
+	y_off = pm_load(&l->next);
+	/* a frozen next: the leaf's SMO has begun meanwhile */
+	may_merge = y_off != 0 && !(y_off & NBT_FROZEN) &&
+		live + leaf_live(t, nbt_leaf_at(t, y_off)) <= NBT_MERGE_MAX_LIVE;
+	if (num > NBT_LEAF_CAP)
+		num = NBT_LEAF_CAP;
+	/* dead and abandoned slots are reclaimed only by rewriting the leaf */
+	rewrite = num > 0 && (uint32_t) live * 2 <= num;
+	if (!may_merge && !rewrite)
+		return PM_OK;
+	/* before the merge request: that freezes the leaf */
+	rc = reserve_spares(t, &spares, err);
+	if (pm_errcode_is_out_of_space(rc) && rewrite)
+	{
+		/*
+		 * A full pool: rewrite into one leaf, no merge (concurrent inserts
+		 * could make a pair's copy outgrow it).  The leaf has a dead or
+		 * abandoned slot, so its copy fits one leaf.
+		 */
+		rc = reserve_one(t, &spares, true, err);
+		may_merge = false;
+	}
+	if (rc != PM_OK)
+		return rc;
+	if ((may_merge && nbt_request_merge(t, off, y_off)) || rewrite)
+	{
+		rc = help_smo(t, off, &spares, err);
+		*compacted = rc == PM_OK;
+	}
+	release_spares(t, &spares);
+	return rc;
+}
+
 pm_errcode
 nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 {
-	uint64_t	off;
 	pm_errcode	rc;
 
 	*compacted = false;
 	pm_epoch_enter(t->epoch);
-	rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
-	if (rc == PM_OK)
-	{
-		nbt_leaf   *l = nbt_leaf_at(t, off);
-		uint32_t	num = pm_load(&l->num);
-		int			live = leaf_live(t, l);
-		uint64_t	y_off = pm_load(&l->next);
-		bool		merge;
-
-		if (num > NBT_LEAF_CAP)
-			num = NBT_LEAF_CAP;
-		/* a frozen next: the leaf's SMO has begun meanwhile */
-		merge = y_off != 0 && !(y_off & NBT_FROZEN) &&
-			live + leaf_live(t, nbt_leaf_at(t, y_off)) <= NBT_MERGE_MAX_LIVE &&
-			nbt_request_merge(t, off, y_off);
-		/* dead and abandoned slots are reclaimed only by rewriting the leaf */
-		if (merge || (num > 0 && (uint32_t) live * 2 <= num))
-		{
-			rc = nbt_help_smo(t, off, err);
-			*compacted = rc == PM_OK;
-		}
-	}
+	rc = compact_once(t, sk, compacted, err);
 	pm_epoch_exit(t->epoch);
+	if (pm_errcode_is_out_of_space(rc))
+	{
+		/* the blocks the previous rewrites retired become free outside the epoch section */
+		(void) pm_epoch_reclaim(t->epoch);
+		pm_epoch_enter(t->epoch);
+		rc = compact_once(t, sk, compacted, err);
+		pm_epoch_exit(t->epoch);
+	}
 	return rc;
 }

@@ -166,6 +166,14 @@ extern void nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward,
 extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted,
 								   pm_error *err);
 
+/*
+ * Keep one free PM block aside for nbt_compact_leaf (if none is kept and one
+ * can be had), so that VACUUM can start rewriting leaves in a pool whose
+ * filesystem is full.  Reclaims this process's retired blocks first: call it
+ * outside any epoch section.  nbt_rebuild calls it; VACUUM after its pass.
+ */
+extern void nbt_keep_spare(nbt_tree *t);
+
 extern void nbt_get_stats(nbt_tree *t, nbt_stats *st);
 
 /*

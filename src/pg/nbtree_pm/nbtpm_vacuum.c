@@ -2,18 +2,25 @@
  * nbtpm_vacuum.c
  *	  VACUUM: walk every leaf, delete the entries whose heap tuples are dead,
  *	  and rewrite leaves that are at least half dead (the SMO path, 1:1).
+ *
+ * A rewrite needs new blocks before it frees the old ones.  When the pool's
+ * filesystem or the DRAM tier is full, the leaf stays as it is (its dead
+ * entries are already gone) and VACUUM goes on: failing here would keep the
+ * heap's dead tuples too, and with them the space the user wants back.
  */
 #include "nbtpm.h"
 
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/rel.h"
 
 typedef struct VacuumCounts
 {
 	double		live;
 	double		removed;
 	BlockNumber leaves;
+	BlockNumber not_rewritten;	/* for lack of space */
 } VacuumCounts;
 
 /* Walk the whole index; with a callback, delete what it calls dead. */
@@ -63,12 +70,26 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 			bool		compacted;
 
 			if (nbt_compact_leaf(&h->tree.nbt, &b.low, &compacted, &err) != PM_OK)
-				pmi_report(&err, index);
+			{
+				if (!pm_errcode_is_out_of_space(err.code))
+					pmi_report(&err, index);
+				c->not_rewritten++;
+			}
 		}
 		if (nbt_skey_is_max(&b.high))
 			break;
 		from = b.high;
 	}
+	/* set a block aside for the next VACUUM, from the ones this pass freed */
+	if (callback != NULL)
+		nbt_keep_spare(&h->tree.nbt);
+	if (c->not_rewritten > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("index \"%s\": %u leaves with dead entries were not rewritten for lack of space",
+						RelationGetRelationName(index), c->not_rewritten),
+				 errdetail("%s", err.msg),
+				 errhint("Free space in the filesystem of pm_index.pool_dir; inserts rewrite these leaves when they fill up.")));
 }
 
 static IndexBulkDeleteResult *

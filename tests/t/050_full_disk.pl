@@ -1,0 +1,132 @@
+# A full pool filesystem: the pool directory on a 32 MB tmpfs that tests/run mounts (root only;
+# PM_SMALL_FS names it).  Filling it during inserts and during CREATE INDEX gives a disk-full
+# ERROR with a HINT, the transaction rolls back, the index still verifies, and space freed by
+# VACUUM or DROP INDEX lets the work continue.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+plan skip_all => 'PM_SMALL_FS is not set (tests/run mounts a small filesystem when run as root)'
+  unless $ENV{PM_SMALL_FS};
+
+my $pool_dir = "$ENV{PM_SMALL_FS}/pools";
+mkdir($pool_dir) or die "mkdir $pool_dir: $!";
+
+my $node = PostgreSQL::Test::Cluster->new('full_disk');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pm_index'\npm_index.pool_dir = '$pool_dir'");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
+
+my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
+my $disk_full = qr/ERROR:  .*\Q$pool_dir\E.*No space left on device/;
+my $disk_full_hint = qr/HINT:  Free space in the filesystem of pm_index\.pool_dir\./;
+
+# The pool files in the directory, leftovers of failed creations included.
+sub pool_files
+{
+	opendir(my $dh, $pool_dir) or die "opendir $pool_dir: $!";
+	my @files = sort grep { !/^\./ } readdir($dh);
+	closedir($dh);
+	return join(' ', @files);
+}
+
+sub live_pools
+{
+	my $names = $node->safe_psql(
+		'postgres', q{
+		SELECT string_agg(format('%s_%s_%s.pmpool', 1663, d.oid, pg_relation_filenode(c.oid)), ' '
+		                  ORDER BY 1)
+		  FROM pg_class c JOIN pg_am a ON a.oid = c.relam, pg_database d
+		 WHERE a.amname LIKE '%_pm' AND d.datname = current_database()});
+	return join(' ', sort split(/ /, $names));
+}
+
+$node->safe_psql('postgres',
+	'CREATE TABLE ballast (k int8); INSERT INTO ballast SELECT generate_series(1, 300000)');
+
+# Each access method: insert 100,000-row batches until the filesystem is full.
+my %am = (
+	nbtree_pm => {
+		column => 'k int8',
+		rows => 'SELECT (random() * 1e15)::int8 FROM generate_series(1, N)',
+		check => "SELECT nbtree_pm_check('fill_nbtree_pm_idx', true)",
+		probe => 'SELECT count(*) FROM fill_nbtree_pm WHERE k >= 0'
+	},
+	fbrtree_pm => {
+		column => 'k point',
+		rows => 'SELECT point(random() * 1000, random() * 1000) FROM generate_series(1, N)',
+		check => "SELECT fbrtree_pm_check('fill_fbrtree_pm_idx', true)",
+		probe => q{SELECT count(*) FROM fill_fbrtree_pm WHERE k <@ box '((0,0),(1000,1000))'}
+	});
+
+for my $am (sort keys %am)
+{
+	my $t = "fill_$am";
+	my $insert = sub {
+		my ($n) = @_;
+		(my $rows = $am{$am}{rows}) =~ s/N/$n/;
+		return $node->psql('postgres', "INSERT INTO $t $rows");
+	};
+	# a ballast index whose space DROP INDEX gives back below
+	$node->safe_psql('postgres', "CREATE INDEX ballast_k ON ballast USING nbtree_pm (k)");
+	$node->safe_psql('postgres', "CREATE TABLE $t ($am{$am}{column}); CREATE INDEX ${t}_idx ON $t USING $am (k)");
+
+	my ($ret, $stdout, $stderr, $batches) = (0, '', '', 0);
+	while ($ret == 0 && $batches < 60)
+	{
+		($ret, $stdout, $stderr) = $insert->(100_000);
+		$batches++;
+	}
+	isnt($ret, 0, "$am: inserts stop once the pool filesystem is full ($batches batches)");
+	like($stderr, $disk_full, "$am: the error names the pool file and says the disk is full");
+	like($stderr, $disk_full_hint, "$am: with a HINT");
+	my $rows = $node->safe_psql('postgres', "SELECT count(*) FROM $t");
+	is($rows, 100_000 * ($batches - 1), "$am: the failed batch was rolled back");
+	$node->safe_psql('postgres', $am{$am}{check});
+	is($node->safe_psql('postgres', $index_only . $am{$am}{probe}),
+		$rows, "$am: the index verifies and answers like the heap");
+
+	# VACUUM frees the index entries of deleted rows; new rows reuse their space.
+	$node->safe_psql('postgres', "DELETE FROM $t WHERE random() < 0.5; VACUUM $t");
+	($ret, $stdout, $stderr) = $insert->(50_000);
+	is($ret, 0, "$am: after DELETE and VACUUM, inserts fit again") or diag($stderr);
+	$node->safe_psql('postgres', $am{$am}{check});
+	is( $node->safe_psql('postgres', $index_only . $am{$am}{probe}),
+		$node->safe_psql('postgres', "SELECT count(*) FROM $t"),
+		"$am: the index answers like the heap after VACUUM and more inserts");
+
+	# DROP INDEX gives the ballast's space back.
+	$node->safe_psql('postgres', 'DROP INDEX ballast_k');
+	($ret, $stdout, $stderr) = $insert->(20_000);
+	is($ret, 0, "$am: after DROP INDEX, inserts fit again") or diag($stderr);
+	$node->safe_psql('postgres', $am{$am}{check});
+	$node->safe_psql('postgres', "DROP TABLE $t");
+	is(pool_files(), '', "$am: no pool file is left after DROP TABLE");
+}
+
+# CREATE INDEX on more rows than the filesystem holds: ERROR, nothing left behind.
+$node->safe_psql('postgres',
+	'CREATE TABLE big (k int8); INSERT INTO big SELECT generate_series(1, 3000000)');
+my ($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (k)');
+isnt($ret, 0, 'CREATE INDEX fails when the pool filesystem fills');
+like($stderr, $disk_full, 'CREATE INDEX: the error names the pool file and says the disk is full');
+like($stderr, $disk_full_hint, 'CREATE INDEX: with a HINT');
+is(pool_files(), live_pools(), 'the failed CREATE INDEX left no pool file behind');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_k'"),
+	'0', 'the failed CREATE INDEX rolled back');
+
+# Fewer rows fit.
+$node->safe_psql('postgres', 'DELETE FROM big WHERE k > 500000; VACUUM big');
+$node->safe_psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (k)');
+is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM big WHERE k > 0'),
+	'500000', 'CREATE INDEX works once the rows fit');
+is(pool_files(), live_pools(), 'only the live indexes have pool files');
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
+
+$node->stop;
+done_testing();
