@@ -30,6 +30,7 @@ char	   *pmi_pool_dir_guc = NULL;
 int			pmi_persistence_guc = PM_MODE_AUTO;
 int			pmi_dram_tier_mb = 256;
 int			pmi_max_indexes = 1000;
+static int	debug_smo_pause_ms = 0;
 
 PmIndexShared *pmi_shared = NULL;
 
@@ -48,6 +49,22 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 static pm_epoch_handle epoch_handle = {.slot = -1};
+
+/*
+ * pm_index.debug_smo_pause: crash tests make a backend sleep inside a leaf
+ * SMO (between its copy and its link) and kill it there.  The LOG line tells
+ * the test that the backend has arrived.
+ */
+static void
+debug_smo_pause(void)
+{
+	if (debug_smo_pause_ms <= 0)
+		return;
+	ereport(LOG,
+			(errmsg("pm_index: pausing %d ms inside a leaf SMO (pm_index.debug_smo_pause)",
+					debug_smo_pause_ms)));
+	pg_usleep(debug_smo_pause_ms * 1000L);
+}
 
 /* postmaster: was the data directory shut down cleanly; has shmem been set up before */
 static bool started_clean = false;
@@ -214,6 +231,17 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.debug_smo_pause",
+							"Sleep this long inside every nbtree_pm leaf SMO (crash tests only).",
+							NULL,
+							&debug_smo_pause_ms,
+							0,
+							0,
+							60000,
+							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	nbt_smo_pause_hook = debug_smo_pause;
 	MarkGUCPrefixReserved("pm_index");
 
 	/* read before the startup process changes it: did the server stop cleanly? */

@@ -184,6 +184,7 @@ extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
+extern void pmi_flush_wal_before_deletes(void);
 extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);

@@ -474,6 +474,20 @@ pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 }
 
 /*
+ * Before VACUUM removes entries: a PM delete is durable at once, but what
+ * makes its heap tuple dead (the deleting transaction's commit, perhaps an
+ * asynchronous one) is durable only when its WAL is flushed.  If a crash
+ * lost that WAL, the tuple would be live again and its entry gone.  VACUUM
+ * saw those commits before it got here, so their records are behind the
+ * current insert position: one flush covers them all.
+ */
+void
+pmi_flush_wal_before_deletes(void)
+{
+	XLogFlush(GetXLogInsertRecPtr());
+}
+
+/*
  * The context an index-only scan forms its tuples in, reset for each tuple:
  * made on first use (most scans are not index-only) as a child of the
  * context that holds the scan's state.

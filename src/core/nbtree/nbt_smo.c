@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+void		(*nbt_smo_pause_hook) (void) = NULL;
+
 static void
 free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
 {
@@ -123,7 +125,8 @@ nbt_keep_spare(nbt_tree *t)
 
 	if (pm_load(&dr->spare_kv) != 0)
 		return;
-	(void) pm_epoch_reclaim(t->epoch);
+	if (t->epoch != NULL)
+		(void) pm_epoch_reclaim(t->epoch);
 	off = pm_alloc_block(&t->pm, sizeof(nbt_kv), &err);
 	if (off != 0 && !pm_cas(&dr->spare_kv, &expected, off))
 		pm_free_block(&t->pm, off, &err);
@@ -461,6 +464,8 @@ help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 		if (rc != PM_OK)
 			return rc;
 	}
+	if (nbt_smo_pause_hook != NULL)
+		nbt_smo_pause_hook();
 	left = nbt_leaf_at(t, copy);
 	right_off = left->birth_right;
 	right = right_off ? nbt_leaf_at(t, right_off) : NULL;

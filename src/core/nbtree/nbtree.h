@@ -169,10 +169,18 @@ extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compac
 /*
  * Keep one free PM block aside for nbt_compact_leaf (if none is kept and one
  * can be had), so that VACUUM can start rewriting leaves in a pool whose
- * filesystem is full.  Reclaims this process's retired blocks first: call it
- * outside any epoch section.  nbt_rebuild calls it; VACUUM after its pass.
+ * filesystem is full.  Reclaims this process's retired blocks first (if the
+ * tree has an epoch handle): call it outside any epoch section.  nbt_rebuild
+ * calls it; VACUUM after its pass.
  */
 extern void nbt_keep_spare(nbt_tree *t);
+
+/*
+ * Test hook, NULL unless a host sets it: called in every leaf SMO between its
+ * copy and its link, where a crash leaves a frozen leaf, a published copy and
+ * an old leaf still linked.  Crash tests sleep there and kill the process.
+ */
+extern void (*nbt_smo_pause_hook) (void);
 
 extern void nbt_get_stats(nbt_tree *t, nbt_stats *st);
 

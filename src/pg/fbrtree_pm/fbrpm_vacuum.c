@@ -66,6 +66,7 @@ fbrpm_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	pmi_flush_wal_before_deletes();
 	list_and_delete(info->index, stats, callback, callback_state);
 	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	return stats;

@@ -112,6 +112,7 @@ nbtpm_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	VacuumCounts c;
 
+	pmi_flush_wal_before_deletes();
 	walk(info->index, callback, callback_state, &c);
 	return fill_stats(stats, &c, true);
 }

@@ -1,0 +1,274 @@
+# Crash torture: 2 pgbench clients insert, update, delete and VACUUM a table with an nbtree_pm
+# and an fbrtree_pm index; the server is killed at random moments (SIGKILL of the postmaster
+# and pg_ctl stop -m immediate in turn, synchronous_commit on and off in turn).  After every
+# restart both indexes verify against the heap (heapallindexed), 100 random predicates answer
+# by index scan exactly what they answer by sequential scan, and no TID comes back twice.
+# Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside a
+# leaf SMO (pm_index.debug_smo_pause) by SIGKILL of the postmaster and of the backend alone.
+#
+# PM_TORTURE_CYCLES sets the random cycles (10 here; tests/torture runs 100).  The last line
+# of the output sums up: cycles, transactions acknowledged before the kills, violations.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
+
+my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
+
+my $node = PostgreSQL::Test::Cluster->new('torture');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pm_index'\nautovacuum = off\nrestart_after_crash = on");
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION pm_index;
+	CREATE TABLE tt (id bigserial, k int8, p point);
+	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
+	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);
+	INSERT INTO tt (k, p) SELECT (random() * 1e6)::int8, point(random() * 1000, random() * 1000)
+	  FROM generate_series(1, 20000);});
+
+my $dir = $node->basedir;
+my %scripts = (
+	insert => q{\set k random(1, 1000000)
+INSERT INTO tt (k, p) SELECT :k + g, point(random() * 1000, random() * 1000) FROM generate_series(1, 20) g;},
+	update => q{\set k random(1, 1000000)
+UPDATE tt SET k = k + 1, p = point(p[0], (p[1] + 1)::numeric % 1000) WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 5);},
+	delete => q{\set k random(1, 1000000)
+DELETE FROM tt WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 10);},
+	vacuum => 'VACUUM tt;');
+my %weight = (insert => 10, update => 5, delete => 4, vacuum => 1);
+my @pgbench_scripts;
+for my $name (sort keys %scripts)
+{
+	append_to_file("$dir/$name.sql", $scripts{$name} . "\n");
+	push @pgbench_scripts, '-f', "$dir/$name.sql\@$weight{$name}";
+}
+
+# The server is gone (killed): start it, retrying while the old backends still hold its
+# shared memory.  A failed start leaves the stale postmaster.pid's pid in the node object,
+# which would make the next start refuse: forget it.
+sub restart
+{
+	for (1 .. 60)
+	{
+		return if $node->start(fail_ok => 1);
+		$node->{_pid} = undef;
+		sleep(1);
+	}
+	BAIL_OUT('the server did not start after the kill');
+}
+
+sub kill_server
+{
+	my ($how) = @_;
+	if ($how eq 'SIGKILL')
+	{
+		$node->kill9;
+	}
+	else
+	{
+		$node->stop('immediate');
+	}
+	restart();
+	return;
+}
+
+# 100 predicates, half on k (ranges and equalities) and half on p (windows), each with
+# count and sum(id): what the indexes answer must be what the heap answers.
+my @predicates;
+for my $i (1 .. 50)
+{
+	my $a = int(rand(1_000_000));
+	push @predicates,
+	  $i % 3 == 0 ? "k = $a" : "k BETWEEN $a AND " . ($a + int(rand(50_000)));
+	my ($x, $y, $w) = (rand(1000), rand(1000), 1 + rand(200));
+	push @predicates,
+	  sprintf("p <@ box '((%.3f,%.3f),(%.3f,%.3f))'", $x, $y, $x + $w, $y + $w);
+}
+my $probe = join("\n",
+	map { "SELECT count(*), coalesce(sum(id), 0) FROM tt WHERE $_;" } @predicates);
+
+# The checks after a restart; returns the problems found (diag'ed).
+sub verify
+{
+	my ($what) = @_;
+	my @problems;
+	my ($rc, $stdout, $stderr) = $node->psql('postgres',
+		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true);");
+	push @problems, "check: $stderr" if $rc != 0;
+	my $by_index = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_bitmapscan = off;\n$probe");
+	my $by_heap = $node->safe_psql('postgres',
+		"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;\n$probe"
+	);
+	if ($by_index ne $by_heap)
+	{
+		my @i = split /\n/, $by_index;
+		my @h = split /\n/, $by_heap;
+		for my $n (0 .. $#predicates)
+		{
+			push @problems, "$predicates[$n]: by index $i[$n], by heap $h[$n]"
+			  if ($i[$n] // '') ne ($h[$n] // '');
+		}
+	}
+	my $twice = $node->safe_psql(
+		'postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE k >= 0;
+		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE p <@ box '((0,0),(1000,1000))';});
+	push @problems, "TIDs returned twice: $twice" if $twice ne "0\n0";
+	diag("$what: $_") for @problems;
+	return scalar(@problems);
+}
+
+# ---- random kills under load ----
+my ($violations, $acknowledged) = (0, 0);
+for my $cycle (1 .. $cycles)
+{
+	my $async = $cycle % 2 == 0;
+	my $how = $cycle % 4 < 2 ? 'SIGKILL' : 'immediate';
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET synchronous_commit = " . ($async ? "'off'" : "'on'") . "; SELECT pg_reload_conf();");
+	my ($out, $err) = ('', '');
+	my $pgbench = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '60', @pgbench_scripts,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	usleep(500_000 + int(rand(2_000_000)));
+	kill_server($how);
+	$pgbench->finish;
+	$acknowledged += $1 if $out =~ /number of transactions actually processed: (\d+)/;
+	$violations += verify("cycle $cycle ($how, synchronous_commit " . ($async ? 'off' : 'on') . ')');
+}
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
+is($violations, 0,
+	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 100 predicates as the heap does, no TID twice"
+);
+cmp_ok($acknowledged, '>', 0, "the load ran ($acknowledged transactions acknowledged)");
+
+# ---- targeted kills ----
+
+# Run the statements (one psql -c each) in the background, wait until $ready_sql returns 't'
+# (at most 60 s), kill the server with $how; returns whether they were caught in the act.
+sub kill_during
+{
+	my ($statements, $ready_sql, $how) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
+			map { ('-c', $_) } @$statements
+		],
+		'>', \$out, '2>', \$err);
+	my $caught = 0;
+	for (1 .. 3000)
+	{
+		last if !$h->pumpable;
+		if ($node->safe_psql('postgres', $ready_sql) eq 't')
+		{
+			$caught = 1;
+			last;
+		}
+		usleep(20_000);
+	}
+	kill_server($how);
+	$h->finish;
+	return $caught;
+}
+
+# An expression index whose function sleeps now and then makes the build last a few seconds,
+# long enough to be killed in the middle of it.
+$node->safe_psql(
+	'postgres', q{
+	CREATE FUNCTION slow_id(int8) RETURNS int8 IMMUTABLE LANGUAGE plpgsql AS
+	  $$ BEGIN IF $1 % 500 = 0 THEN PERFORM pg_sleep(0.001); END IF; RETURN $1; END $$;
+	CREATE TABLE big (k int8);
+	INSERT INTO big SELECT g FROM generate_series(1, 500000) g;});
+my $pools_before = $node->safe_psql('postgres', 'SELECT count(*) FROM pm_index_pools()');
+my $building = "SELECT EXISTS (SELECT 1 FROM pg_stat_progress_create_index WHERE blocks_done > 100)";
+ok( kill_during(
+		['CREATE INDEX big_k ON big USING nbtree_pm (slow_id(k))'], $building, 'SIGKILL'),
+	'killed during CREATE INDEX');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_k'"),
+	'0', 'the CREATE INDEX was rolled back');
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) FROM pm_index_pools()', $pools_before),
+	'and its pool was swept at startup');
+is(verify('after CREATE INDEX'), 0, 'the other indexes verify');
+
+my $count_by_index =
+  'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM big WHERE slow_id(k) >= 0';
+my $count_by_heap =
+  'SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM big WHERE slow_id(k) >= 0';
+$node->safe_psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (slow_id(k))');
+ok(kill_during(['REINDEX INDEX CONCURRENTLY big_k'], $building, 'immediate'),
+	'killed during REINDEX CONCURRENTLY');
+# PostgreSQL leaves the unfinished copy as an invalid index; dropping it is the DBA's cleanup.
+my $leftover = $node->safe_psql('postgres',
+	"SELECT string_agg(c.relname, ',') FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE NOT i.indisvalid");
+$node->safe_psql('postgres', "DROP INDEX $_") for grep { $_ ne '' } split /,/, $leftover;
+$node->safe_psql('postgres', "SELECT nbtree_pm_check('big_k', true)");
+is($node->safe_psql('postgres', $count_by_index),
+	'500000', 'after it the index verifies and counts every row');
+
+# The cost delay stretches VACUUM's heap passes; the kill lands after the index pass or in it.
+$node->safe_psql('postgres', 'DELETE FROM big WHERE k % 2 = 0');
+ok( kill_during(
+		[ "SET vacuum_cost_delay = '20ms'", 'SET vacuum_cost_limit = 10', 'VACUUM big' ],
+		"SELECT EXISTS (SELECT 1 FROM pg_stat_progress_vacuum WHERE phase IN ('vacuuming indexes', 'vacuuming heap'))",
+		'SIGKILL'),
+	'killed during VACUUM');
+$node->safe_psql('postgres', "SELECT nbtree_pm_check('big_k', true)");
+is($node->safe_psql('postgres', $count_by_index),
+	$node->safe_psql('postgres', $count_by_heap),
+	'after it the index verifies and counts what the heap counts');
+$node->safe_psql('postgres', 'VACUUM big');
+$node->safe_psql('postgres', "SELECT nbtree_pm_check('big_k', true)");
+is($node->safe_psql('postgres', $count_by_index), '250000', 'and a VACUUM after it too');
+
+# Inside a leaf SMO: the backend that splits a leaf sleeps between the copy and the link;
+# first the postmaster is killed, then the backend alone (the postmaster restarts the rest).
+for my $victim ('postmaster', 'backend')
+{
+	my $log_offset = -s $node->logfile;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c',
+			"SET pm_index.debug_smo_pause = 60000; INSERT INTO tt (k, p) SELECT 500000, point(1, 1) FROM generate_series(1, 200)"
+		],
+		'>', \$out, '2>', \$err);
+	my $paused = $node->wait_for_log(qr/pausing 60000 ms inside a leaf SMO/, $log_offset);
+	ok($paused, "$victim kill: a backend is inside a leaf SMO");
+	my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~
+	  /\[(\d+)\][^\n]*pausing 60000 ms inside a leaf SMO/;
+	if ($victim eq 'postmaster')
+	{
+		# all of it at once, as a power failure would: the postmaster and the paused backend
+		$node->kill9;
+		kill 'KILL', $pid;
+		restart();
+	}
+	else
+	{
+		kill 'KILL', $pid;
+		$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+		$node->poll_query_until('postgres', 'SELECT 1', '1');
+	}
+	$h->finish;
+	is(verify("$victim killed inside an SMO"), 0,
+		"$victim killed inside a leaf SMO: the indexes verify and answer as the heap does");
+	$node->safe_psql('postgres', 'INSERT INTO tt (k, p) SELECT 500000, point(1, 1) FROM generate_series(1, 200)');
+	is(verify("$victim killed inside an SMO, then more inserts"), 0,
+		"$victim killed inside a leaf SMO: the same leaf takes more inserts");
+}
+
+diag("torture: $cycles cycles, $acknowledged transactions acknowledged, $violations violations");
+$node->stop;
+done_testing();
