@@ -72,6 +72,17 @@ tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(wildcard tests/unit/*.h) $(
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
+# libFuzzer targets (tests/fuzz), built with clang from source like the sanitizer tests.
+FUZZ_CC ?= clang-14
+FUZZ_SRCS = $(filter-out src/core/crashsim.c,$(CORE_SRCS))
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,tests/fuzz/bin/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
+
+fuzz: $(FUZZ_TARGETS)
+
 $(BENCH_OBJS): $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 
 bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
@@ -83,6 +94,6 @@ all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-EXTRA_CLEAN = tests/unit/bin bench/bin src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
+EXTRA_CLEAN = tests/unit/bin tests/fuzz/bin bench/bin src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
 
-.PHONY: unit
+.PHONY: unit fuzz

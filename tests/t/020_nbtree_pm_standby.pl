@@ -1,6 +1,6 @@
 # A streaming standby never plans an nbtree_pm scan; after promotion (and after restoring a base
 # backup) the index asks for REINDEX instead of answering from a pool nothing proves current;
-# REINDEX makes it work again.
+# REINDEX makes it work again.  pg_dump and pg_restore recreate working indexes.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -64,6 +64,30 @@ like($err, qr/cannot be used until it is rebuilt/, 'a restored base backup asks 
 $restored->safe_psql('postgres', 'REINDEX INDEX t_k');
 is($restored->safe_psql('postgres', 'SET enable_seqscan = off; SELECT count(*) FROM t WHERE k = 7000'),
 	'1', 'and works after it');
+
+# pg_dump and pg_restore: the indexes are recreated by CREATE INDEX and work, both kinds.
+$primary->safe_psql(
+	'postgres', q{
+	CREATE TABLE b (id int, bx box);
+	INSERT INTO b SELECT g, box(point(g, g), point(g + 1, g + 1)) FROM generate_series(1, 1000) g;
+	CREATE INDEX b_bx ON b USING fbrtree_pm (bx);});
+my $dump = $primary->basedir . '/db.dump';
+$primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
+	'pg_dump of a database with pm_index indexes');
+$primary->safe_psql('postgres', 'CREATE DATABASE copy');
+$primary->command_ok([ 'pg_restore', '-d', $primary->connstr('copy'), $dump ], 'pg_restore of it');
+is( $primary->safe_psql(
+		'copy', q{SELECT string_agg(c.relname || ':' || a.amname, ' ' ORDER BY c.relname)
+		  FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname LIKE '%_pm'}),
+	'b_bx:fbrtree_pm t_k:nbtree_pm',
+	'the restored database has both indexes');
+is( $primary->safe_psql(
+		'copy', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*) FROM t WHERE k BETWEEN 1 AND 6000;
+		SELECT count(*) FROM b WHERE bx && box '((0,0),(10.5,10.5))';
+		SELECT nbtree_pm_check('t_k', true); SELECT fbrtree_pm_check('b_bx', true);}),
+	"1000\n10\n\n",
+	'and they answer and verify');
 
 $primary->stop;
 $standby->stop;
