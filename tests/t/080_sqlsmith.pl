@@ -1,0 +1,66 @@
+# SQLsmith (random queries built from the catalog) against tables with a pm_index index of every
+# operator class that needs no PostGIS: no server crash, no PANIC, and the indexes still verify.
+# PM_SQLSMITH_SECONDS sets the time (30 here; tests/torture runs 600).  tests/run installs the
+# Debian package; without it the test skips and says why.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+plan skip_all => 'sqlsmith is not installed (Debian package sqlsmith)'
+  unless grep { -x "$_/sqlsmith" } split /:/, $ENV{PATH};
+
+my $seconds = $ENV{PM_SQLSMITH_SECONDS} || 30;
+my $node = PostgreSQL::Test::Cluster->new('sqlsmith');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pm_index'\nstatement_timeout = '2s'\nlog_min_messages = error");
+$node->start;
+
+my %types = (
+	int2 => '(g % 30000)::int2', int4 => 'g * 7', int8 => 'g::int8 * 1000003',
+	oid => 'g::oid', date => "'2000-01-01'::date + g", time => "'00:00'::time + g * interval '1 s'",
+	timestamp => "'2000-01-01'::timestamp + g * interval '1 min'",
+	timestamptz => "'2000-01-01'::timestamptz + g * interval '1 h'",
+	float4 => '(g / 7.0)::float4', float8 => 'g / 3.0', bool => 'g % 2 = 0');
+my $sql = "CREATE EXTENSION pm_index;\n";
+for my $t (sort keys %types)
+{
+	$sql .= "CREATE TABLE s_$t (id int, v $t);
+	INSERT INTO s_$t SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE $types{$t} END FROM generate_series(1, 2000) g;
+	CREATE INDEX s_${t}_v ON s_$t USING nbtree_pm (v);\n";
+}
+$sql .= q{
+	CREATE TABLE s_geo (id int, b box, p point);
+	INSERT INTO s_geo SELECT g, box(point(g % 100, g / 100), point(g % 100 + 1, g / 100 + 2)),
+	  CASE WHEN g % 50 = 0 THEN NULL ELSE point(g % 97, g % 89) END FROM generate_series(1, 2000) g;
+	CREATE INDEX s_geo_b ON s_geo USING fbrtree_pm (b);
+	CREATE INDEX s_geo_p ON s_geo USING fbrtree_pm (p);
+	ANALYZE;};
+$node->safe_psql('postgres', $sql);
+
+my ($out, $err) = ('', '');
+my $connstr = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
+my $smith = IPC::Run::start(
+	[ 'sqlsmith', "--target=$connstr", '--exclude-catalog', '--seed=' . int(rand(1_000_000)), '--verbose' ],
+	'>', \$out, '2>', \$err, IPC::Run::timeout($seconds + 60));
+sleep($seconds);
+$smith->signal('INT');
+eval { $smith->finish; };
+# --verbose reports "queries: N, ..." lines as it goes; the last one counts them all
+my @reports = $err =~ /^(queries: .*)$/mg;
+diag("sqlsmith, $seconds s: " . ($reports[-1] // substr($err, -300)));
+my $log = slurp_file($node->logfile);
+unlike($log, qr/terminated by signal|PANIC|TRAP:/, "$seconds s of sqlsmith: no server crash, no PANIC");
+ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'the server answers');
+
+my $checks = join(";\n",
+	(map { "SELECT nbtree_pm_check('s_${_}_v', true)" } sort keys %types),
+	"SELECT fbrtree_pm_check('s_geo_b', true)", "SELECT fbrtree_pm_check('s_geo_p', true)");
+my ($rc, $stdout, $stderr) = $node->psql('postgres', $checks);
+is($rc, 0, 'every index verifies against its heap') or diag($stderr);
+
+$node->stop;
+done_testing();
