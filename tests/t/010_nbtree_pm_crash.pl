@@ -11,16 +11,13 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmCrashCycles;
+use PmNode;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
-$node->start;
+my $node = pm_node('crash');
 $node->safe_psql(
 	'postgres', q{
-	CREATE EXTENSION pm_index;
 	CREATE TABLE t (id bigserial, k int4, v float8);
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
 	CREATE INDEX t_v ON t USING nbtree_pm (v);

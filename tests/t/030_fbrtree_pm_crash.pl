@@ -11,14 +11,11 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmCrashCycles;
+use PmNode;
 
-my $node = PostgreSQL::Test::Cluster->new('fbr_crash');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
-$node->start;
+my $node = pm_node('fbr_crash');
 $node->safe_psql(
 	'postgres', q{
-	CREATE EXTENSION pm_index;
 	CREATE TABLE s (id bigserial, p point, b box);
 	INSERT INTO s (p, b)
 	SELECT point(random() * 1000, random() * 1000),

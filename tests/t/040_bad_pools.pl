@@ -12,14 +12,13 @@ use File::Copy;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
 
-my $node = PostgreSQL::Test::Cluster->new('bad_pools');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
-$node->start;
+my $node = pm_node('bad_pools');
 $node->safe_psql(
 	'postgres', q{
-	CREATE EXTENSION pm_index;
 	CREATE TABLE healthy (k int);
 	INSERT INTO healthy SELECT generate_series(1, 1000);
 	CREATE INDEX healthy_k ON healthy USING nbtree_pm (k);

@@ -7,6 +7,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
 
 plan skip_all => 'PM_SMALL_FS is not set (tests/run mounts a small filesystem when run as root)'
   unless $ENV{PM_SMALL_FS};
@@ -14,12 +17,7 @@ plan skip_all => 'PM_SMALL_FS is not set (tests/run mounts a small filesystem wh
 my $pool_dir = "$ENV{PM_SMALL_FS}/pools";
 mkdir($pool_dir) or die "mkdir $pool_dir: $!";
 
-my $node = PostgreSQL::Test::Cluster->new('full_disk');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pm_index'\npm_index.pool_dir = '$pool_dir'");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
+my $node = pm_node('full_disk', "pm_index.pool_dir = '$pool_dir'");
 
 my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 my $disk_full = qr/ERROR:  .*\Q$pool_dir\E.*No space left on device/;

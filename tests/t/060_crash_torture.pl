@@ -15,17 +15,15 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
 
 my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
 
-my $node = PostgreSQL::Test::Cluster->new('torture');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pm_index'\nautovacuum = off\nrestart_after_crash = on");
-$node->start;
+my $node = pm_node('torture', 'autovacuum = off');
 $node->safe_psql(
 	'postgres', q{
-	CREATE EXTENSION pm_index;
 	CREATE TABLE tt (id bigserial, k int8, p point);
 	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);

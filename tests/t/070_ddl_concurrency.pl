@@ -11,14 +11,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
 
-my $node = PostgreSQL::Test::Cluster->new('ddl');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
-$node->start;
+my $node = pm_node('ddl');
 $node->safe_psql(
 	'postgres', q{
-	CREATE EXTENSION pm_index;
 	CREATE TABLE d (id bigserial, k int4, p point);
 	INSERT INTO d (k, p) SELECT (random() * 1e6)::int, point(random() * 1000, random() * 1000)
 	  FROM generate_series(1, 20000);

@@ -8,16 +8,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
 
 plan skip_all => 'sqlsmith is not installed (Debian package sqlsmith)'
   unless grep { -x "$_/sqlsmith" } split /:/, $ENV{PATH};
 
 my $seconds = $ENV{PM_SQLSMITH_SECONDS} || 30;
-my $node = PostgreSQL::Test::Cluster->new('sqlsmith');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pm_index'\nstatement_timeout = '2s'\nlog_min_messages = error");
-$node->start;
+my $node = pm_node('sqlsmith', "statement_timeout = '2s'", 'log_min_messages = error');
 
 my %types = (
 	int2 => '(g % 30000)::int2', int4 => 'g * 7', int8 => 'g::int8 * 1000003',
@@ -25,7 +24,7 @@ my %types = (
 	timestamp => "'2000-01-01'::timestamp + g * interval '1 min'",
 	timestamptz => "'2000-01-01'::timestamptz + g * interval '1 h'",
 	float4 => '(g / 7.0)::float4', float8 => 'g / 3.0', bool => 'g % 2 = 0');
-my $sql = "CREATE EXTENSION pm_index;\n";
+my $sql = '';
 for my $t (sort keys %types)
 {
 	$sql .= "CREATE TABLE s_$t (id int, v $t);
