@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <time.h>
 
+void		(*pm_smo_pause_hook) (const char *where) = NULL;
+
 pm_errcode
 pm_error_set(pm_error *err, pm_errcode code, int sys_errno, const char *fmt,...)
 {

@@ -87,4 +87,20 @@ extern uint64_t pm_fnv1a64(const void *data, size_t len);
 /* Pause in a spin loop; backoff grows with the attempt count. */
 extern void pm_spin_delay(unsigned attempt);
 
+/*
+ * Test hook, NULL unless a host sets it: called in the middle of a structure
+ * modification (where names it), at the point where a crash leaves the most
+ * to repair: an nbtree leaf SMO between its copy and its link, an fbrtree
+ * split between the new node and its parent entry.  Crash tests sleep there
+ * and kill the process.
+ */
+extern void (*pm_smo_pause_hook) (const char *where);
+
+static inline void
+pm_smo_pause(const char *where)
+{
+	if (pm_unlikely(pm_smo_pause_hook != NULL))
+		pm_smo_pause_hook(where);
+}
+
 #endif							/* PM_COMMON_H */

@@ -51,18 +51,18 @@ static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 static pm_epoch_handle epoch_handle = {.slot = -1};
 
 /*
- * pm_index.debug_smo_pause: crash tests make a backend sleep inside a leaf
- * SMO (between its copy and its link) and kill it there.  The LOG line tells
- * the test that the backend has arrived.
+ * pm_index.debug_smo_pause: crash tests make a backend sleep inside a
+ * structure modification (pm_smo_pause_hook) and kill it there.  The LOG
+ * line tells the test that the backend has arrived.
  */
 static void
-debug_smo_pause(void)
+debug_smo_pause(const char *where)
 {
 	if (debug_smo_pause_ms <= 0)
 		return;
 	ereport(LOG,
-			(errmsg("pm_index: pausing %d ms inside a leaf SMO (pm_index.debug_smo_pause)",
-					debug_smo_pause_ms)));
+			(errmsg("pm_index: pausing %d ms inside an %s (pm_index.debug_smo_pause)",
+					debug_smo_pause_ms, where)));
 	pg_usleep(debug_smo_pause_ms * 1000L);
 }
 
@@ -232,7 +232,7 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.debug_smo_pause",
-							"Sleep this long inside every nbtree_pm leaf SMO (crash tests only).",
+							"Sleep this long inside every nbtree_pm leaf SMO and fbrtree_pm split (crash tests only).",
 							NULL,
 							&debug_smo_pause_ms,
 							0,
@@ -241,7 +241,7 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
-	nbt_smo_pause_hook = debug_smo_pause;
+	pm_smo_pause_hook = debug_smo_pause;
 	MarkGUCPrefixReserved("pm_index");
 
 	/* read before the startup process changes it: did the server stop cleanly? */

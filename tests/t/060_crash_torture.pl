@@ -3,8 +3,9 @@
 # and pg_ctl stop -m immediate in turn, synchronous_commit on and off in turn).  After every
 # restart both indexes verify against the heap (heapallindexed), 100 random predicates answer
 # by index scan exactly what they answer by sequential scan, and no TID comes back twice.
-# Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside a
-# leaf SMO (pm_index.debug_smo_pause) by SIGKILL of the postmaster and of the backend alone.
+# Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
+# nbtree_pm leaf SMO and an fbrtree_pm split (pm_index.debug_smo_pause), by SIGKILL of the
+# postmaster and of the backend alone.
 #
 # PM_TORTURE_CYCLES sets the random cycles (10 here; tests/torture runs 100).  The last line
 # of the output sums up: cycles, transactions acknowledged before the kills, violations.
@@ -21,7 +22,7 @@ use PmNode;
 
 my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
 
-my $node = pm_node('torture', 'autovacuum = off');
+my $node = pm_node('torture', 'autovacuum = off', 'restart_after_crash = on');
 $node->safe_psql(
 	'postgres', q{
 	CREATE TABLE tt (id bigserial, k int8, p point);
@@ -230,41 +231,68 @@ $node->safe_psql('postgres', 'VACUUM big');
 $node->safe_psql('postgres', "SELECT nbtree_pm_check('big_k', true)");
 is($node->safe_psql('postgres', $count_by_index), '250000', 'and a VACUUM after it too');
 
-# Inside a leaf SMO: the backend that splits a leaf sleeps between the copy and the link;
-# first the postmaster is killed, then the backend alone (the postmaster restarts the rest).
-for my $victim ('postmaster', 'backend')
+# Inside a structure modification: the backend that splits an nbtree_pm leaf (or an fbrtree_pm
+# node) sleeps where a crash leaves the most to repair; then the postmaster and that backend
+# are killed together, or the backend alone (the postmaster then restarts the rest).
+$node->safe_psql(
+	'postgres', q{
+	CREATE TABLE smo_n (k int8); CREATE INDEX smo_n_k ON smo_n USING nbtree_pm (k);
+	CREATE TABLE smo_f (p point); CREATE INDEX smo_f_p ON smo_f USING fbrtree_pm (p);
+	INSERT INTO smo_n SELECT g FROM generate_series(1, 5000) g;
+	INSERT INTO smo_f SELECT point(g % 71, g % 73) FROM generate_series(1, 5000) g;});
+my %smo = (
+	'nbtree_pm leaf SMO' => {
+		insert => 'INSERT INTO smo_n SELECT 2500 FROM generate_series(1, 200)',
+		check => "SELECT nbtree_pm_check('smo_n_k', true)",
+		count => 'SELECT count(*) FROM smo_n WHERE k >= 0'
+	},
+	'fbrtree_pm split' => {
+		insert => 'INSERT INTO smo_f SELECT point(random() * 70, random() * 72) FROM generate_series(1, 500)',
+		check => "SELECT fbrtree_pm_check('smo_f_p', true)",
+		count => q{SELECT count(*) FROM smo_f WHERE p <@ box '((0,0),(100,100))'}
+	});
+for my $where (sort keys %smo)
 {
-	my $log_offset = -s $node->logfile;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c',
-			"SET pm_index.debug_smo_pause = 60000; INSERT INTO tt (k, p) SELECT 500000, point(1, 1) FROM generate_series(1, 200)"
-		],
-		'>', \$out, '2>', \$err);
-	my $paused = $node->wait_for_log(qr/pausing 60000 ms inside a leaf SMO/, $log_offset);
-	ok($paused, "$victim kill: a backend is inside a leaf SMO");
-	my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~
-	  /\[(\d+)\][^\n]*pausing 60000 ms inside a leaf SMO/;
-	if ($victim eq 'postmaster')
+	for my $victim ('postmaster', 'backend')
 	{
-		# all of it at once, as a power failure would: the postmaster and the paused backend
-		$node->kill9;
-		kill 'KILL', $pid;
-		restart();
+		my $what = "$victim killed inside an $where";
+		my $log_offset = -s $node->logfile;
+		my ($out, $err) = ('', '');
+		my $h = IPC::Run::start(
+			[
+				'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c',
+				"SET pm_index.debug_smo_pause = 60000; $smo{$where}{insert}"
+			],
+			'>', \$out, '2>', \$err);
+		ok($node->wait_for_log(qr/pausing 60000 ms inside an \Q$where\E/, $log_offset),
+			"$what: a backend is there");
+		my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~
+		  /\[(\d+)\][^\n]*pausing 60000 ms inside an \Q$where\E/;
+		if ($victim eq 'postmaster')
+		{
+			# all of it at once, as a power failure would
+			$node->kill9;
+			kill 'KILL', $pid;
+			restart();
+		}
+		else
+		{
+			kill 'KILL', $pid;
+			$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+			$node->poll_query_until('postgres', 'SELECT 1', '1');
+		}
+		$h->finish;
+		my ($rc, $stdout, $stderr) = $node->psql('postgres', $smo{$where}{check});
+		is($rc, 0, "$what: the index verifies against the heap") or diag($stderr);
+		is( $node->safe_psql('postgres',
+				"SET enable_seqscan = off; SET enable_bitmapscan = off; $smo{$where}{count}"),
+			$node->safe_psql('postgres',
+				"SET enable_indexscan = off; SET enable_bitmapscan = off; $smo{$where}{count}"),
+			"$what: it counts what the heap counts");
+		$node->safe_psql('postgres', $smo{$where}{insert});
+		$node->safe_psql('postgres', $smo{$where}{check});
+		is(verify($what), 0, "$what: the torture table's indexes verify too, and it takes more inserts");
 	}
-	else
-	{
-		kill 'KILL', $pid;
-		$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
-		$node->poll_query_until('postgres', 'SELECT 1', '1');
-	}
-	$h->finish;
-	is(verify("$victim killed inside an SMO"), 0,
-		"$victim killed inside a leaf SMO: the indexes verify and answer as the heap does");
-	$node->safe_psql('postgres', 'INSERT INTO tt (k, p) SELECT 500000, point(1, 1) FROM generate_series(1, 200)');
-	is(verify("$victim killed inside an SMO, then more inserts"), 0,
-		"$victim killed inside a leaf SMO: the same leaf takes more inserts");
 }
 
 diag("torture: $cycles cycles, $acknowledged transactions acknowledged, $violations violations");

@@ -323,6 +323,8 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 	/* 2 */
 	pm_store_relaxed(&n->aux, c_off);
 	fbr_commit(t, n, fbr_meta_with(m, 0, fbr_bits(m)));
+	/* n at version 0 names C, which nothing reaches yet */
+	pm_smo_pause("fbrtree_pm split");
 	/* 3-4 */
 	box_all = fbr_items_box(all, FBR_CAP + 1);
 	up.box = fbr_items_box(group_b, nb);

@@ -37,8 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void		(*nbt_smo_pause_hook) (void) = NULL;
-
 static void
 free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
 {
@@ -464,8 +462,8 @@ help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 		if (rc != PM_OK)
 			return rc;
 	}
-	if (nbt_smo_pause_hook != NULL)
-		nbt_smo_pause_hook();
+	/* a frozen leaf, a published copy, the old leaf still linked */
+	pm_smo_pause("nbtree_pm leaf SMO");
 	left = nbt_leaf_at(t, copy);
 	right_off = left->birth_right;
 	right = right_off ? nbt_leaf_at(t, right_off) : NULL;

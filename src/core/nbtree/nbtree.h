@@ -175,13 +175,6 @@ extern pm_errcode nbt_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compac
  */
 extern void nbt_keep_spare(nbt_tree *t);
 
-/*
- * Test hook, NULL unless a host sets it: called in every leaf SMO between its
- * copy and its link, where a crash leaves a frozen leaf, a published copy and
- * an old leaf still linked.  Crash tests sleep there and kill the process.
- */
-extern void (*nbt_smo_pause_hook) (void);
-
 extern void nbt_get_stats(nbt_tree *t, nbt_stats *st);
 
 /*
