@@ -1,4 +1,4 @@
-# A streaming standby never plans an nbtree_pm scan; after promotion (and after restoring a base
+# A streaming standby never plans an nbtree_pm or fbrtree_pm scan; after promotion (and after restoring a base
 # backup) the index asks for REINDEX instead of answering from a pool nothing proves current;
 # REINDEX makes it work again.  pg_dump and pg_restore recreate working indexes.
 use strict;
@@ -17,7 +17,10 @@ $primary->safe_psql(
 	CREATE TABLE t (k int4, v text);
 	INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 10000) g;
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
-	ANALYZE t;
+	CREATE TABLE b (id int, bx box);
+	INSERT INTO b SELECT g, box(point(g, g), point(g + 1, g + 1)) FROM generate_series(1, 1000) g;
+	CREATE INDEX b_bx ON b USING fbrtree_pm (bx);
+	ANALYZE t, b;
 });
 like($primary->safe_psql('postgres', 'EXPLAIN SELECT * FROM t WHERE k = 5'),
 	qr/Index Scan using t_k/, 'the primary uses the index');
@@ -31,6 +34,10 @@ $primary->wait_for_catchup($standby);
 
 my $plan = $standby->safe_psql('postgres', 'SET enable_seqscan = off; EXPLAIN SELECT * FROM t WHERE k = 5');
 unlike($plan, qr/t_k/, 'the standby never plans the nbtree_pm index');
+unlike(
+	$standby->safe_psql('postgres',
+		q{SET enable_seqscan = off; EXPLAIN SELECT * FROM b WHERE bx && box '((0,0),(10,10))'}),
+	qr/b_bx/, 'nor the fbrtree_pm index');
 is($standby->safe_psql('postgres', 'SET enable_seqscan = off; SELECT count(*) FROM t WHERE k BETWEEN 1 AND 6000'),
 	'1000', 'the standby answers from the heap');
 
@@ -66,11 +73,6 @@ is($restored->safe_psql('postgres', 'SET enable_seqscan = off; SELECT count(*) F
 	'1', 'and works after it');
 
 # pg_dump and pg_restore: the indexes are recreated by CREATE INDEX and work, both kinds.
-$primary->safe_psql(
-	'postgres', q{
-	CREATE TABLE b (id int, bx box);
-	INSERT INTO b SELECT g, box(point(g, g), point(g + 1, g + 1)) FROM generate_series(1, 1000) g;
-	CREATE INDEX b_bx ON b USING fbrtree_pm (bx);});
 my $dump = $primary->basedir . '/db.dump';
 $primary->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
 	'pg_dump of a database with pm_index indexes');

@@ -1,6 +1,7 @@
 # Crash torture: 2 pgbench clients insert, update, delete and VACUUM a table with an nbtree_pm
-# and an fbrtree_pm index; the server is killed at random moments (SIGKILL of the postmaster
-# and pg_ctl stop -m immediate in turn, synchronous_commit on and off in turn).  After every
+# and an fbrtree_pm index; the server is killed at random moments (SIGKILL of the postmaster,
+# pg_ctl stop -m immediate and SIGKILL of one pgbench backend in turn, synchronous_commit on and
+# off in turn).  After every
 # restart both indexes verify against the heap (heapallindexed), 100 random predicates answer
 # by index scan exactly what they answer by sequential scan, and no TID comes back twice.
 # Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
@@ -62,12 +63,29 @@ sub restart
 	BAIL_OUT('the server did not start after the kill');
 }
 
+# SIGKILL of the postmaster (and of $pid with it), pg_ctl stop -m immediate, or SIGKILL of the
+# backend $pid alone (a pgbench one if none is given), after which the postmaster restarts all.
 sub kill_server
 {
-	my ($how) = @_;
+	my ($how, $pid) = @_;
+	if ($how eq 'backend')
+	{
+		my $log_offset = -s $node->logfile;
+		$pid //= $node->safe_psql('postgres',
+			"SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' ORDER BY state = 'active' DESC LIMIT 1");
+		if ($pid ne '')
+		{
+			kill 'KILL', $pid;
+			$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+			$node->poll_query_until('postgres', 'SELECT 1', '1');
+			return;
+		}
+		$how = 'SIGKILL';		# no pgbench backend left to kill: the whole server then
+	}
 	if ($how eq 'SIGKILL')
 	{
 		$node->kill9;
+		kill 'KILL', $pid if $pid;
 	}
 	else
 	{
@@ -129,7 +147,7 @@ my ($violations, $acknowledged) = (0, 0);
 for my $cycle (1 .. $cycles)
 {
 	my $async = $cycle % 2 == 0;
-	my $how = $cycle % 4 < 2 ? 'SIGKILL' : 'immediate';
+	my $how = ('SIGKILL', 'immediate', 'backend')[ $cycle % 3 ];
 	$node->safe_psql('postgres',
 		"ALTER SYSTEM SET synchronous_commit = " . ($async ? "'off'" : "'on'") . "; SELECT pg_reload_conf();");
 	my ($out, $err) = ('', '');
@@ -268,19 +286,8 @@ for my $where (sort keys %smo)
 			"$what: a backend is there");
 		my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~
 		  /\[(\d+)\][^\n]*pausing 60000 ms inside an \Q$where\E/;
-		if ($victim eq 'postmaster')
-		{
-			# all of it at once, as a power failure would
-			$node->kill9;
-			kill 'KILL', $pid;
-			restart();
-		}
-		else
-		{
-			kill 'KILL', $pid;
-			$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
-			$node->poll_query_until('postgres', 'SELECT 1', '1');
-		}
+		# the postmaster with it, as a power failure would, or the backend alone
+		kill_server($victim eq 'postmaster' ? 'SIGKILL' : 'backend', $pid);
 		$h->finish;
 		my ($rc, $stdout, $stderr) = $node->psql('postgres', $smo{$where}{check});
 		is($rc, 0, "$what: the index verifies against the heap") or diag($stderr);
