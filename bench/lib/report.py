@@ -91,14 +91,16 @@ class Plotter:
         self.dir = directory
         self.made = []
 
-    def run(self, name, script, data):
+    def run(self, name, script, data, panel_rows=1):
+        """Plot; panel_rows is the number of stacked panels (each gets 280 pixels at least)."""
         for dat_name, rows in data.items():
             with open(os.path.join(self.dir, dat_name), "w") as f:
                 for row in rows:
                     f.write("\t".join(str(c) for c in row) + "\n")
-        head = (f"set terminal pngcairo size 1200,800 font 'sans,10'\n"
+        head = (f"set terminal pngcairo size 1200,{max(800, 280 * panel_rows)} font 'sans,10'\n"
                 f"set output '{name}.png'\n"
-                "set termoption noenhanced\nset grid ytics\nset key outside right top\n")
+                "set termoption noenhanced\nset grid ytics\nset key outside right top\n"
+                "set datafile separator '\\t'\n")
         gp = os.path.join(self.dir, f"{name}.gp")
         with open(gp, "w") as f:
             f.write(head + script)
@@ -179,7 +181,8 @@ def pgbench_section(directory, plot, out):
             "lw 2 pt 7 title columnheader(i)\n")
     plot.run("throughput",
              f"set multiplot layout {nrows},{ncols} title 'pgbench throughput vs clients (median of runs)'\n"
-             "set key inside left top\nset offsets 0, 0, graph 0.45, 0\n" + "".join(panels) + "unset multiplot\n", data)
+             "set key inside left top\nset offsets 0, 0, graph 0.45, 0\n"
+             + "".join(panels) + "unset multiplot\n", data, panel_rows=nrows)
 
     # latency percentiles at the largest client count of each suite
     for pct in ("p50", "p99"):
@@ -358,7 +361,8 @@ def core_section(directory, plot, out):
         data[dat] = rows_
         panels.append(script + f"plot for [i=2:{len(names) + 1}] '{dat}' using i:xtic(1) title columnheader(i)\n")
     if panels:
-        plot.run("core", f"set multiplot layout {len(panels)},1\n" + "".join(panels) + "unset multiplot\n", data)
+        plot.run("core", f"set multiplot layout {len(panels)},1\n" + "".join(panels) + "unset multiplot\n", data,
+                 panel_rows=len(panels))
 
 
 def main():
