@@ -10,7 +10,7 @@ SELECT pm_index_version() = extversion AS library_matches_extension
 SELECT count(*) >= 0 AS pools_listed FROM pm_index_pools();
 SELECT pg_get_function_arguments('pm_index_pools'::regproc);
 
--- Settings exist, all but the crash tests' pause are postmaster-level, and their prefix is reserved.
+-- Settings exist, most are postmaster-level, and their prefix is reserved.
 SELECT name, context, vartype, enumvals
   FROM pg_settings WHERE name LIKE 'pm_index.%' ORDER BY name;
 SET pm_index.persistence = 'adr';

@@ -30,6 +30,7 @@ char	   *pmi_pool_dir_guc = NULL;
 int			pmi_persistence_guc = PM_MODE_AUTO;
 int			pmi_dram_tier_mb = 256;
 int			pmi_max_indexes = 1000;
+int			pmi_max_pool_mb = 64 * 1024;
 static int	debug_smo_pause_ms = 0;
 
 PmIndexShared *pmi_shared = NULL;
@@ -230,6 +231,18 @@ _PG_init(void)
 							100000,
 							PGC_POSTMASTER,
 							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.max_pool_size",
+							"Largest size a new pm_index pool may grow to.",
+							"Each backend that uses an index maps this much address space for "
+							"its pool (reserved, not allocated); pools keep the size they were "
+							"created with.",
+							&pmi_max_pool_mb,
+							64 * 1024,
+							16,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.debug_smo_pause",
 							"Sleep this long inside every nbtree_pm leaf SMO and fbrtree_pm split (crash tests only).",

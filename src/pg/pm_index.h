@@ -34,6 +34,7 @@ extern char *pmi_pool_dir_guc;
 extern int	pmi_persistence_guc;
 extern int	pmi_dram_tier_mb;
 extern int	pmi_max_indexes;
+extern int	pmi_max_pool_mb;
 
 /* set in the postmaster: this server started from a backup or in archive recovery / standby mode */
 extern bool pmi_started_from_elsewhere;

@@ -173,6 +173,7 @@ pmi_create_pool(Relation index, const PmiAmOps *ops)
 	o.owner.relfilenode = index->rd_node.relNode;
 	o.owner.kind = ops->kind;
 	o.mode = (pm_mode) pmi_persistence_guc;
+	o.max_size = (uint64) pmi_max_pool_mb << 20;
 	o.replace = true;
 	pmi_pool_forget(index->rd_node);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
