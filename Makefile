@@ -32,7 +32,15 @@ DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
 REGRESS = pm_index_basics nbtree_pm_errors
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+# make PM_ASSERTS=1 (tests/run does): pm_assert() checks on, in the extension and every test
+# binary.  A stamp per mode makes switching modes rebuild everything.
+ASSERT_FLAGS = $(if $(PM_ASSERTS),-DPM_ASSERT_CHECKING)
+BUILD_MODE_STAMP = .build-mode-$(if $(PM_ASSERTS),asserts,plain)
+$(BUILD_MODE_STAMP):
+	@rm -f .build-mode-*
+	@touch $@
+
+PG_CPPFLAGS = $(ASSERT_FLAGS) -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare \
@@ -47,7 +55,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 
@@ -60,7 +68,7 @@ STANDALONE_LIBS = -lpmem -lpthread -lm
 
 tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) $(ASSERT_FLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 # The same tests under AddressSanitizer and UBSan (undefined behaviour aborts), built from
 # source so no sanitizer reaches the extension.
@@ -68,22 +76,22 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 
-tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(SANITIZE) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
+	$(CC) -std=gnu11 -O1 -g $(SANITIZE) $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
 # libFuzzer targets (tests/fuzz), built with clang from source like the sanitizer tests.
 FUZZ_CC ?= clang-14
 FUZZ_SRCS = $(filter-out src/core/crashsim.c,$(CORE_SRCS))
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,tests/fuzz/bin/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
+	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
 
 fuzz: $(FUZZ_TARGETS)
 
-$(BENCH_OBJS): $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
+$(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 
 bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 	@mkdir -p $(dir $@)
@@ -94,6 +102,6 @@ all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-EXTRA_CLEAN = tests/unit/bin tests/fuzz/bin bench/bin src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
+EXTRA_CLEAN = tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
 
 .PHONY: unit fuzz

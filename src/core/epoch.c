@@ -222,6 +222,7 @@ pm_epoch_enter(pm_epoch_handle *h)
 void
 pm_epoch_exit(pm_epoch_handle *h)
 {
+	pm_assert(h->nesting > 0);
 	if (--h->nesting > 0)
 		return;
 	pm_store(&slot_at(h->dom, h->slot)->active, 0);

@@ -10,9 +10,20 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 void		(*pm_smo_pause_hook) (const char *where) = NULL;
+void		(*pm_assert_hook) (const char *cond, const char *file, int line) = NULL;
+
+void
+pm_assert_failed(const char *cond, const char *file, int line)
+{
+	if (pm_assert_hook != NULL)
+		pm_assert_hook(cond, file, line);
+	fprintf(stderr, "pm_index: assertion failed: %s (%s:%d)\n", cond, file, line);
+	abort();
+}
 
 pm_errcode
 pm_error_set(pm_error *err, pm_errcode code, int sys_errno, const char *fmt,...)

@@ -20,6 +20,22 @@
 #define pm_likely(x)	__builtin_expect(!!(x), 1)
 #define pm_unlikely(x)	__builtin_expect(!!(x), 0)
 
+/*
+ * Assertions, checked when built with PM_ASSERT_CHECKING (make PM_ASSERTS=1;
+ * tests/run does) and compiled out otherwise.  A failed one calls
+ * pm_assert_hook if the host set one (src/pg: PostgreSQL's
+ * ExceptionalCondition), else prints and aborts.
+ */
+#ifdef PM_ASSERT_CHECKING
+#define pm_assert(cond) \
+	(__builtin_expect(!!(cond), 1) ? (void) 0 : pm_assert_failed(#cond, __FILE__, __LINE__))
+#else
+#define pm_assert(cond) ((void) 0)
+#endif
+extern void (*pm_assert_hook) (const char *cond, const char *file, int line);
+extern void pm_assert_failed(const char *cond, const char *file, int line)
+			__attribute__((noreturn));
+
 /* Error classes; the host maps each to its own error codes. */
 typedef enum pm_errcode
 {

@@ -212,6 +212,7 @@ pm_pool_root(const pm_pool *pool, int i)
 static inline void *
 pm_pool_addr(const pm_pool *pool, uint64_t off)
 {
+	pm_assert(off < pool->window);
 	return pool->base + off;
 }
 

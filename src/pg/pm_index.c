@@ -51,6 +51,13 @@ static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 static pm_epoch_handle epoch_handle = {.slot = -1};
 
+/* A failed pm_assert: PostgreSQL's "TRAP: failed Assert(...)", then abort. */
+static void
+assert_failed(const char *cond, const char *file, int line)
+{
+	ExceptionalCondition(cond, "FailedAssertion", file, line);
+}
+
 /*
  * pm_index.debug_smo_pause: crash tests make a backend sleep inside a
  * structure modification (pm_smo_pause_hook) and kill it there.  The LOG
@@ -255,6 +262,7 @@ _PG_init(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	pm_smo_pause_hook = debug_smo_pause;
+	pm_assert_hook = assert_failed;
 	MarkGUCPrefixReserved("pm_index");
 
 	/* read before the startup process changes it: did the server stop cleanly? */

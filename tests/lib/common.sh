@@ -155,7 +155,7 @@ pm_build_install() {
 	else
 		pm_need_root_or_sudo || return 1
 		# shellcheck disable=SC2024 # the log is ours: only make needs root
-		sudo env PATH="$PATH" PG_CONFIG="$PG_CONFIG" make -C "$ROOT" -s install >>"$log" 2>&1 ||
+		sudo env PATH="$PATH" PG_CONFIG="$PG_CONFIG" PM_ASSERTS="${PM_ASSERTS:-}" make -C "$ROOT" -s install >>"$log" 2>&1 ||
 			{ pm_tail "$log"; pm_err "make install failed"; return 1; }
 	fi
 }

@@ -315,6 +315,7 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 		}
 	}
 
+	pm_assert(na + nb == FBR_CAP + 1 && na <= FBR_CAP && nb > 0 && nb <= FBR_CAP);
 	/* 1 */
 	c_off = fbr_new_node(t, fbr_is_leaf(m), group_b, nb, true, err);
 	if (c_off == 0)

@@ -270,6 +270,7 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
 		nleaves = 1;
 	nleft = nleaves == 2 ? n / 2 : n;
+	pm_assert(nleft <= NBT_LEAF_CAP && n - nleft <= NBT_LEAF_CAP);
 
 	for (int i = 0; i < nleaves; i++)
 	{
