@@ -28,7 +28,7 @@
  */
 #ifdef PM_ASSERT_CHECKING
 #define pm_assert(cond) \
-	(__builtin_expect(!!(cond), 1) ? (void) 0 : pm_assert_failed(#cond, __FILE__, __LINE__))
+	(pm_likely(cond) ? (void) 0 : pm_assert_failed(#cond, __FILE__, __LINE__))
 #else
 #define pm_assert(cond) ((void) 0)
 #endif

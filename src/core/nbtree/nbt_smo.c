@@ -75,40 +75,26 @@ release_spares(nbt_tree *t, smo_spares *s)
 	}
 }
 
+/*
+ * Reserve the blocks of nleaves new leaves (1 or 2); the first PM block may
+ * come from the tree's spare if may_take_spare and no free one is left.  On
+ * failure nothing stays reserved.
+ */
 static pm_errcode
-reserve_spares(nbt_tree *t, smo_spares *s, pm_error *err)
+reserve_leaves(nbt_tree *t, smo_spares *s, int nleaves, bool may_take_spare, pm_error *err)
 {
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nleaves; i++)
 	{
-		if ((s->pm_blocks[i] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err)) == 0 ||
+		s->pm_blocks[i] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err);
+		if (s->pm_blocks[i] == 0 && i == 0 && may_take_spare)
+			s->pm_blocks[i] = __atomic_exchange_n(&nbt_droot_at(t)->spare_kv, 0, __ATOMIC_ACQ_REL);
+		if (s->pm_blocks[i] == 0 ||
 			(s->dram_blocks[i] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err)) == 0)
 		{
 			release_spares(t, s);
 			return err->code;
 		}
-	}
-	return PM_OK;
-}
-
-/*
- * The blocks for one new leaf, for a starter in a full pool whose copy fits
- * one leaf; the PM block from the tree's spare if allowed and need be.
- */
-static pm_errcode
-reserve_one(nbt_tree *t, smo_spares *s, bool may_take_spare, pm_error *err)
-{
-	memset(s, 0, sizeof(*s));
-	s->pm_blocks[0] = pm_alloc_block(&t->pm, sizeof(nbt_kv), err);
-	if (s->pm_blocks[0] == 0 && may_take_spare)
-		s->pm_blocks[0] = __atomic_exchange_n(&nbt_droot_at(t)->spare_kv, 0, __ATOMIC_ACQ_REL);
-	if (s->pm_blocks[0] == 0)
-		return err->code;
-	s->dram_blocks[0] = pm_alloc_block(t->dram, sizeof(nbt_leaf), err);
-	if (s->dram_blocks[0] == 0)
-	{
-		release_spares(t, s);
-		return err->code;
 	}
 	return PM_OK;
 }
@@ -266,7 +252,7 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 		copied_right = gather_live(t, last, e, &n);
 	nbt_sort_entries(e, n);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
-	/* a starter that could reserve one leaf only (a full pool): it fits, see reserve_one */
+	/* a starter that could reserve one leaf only (a full pool): it fits, see nbt_run_smo */
 	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
 		nleaves = 1;
 	nleft = nleaves == 2 ? n / 2 : n;
@@ -540,7 +526,7 @@ pm_errcode
 nbt_run_smo(nbt_tree *t, uint64_t off, pm_error *err)
 {
 	smo_spares	spares;
-	pm_errcode	rc = reserve_spares(t, &spares, err);
+	pm_errcode	rc = reserve_leaves(t, &spares, 2, false, err);
 
 	/*
 	 * A full pool: a leaf with a slot to give back is rewritten into one new
@@ -548,7 +534,7 @@ nbt_run_smo(nbt_tree *t, uint64_t off, pm_error *err)
 	 * takes fewer than a leaf's entries.
 	 */
 	if (pm_errcode_is_out_of_space(rc) && leaf_live(t, nbt_leaf_at(t, off)) < NBT_LEAF_CAP)
-		rc = reserve_one(t, &spares, false, err);
+		rc = reserve_leaves(t, &spares, 1, false, err);
 	if (rc != PM_OK)
 		return rc;
 	rc = help_smo(t, off, &spares, err);
@@ -572,7 +558,6 @@ nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	yb = pm_load(&nbt_leaf_at(t, y_off)->bitmap);
 	return !(yb & NBT_SMO_BIT) || (yb & NBT_MERGED);
 }
-
 
 /*
  * A merge of two leaves that together hold at most this many live entries.
@@ -613,7 +598,7 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 	if (!may_merge && !rewrite)
 		return PM_OK;
 	/* before the merge request: that freezes the leaf */
-	rc = reserve_spares(t, &spares, err);
+	rc = reserve_leaves(t, &spares, 2, false, err);
 	if (pm_errcode_is_out_of_space(rc) && rewrite)
 	{
 		/*
@@ -621,7 +606,7 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 		 * could make a pair's copy outgrow it).  The leaf has a dead or
 		 * abandoned slot, so its copy fits one leaf.
 		 */
-		rc = reserve_one(t, &spares, true, err);
+		rc = reserve_leaves(t, &spares, 1, true, err);
 		may_merge = false;
 	}
 	if (rc != PM_OK)
