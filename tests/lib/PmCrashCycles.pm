@@ -8,6 +8,7 @@ use strict;
 use warnings;
 use Exporter 'import';
 use IPC::Run;
+use PmNode;
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -41,9 +42,9 @@ sub crash_cycles
 
 		my ($rc, $stdout, $stderr) = $node->psql('postgres', $check_sql);
 		my $by_index = $node->safe_psql('postgres',
-			"SET enable_seqscan = off; SET enable_bitmapscan = off; $index_sql");
+			$BY_INDEX . $index_sql);
 		my $by_seq = $node->safe_psql('postgres',
-			"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $seq_sql");
+			$BY_HEAP . $seq_sql);
 		next if $rc == 0 && $by_index eq $by_seq;
 		$failures++;
 		diag("cycle $cycle (synchronous_commit " . ($async ? 'off' : 'on')

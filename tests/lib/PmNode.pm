@@ -1,14 +1,22 @@
-# A test node with pm_index: initialized, pm_index preloaded, started, the extension created in
-# database postgres.  Extra postgresql.conf lines are passed as further arguments.
+# Shared pieces of the TAP tests: a node with pm_index, the settings that make a query answer
+# through the indexes or through the heap alone, and psql started in the background.
 package PmNode;
 
 use strict;
 use warnings;
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(pm_node);
+our @EXPORT = qw(pm_node psql_start $BY_INDEX $BY_HEAP);
 
+# Prefixes for a query: answered by index scans only, or by the heap only.
+our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
+our $BY_HEAP =
+  'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; ';
+
+# Initialized, pm_index preloaded, started, the extension created in database postgres.
+# Extra postgresql.conf lines are passed as further arguments.
 sub pm_node
 {
 	my ($name, @conf) = @_;
@@ -18,6 +26,19 @@ sub pm_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 	return $node;
+}
+
+# psql in the background running the statements (one -c each) in database postgres; its
+# output goes to the scalars $out and $err refer to.  Returns the IPC::Run harness.
+sub psql_start
+{
+	my ($node, $out, $err, @statements) = @_;
+	return IPC::Run::start(
+		[
+			'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
+			map { ('-c', $_) } @statements
+		],
+		'>', $out, '2>', $err);
 }
 
 1;

@@ -43,7 +43,6 @@ my %probe = (
 	victim_k => [ 'SELECT count(*) FROM victim WHERE k <= 500', '500' ],
 	victim_b => [ q{SELECT count(*) FROM victim WHERE b && box '((0,0),(100.5,100.5))'}, '100' ],
 	healthy_k => [ 'SELECT count(*) FROM healthy WHERE k <= 10', '10' ]);
-my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 my %check = (
 	victim_k => "SELECT nbtree_pm_check('victim_k', true)",
 	victim_b => "SELECT fbrtree_pm_check('victim_b', true)");
@@ -81,7 +80,7 @@ sub scenario
 	for my $index (qw(victim_k victim_b))
 	{
 		my $path = quotemeta($pool{$index});
-		expect_error("$s{name}: $index: scan", $index_only . $probe{$index}[0],
+		expect_error("$s{name}: $index: scan", $BY_INDEX . $probe{$index}[0],
 			$path, $s{error}, $s{hint});
 		expect_error("$s{name}: $index: check", $check{$index}, $path, $s{error}, $s{hint});
 	}
@@ -89,12 +88,12 @@ sub scenario
 		join('|', map { quotemeta } values %pool), $s{error}, $s{hint});
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM victim'), '1000',
 		"$s{name}: the failed insert was rolled back");
-	is($node->safe_psql('postgres', $index_only . $probe{healthy_k}[0]),
+	is($node->safe_psql('postgres', $BY_INDEX . $probe{healthy_k}[0]),
 		$probe{healthy_k}[1], "$s{name}: another index keeps working");
 	for my $index (qw(victim_k victim_b))
 	{
 		$node->safe_psql('postgres', "REINDEX INDEX $index");
-		is($node->safe_psql('postgres', $index_only . $probe{$index}[0]),
+		is($node->safe_psql('postgres', $BY_INDEX . $probe{$index}[0]),
 			$probe{$index}[1], "$s{name}: after REINDEX $index answers");
 		$node->safe_psql('postgres', $check{$index});
 		ok(!-e $pool{$index}, "$s{name}: REINDEX removed the damaged pool file of $index");
@@ -170,10 +169,10 @@ scenario(
 # The pool directory made read-only: existing indexes keep working, creating one fails with
 # the directory named and a HINT, and works again once the directory is writable.
 chmod(0500, $pool_dir) or die "chmod $pool_dir: $!";
-is($node->safe_psql('postgres', $index_only . $probe{victim_k}[0]),
+is($node->safe_psql('postgres', $BY_INDEX . $probe{victim_k}[0]),
 	$probe{victim_k}[1], 'read-only pool_dir: existing indexes answer');
 $node->safe_psql('postgres', 'INSERT INTO victim VALUES (2000, NULL)');
-is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM victim WHERE k = 2000'),
+is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM victim WHERE k = 2000'),
 	'1', 'read-only pool_dir: existing indexes take inserts');
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', 'CREATE INDEX healthy_k2 ON healthy USING nbtree_pm (k)');
@@ -183,7 +182,7 @@ like($stderr, qr/HINT:  Check that pm_index\.pool_dir and its files are writable
 	'read-only pool_dir: with a HINT');
 chmod(0700, $pool_dir) or die "chmod $pool_dir: $!";
 $node->safe_psql('postgres', 'CREATE INDEX healthy_k2 ON healthy USING nbtree_pm (k)');
-is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM healthy WHERE k <= 10'),
+is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM healthy WHERE k <= 10'),
 	'10', 'writable again: CREATE INDEX works');
 
 # The pool directory moved away while the server runs: a new session cannot map the pools and
@@ -191,7 +190,7 @@ is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM healthy WHER
 $node->safe_psql('postgres', 'DROP INDEX healthy_k2');
 my $k_pool = pool_of('victim_k');
 rename($pool_dir, "$pool_dir.moved") or die "rename $pool_dir: $!";
-($ret, $stdout, $stderr) = $node->psql('postgres', $index_only . $probe{victim_k}[0]);
+($ret, $stdout, $stderr) = $node->psql('postgres', $BY_INDEX . $probe{victim_k}[0]);
 isnt($ret, 0, 'pool_dir gone: a scan in a new session fails');
 like($stderr, qr/ERROR:  .*\Q$k_pool\E/, 'pool_dir gone: the error names the missing pool');
 like($stderr, qr/HINT:  If the pool file was removed, REINDEX/, 'pool_dir gone: the HINT says to REINDEX');
@@ -199,7 +198,7 @@ $node->safe_psql('postgres', 'REINDEX TABLE victim; REINDEX TABLE healthy');
 ok(-d $pool_dir, 'pool_dir gone: REINDEX made the default directory again');
 for my $index (sort keys %probe)
 {
-	is($node->safe_psql('postgres', $index_only . $probe{$index}[0]),
+	is($node->safe_psql('postgres', $BY_INDEX . $probe{$index}[0]),
 		$probe{$index}[1], "pool_dir gone: after REINDEX $index answers");
 }
 unlike(slurp_file($node->logfile), qr/terminated by signal/, 'no backend crashed');

@@ -19,7 +19,6 @@ mkdir($pool_dir) or die "mkdir $pool_dir: $!";
 
 my $node = pm_node('full_disk', "pm_index.pool_dir = '$pool_dir'");
 
-my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 my $disk_full = qr/ERROR:  .*\Q$pool_dir\E.*No space left on device/;
 my $disk_full_hint = qr/HINT:  Free space in the filesystem of pm_index\.pool_dir\./;
 
@@ -85,7 +84,7 @@ for my $am (sort keys %am)
 	my $rows = $node->safe_psql('postgres', "SELECT count(*) FROM $t");
 	is($rows, 100_000 * ($batches - 1), "$am: the failed batch was rolled back");
 	$node->safe_psql('postgres', $am{$am}{check});
-	is($node->safe_psql('postgres', $index_only . $am{$am}{probe}),
+	is($node->safe_psql('postgres', $BY_INDEX . $am{$am}{probe}),
 		$rows, "$am: the index verifies and answers like the heap");
 
 	# VACUUM frees the index entries of deleted rows; new rows reuse their space.
@@ -93,7 +92,7 @@ for my $am (sort keys %am)
 	($ret, $stdout, $stderr) = $insert->(50_000);
 	is($ret, 0, "$am: after DELETE and VACUUM, inserts fit again") or diag($stderr);
 	$node->safe_psql('postgres', $am{$am}{check});
-	is( $node->safe_psql('postgres', $index_only . $am{$am}{probe}),
+	is( $node->safe_psql('postgres', $BY_INDEX . $am{$am}{probe}),
 		$node->safe_psql('postgres', "SELECT count(*) FROM $t"),
 		"$am: the index answers like the heap after VACUUM and more inserts");
 
@@ -121,7 +120,7 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = '
 # Fewer rows fit.
 $node->safe_psql('postgres', 'DELETE FROM big WHERE k > 500000; VACUUM big');
 $node->safe_psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (k)');
-is($node->safe_psql('postgres', $index_only . 'SELECT count(*) FROM big WHERE k > 0'),
+is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM big WHERE k > 0'),
 	'500000', 'CREATE INDEX works once the rows fit');
 is(pool_files(), live_pools(), 'only the live indexes have pool files');
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');

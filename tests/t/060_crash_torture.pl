@@ -118,11 +118,8 @@ sub verify
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
 		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true);");
 	push @problems, "check: $stderr" if $rc != 0;
-	my $by_index = $node->safe_psql('postgres',
-		"SET enable_seqscan = off; SET enable_bitmapscan = off;\n$probe");
-	my $by_heap = $node->safe_psql('postgres',
-		"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;\n$probe"
-	);
+	my $by_index = $node->safe_psql('postgres', "$BY_INDEX\n$probe");
+	my $by_heap = $node->safe_psql('postgres', "$BY_HEAP\n$probe");
 	if ($by_index ne $by_heap)
 	{
 		my @i = split /\n/, $by_index;
@@ -134,7 +131,7 @@ sub verify
 		}
 	}
 	my $twice = $node->safe_psql(
-		'postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		'postgres', $BY_INDEX . q{
 		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE k >= 0;
 		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE p <@ box '((0,0),(1000,1000))';});
 	push @problems, "TIDs returned twice: $twice" if $twice ne "0\n0";
@@ -177,12 +174,7 @@ sub kill_during
 {
 	my ($statements, $ready_sql, $how) = @_;
 	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
-			map { ('-c', $_) } @$statements
-		],
-		'>', \$out, '2>', \$err);
+	my $h = psql_start($node, \$out, \$err, @$statements);
 	my $caught = 0;
 	for (1 .. 3000)
 	{
@@ -219,10 +211,8 @@ ok( $node->poll_query_until(
 	'and its pool was swept at startup');
 is(verify('after CREATE INDEX'), 0, 'the other indexes verify');
 
-my $count_by_index =
-  'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM big WHERE slow_id(k) >= 0';
-my $count_by_heap =
-  'SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM big WHERE slow_id(k) >= 0';
+my $count_by_index = $BY_INDEX . 'SELECT count(*) FROM big WHERE slow_id(k) >= 0';
+my $count_by_heap = $BY_HEAP . 'SELECT count(*) FROM big WHERE slow_id(k) >= 0';
 $node->safe_psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (slow_id(k))');
 ok(kill_during(['REINDEX INDEX CONCURRENTLY big_k'], $building, 'immediate'),
 	'killed during REINDEX CONCURRENTLY');
@@ -276,12 +266,8 @@ for my $where (sort keys %smo)
 		my $what = "$victim killed inside an $where";
 		my $log_offset = -s $node->logfile;
 		my ($out, $err) = ('', '');
-		my $h = IPC::Run::start(
-			[
-				'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c',
-				"SET pm_index.debug_smo_pause = 60000; $smo{$where}{insert}"
-			],
-			'>', \$out, '2>', \$err);
+		my $h = psql_start($node, \$out, \$err,
+			"SET pm_index.debug_smo_pause = 60000; $smo{$where}{insert}");
 		ok($node->wait_for_log(qr/pausing 60000 ms inside an \Q$where\E/, $log_offset),
 			"$what: a backend is there");
 		my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~
@@ -291,10 +277,8 @@ for my $where (sort keys %smo)
 		$h->finish;
 		my ($rc, $stdout, $stderr) = $node->psql('postgres', $smo{$where}{check});
 		is($rc, 0, "$what: the index verifies against the heap") or diag($stderr);
-		is( $node->safe_psql('postgres',
-				"SET enable_seqscan = off; SET enable_bitmapscan = off; $smo{$where}{count}"),
-			$node->safe_psql('postgres',
-				"SET enable_indexscan = off; SET enable_bitmapscan = off; $smo{$where}{count}"),
+		is( $node->safe_psql('postgres', $BY_INDEX . $smo{$where}{count}),
+			$node->safe_psql('postgres', $BY_HEAP . $smo{$where}{count}),
 			"$what: it counts what the heap counts");
 		$node->safe_psql('postgres', $smo{$where}{insert});
 		$node->safe_psql('postgres', $smo{$where}{check});

@@ -9,7 +9,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::Bin/../lib";
@@ -49,15 +48,7 @@ for (1 .. 2)
 {
 	my ($out, $err) = ('', '');
 	push @workers,
-	  [
-		IPC::Run::start(
-			[
-				'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
-				'-c', 'SET enable_seqscan = off', '-c', 'CALL work(100000)'
-			],
-			'>', \$out, '2>', \$err),
-		\$err
-	  ];
+	  [ psql_start($node, \$out, \$err, 'SET enable_seqscan = off', 'CALL work(100000)'), \$err ];
 }
 
 my @ddl = (
@@ -96,8 +87,8 @@ ok($node->safe_psql('postgres', 'SELECT count(*) FROM d') > 0, 'the workers inse
 is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true)"),
 	"\n", 'both indexes verify against the heap');
 my $probe = q{SELECT count(*), sum(id) FROM d WHERE k >= 0; SELECT count(*), sum(id) FROM d WHERE p <@ box '((0,0),(1000,1000))';};
-is( $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $probe"),
-	$node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $probe"),
+is( $node->safe_psql('postgres', $BY_INDEX . $probe),
+	$node->safe_psql('postgres', $BY_HEAP . $probe),
 	'and answer as the heap does');
 is( $node->safe_psql(
 		'postgres',
@@ -112,17 +103,12 @@ $node->safe_psql(
 	CREATE FUNCTION slow_id(int8) RETURNS int8 IMMUTABLE LANGUAGE plpgsql AS
 	  $$ BEGIN IF $1 % 100 = 0 THEN PERFORM pg_sleep(0.001); END IF; RETURN $1; END $$;});
 my ($rc, $stdout, $stderr) = $node->psql('postgres',
-	"SET statement_timeout = '300ms'; SET enable_seqscan = off; SET enable_bitmapscan = off;
+	"SET statement_timeout = '300ms'; $BY_INDEX
 	 SELECT count(*) FROM d WHERE k >= 0 AND slow_id(k) >= 0");
 like($stderr, qr/canceling statement due to statement timeout/, 'statement_timeout stops a long index scan');
 
 my ($out, $err) = ('', '');
-my $build = IPC::Run::start(
-	[
-		'psql', '-XAtq', '-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c',
-		'CREATE INDEX d_slow ON d USING nbtree_pm (slow_id(k))'
-	],
-	'>', \$out, '2>', \$err);
+my $build = psql_start($node, \$out, \$err, 'CREATE INDEX d_slow ON d USING nbtree_pm (slow_id(k))');
 ok( $node->poll_query_until(
 		'postgres', 'SELECT count(*) > 0 FROM pg_stat_progress_create_index WHERE blocks_done > 10'),
 	'a long CREATE INDEX is running');
