@@ -60,6 +60,8 @@ pm_errcode_name(pm_errcode code)
 			return "already exists";
 		case PM_ERR_PERMISSION:
 			return "permission denied";
+		case PM_ERR_OWNERSHIP:
+			return "wrong ownership";
 		case PM_ERR_CORRUPT:
 			return "corrupt";
 		case PM_ERR_VERSION:

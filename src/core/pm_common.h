@@ -46,6 +46,7 @@ typedef enum pm_errcode
 	PM_ERR_NOTFOUND,			/* pool file does not exist */
 	PM_ERR_EXISTS,				/* pool file already exists */
 	PM_ERR_PERMISSION,			/* access denied */
+	PM_ERR_OWNERSHIP,			/* pool file of another user, or writable by others */
 	PM_ERR_CORRUPT,				/* header or structure does not validate */
 	PM_ERR_VERSION,				/* written by an incompatible format version */
 	PM_ERR_INVALID,				/* bad argument from the caller */

@@ -217,6 +217,20 @@ header_validate(const pm_pool_header *hdr, int fd, const char *path, pm_error *e
 		return sys_error(err, "stat", path);
 	file_size = (uint64_t) st.st_size;
 
+	/*
+	 * As PostgreSQL demands of its data directory, a pool belongs to the
+	 * server's user alone: another user who may write it could change the
+	 * index behind the server's back (a restore as the wrong user, a chmod).
+	 */
+	if (st.st_uid != geteuid())
+		return pm_error_set(err, PM_ERR_OWNERSHIP, 0,
+							"pool file \"%s\" is owned by user ID %u, not by the server's user ID %u",
+							path, (unsigned) st.st_uid, (unsigned) geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return pm_error_set(err, PM_ERR_OWNERSHIP, 0,
+							"pool file \"%s\" is writable by group or others (mode %04o)",
+							path, (unsigned) (st.st_mode & 07777));
+
 	if (file_size < PM_POOL_HEADER_SIZE)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
 							"pool file \"%s\" is truncated (%llu bytes, header needs %d)",

@@ -391,6 +391,10 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
 			hint = "Check that pm_index.pool_dir and its files are writable by the server's operating system user.";
 			break;
+		case PM_ERR_OWNERSHIP:
+			sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+			hint = "Pool files must belong to the server's operating system user and be writable by it alone (mode 0600): fix the file's owner or mode, or REINDEX the index to create a new pool.";
+			break;
 		case PM_ERR_NOSPACE:
 			sqlstate = ERRCODE_DISK_FULL;
 			hint = "Free space in the filesystem of pm_index.pool_dir.";

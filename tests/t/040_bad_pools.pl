@@ -4,8 +4,8 @@
 # Files are damaged while the server is stopped, as a bad restore or a failing disk would leave
 # them: a running server keeps pools mapped, and changing a mapped file under it is outside what
 # pm_index (like PostgreSQL with its relation files) promises to survive; see README Reliability.
-# A file owned by another user and a file without permissions fail alike (EACCES on open); the
-# test runs as the postgres user, so it covers both through the permissions.
+# A pool file of another user is refused even when the server could open it: tests/run, as root,
+# leaves files of user nobody, writable by all, that the test fills and renames into place.
 use strict;
 use warnings;
 use File::Copy;
@@ -157,6 +157,30 @@ scenario(
 	damage => sub { chmod(0000, $_[0]) or die "chmod $_[0]: $!" },
 	error => qr/Permission denied/,
 	hint => qr/HINT:  Check that pm_index\.pool_dir and its files are writable/);
+
+my $ownership_hint =
+  qr/HINT:  Pool files must belong to the server's operating system user and be writable by it alone/;
+scenario(
+	name => 'pool file writable by others',
+	damage => sub { chmod(0666, $_[0]) or die "chmod $_[0]: $!" },
+	error => qr/is writable by group or others \(mode 0666\)/,
+	hint => $ownership_hint);
+
+SKIP:
+{
+	my @foreign = split(' ', $ENV{PM_FOREIGN_FILES} // '');
+	skip 'no files of another user (tests/run makes them when it runs as root)', 1
+	  if @foreign < 2;
+	scenario(
+		name => 'pool file of another user',
+		damage => sub {
+			my $file = shift @foreign;
+			copy($_[0], $file) or die "copy to $file: $!";
+			rename($file, $_[0]) or die "rename $file: $!";
+		},
+		error => qr/is owned by user ID \d+, not by the server's user ID \d+/,
+		hint => $ownership_hint);
+}
 
 # Two indexes pointed at one file: victim_k's and victim_b's paths both hold healthy_k's pool.
 my $healthy_pool = pool_of('healthy_k');

@@ -67,7 +67,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(28);
+	tap_plan(32);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -112,6 +112,33 @@ main(void)
 	tap_ok(pm_pool_read_header(path, &hdr, &fsize, &err) == PM_OK &&
 		   hdr.clean_shutdown == PM_POOL_CLEAN && hdr.size >= PM_POOL_HEADER_SIZE + 5 * PM_POOL_CHUNK_SIZE,
 		   "header readable without mapping; clean marker and size persisted");
+
+	/* a pool others may write, or that belongs to another user, is refused */
+	{
+		pm_pool    *p2 = NULL;
+
+		chmod(path, 0660);
+		tap_ok(pm_pool_open(path, PM_MODE_EADR, &p2, &err) == PM_ERR_OWNERSHIP && p2 == NULL &&
+			   strstr(err.msg, "writable by group or others (mode 0660)") != NULL,
+			   "a group-writable pool is refused: %s", err.msg);
+		chmod(path, 0600);
+		if (geteuid() == 0)
+		{
+			tap_ok(chown(path, 65534, (gid_t) -1) == 0 &&
+				   pm_pool_read_header(path, &hdr, NULL, &err) == PM_ERR_OWNERSHIP &&
+				   strstr(err.msg, "is owned by user ID 65534") != NULL,
+				   "another user's pool is refused: %s", err.msg);
+			tap_ok(chown(path, geteuid(), (gid_t) -1) == 0, "chown back");
+		}
+		else
+		{
+			tap_skip("chown needs root");
+			tap_skip("chown needs root");
+		}
+		tap_ok(pm_pool_open(path, PM_MODE_EADR, &p2, &err) == PM_OK,
+			   "with owner and mode fixed it opens again");
+		pm_pool_close(p2);
+	}
 
 	/* a create over an existing file without replace fails */
 	{
