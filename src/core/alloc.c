@@ -315,8 +315,9 @@ pm_free_block(pm_alloc *a, uint64_t off, pm_error *err)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "%s: block at offset %llu freed twice",
 							a->name, (unsigned long long) off);
 	s = pm_load(&ch->state);
-	while (!pm_cas(&ch->state, &s, s - 1))
-		;
+	do
+		pm_assert(state_count(s) > 0);	/* the bit we cleared was counted */
+	while (!pm_cas(&ch->state, &s, s - 1));
 	if (state_count(s - 1) == 0)
 	{
 		uint64_t	empty = s - 1;

@@ -637,6 +637,8 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 		int			v = -1;
 		uint64_t	m;
 
+		/* nothing enters the queue below the frontier (push_node), so keys pop in order */
+		pm_assert(e.dist >= k->frontier);
 		k->frontier = e.dist;
 		if (!e.is_node)
 		{

@@ -189,19 +189,31 @@ lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out
 	}
 }
 
+/* Separator pos lies strictly between its neighbours and below the node's high fence. */
+static inline bool
+sep_in_order(const nbt_inner *n, int pos)
+{
+	nbt_skey	sep = nbt_inner_sep(n, pos);
+	nbt_skey	left = pos > 0 ? nbt_inner_sep(n, pos - 1) : NBT_SKEY_MIN;
+	nbt_skey	right = pos + 1 < (int) n->count ? nbt_inner_sep(n, pos + 1) : n->high;
+
+	return (pos == 0 || nbt_skey_cmp(&left, &sep) < 0) && nbt_skey_cmp(&sep, &right) < 0;
+}
+
 /* Insert (sep, child) into a locked node that has room. */
 static void
 insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
 {
 	int			pos = search_node(n, sep, n->count) + 1;
-
 	size_t		tail = (n->count - pos) * sizeof(uint64_t);
 
+	pm_assert(n->count < NBT_INNER_CAP);
 	memmove(&n->key[pos + 1], &n->key[pos], tail);
 	memmove(&n->rest[pos + 1], &n->rest[pos], tail);
 	memmove(&n->child[pos + 1], &n->child[pos], tail);
 	nbt_inner_set(n, pos, sep, child);
 	n->count++;
+	pm_assert(sep_in_order(n, pos));
 }
 
 /* Remove entry pos (a separator and the child right of it) from a locked node. */

@@ -140,8 +140,11 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 	memset(kv, 0, sizeof(*kv));
 	kv->next = next_kv;
 	kv->low = *low;
+	pm_assert(n <= NBT_LEAF_CAP);
 	for (int i = 0; i < n; i++)
 	{
+		/* an SMO's leaves partition the old key space: each entry within its new fences */
+		pm_assert(nbt_skey_cmp(low, &e[i].sk) <= 0 && nbt_skey_cmp(&e[i].sk, high) < 0);
 		kv->slot[i].key = e[i].sk.key;
 		kv->slot[i].val = e[i].sk.rest;
 	}

@@ -41,6 +41,11 @@ typedef struct NbtpmScanOpaqueData
 	int			marked_cur;
 	int			marked_pos;
 	nbt_batch	marked_batch;
+#ifdef PM_ASSERT_CHECKING
+	/* the last entry returned and its direction (0: none since positioning) */
+	nbt_skey	last_returned;
+	int			last_dir;
+#endif
 } NbtpmScanOpaqueData;
 
 typedef NbtpmScanOpaqueData *NbtpmScanOpaque;
@@ -258,6 +263,9 @@ nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	compute_ranges(scan);
 	so->cur = -1;
 	so->positioned = false;
+#ifdef PM_ASSERT_CHECKING
+	so->last_dir = 0;
+#endif
 }
 
 /* Load the leaf to start range r in direction dir. */
@@ -319,6 +327,12 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 
 			if (nbt_skey_cmp(e, &range->lo) >= 0 && nbt_skey_cmp(e, &range->hi) <= 0)
 			{
+#ifdef PM_ASSERT_CHECKING
+				/* strictly ordered in one direction, so never repeated across SMOs */
+				pm_assert(so->last_dir != d || nbt_skey_cmp(e, &so->last_returned) * d > 0);
+				so->last_returned = *e;
+				so->last_dir = d;
+#endif
 				*out = *e;
 				return true;
 			}
@@ -430,6 +444,9 @@ nbtpm_restrpos(IndexScanDesc scan)
 	so->cur = so->marked_cur;
 	so->pos = so->marked_pos;
 	so->batch = so->marked_batch;
+#ifdef PM_ASSERT_CHECKING
+	so->last_dir = 0;
+#endif
 }
 
 void
