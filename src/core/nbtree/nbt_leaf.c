@@ -148,6 +148,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		if (rc != PM_OK)
 			break;
 		l = nbt_leaf_at(t, off);
+		/* the PM line of the slot this insert will most likely claim, while it checks */
+		__builtin_prefetch(&nbt_kv_at(t, l->kv)->slot[pm_load_relaxed(&l->num) % NBT_LEAF_CAP], 1);
 
 		/*
 		 * After a crash the host may insert an identity that survived in PM
