@@ -93,9 +93,21 @@ fuzz: $(FUZZ_TARGETS)
 
 $(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
 
-bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
+BENCH_INCLUDES = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit
+BENCH_HEADERS = $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h tests/unit/*.h)
+
+bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(BENCH_OBJS) $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) $(BENCH_INCLUDES) $< $(BENCH_OBJS) $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+
+# bench_fbrtree with C entries per node (make bench/bin/bench_fbrtree_capC): the FBR-tree's
+# sources compiled again with that fan-out, for bench/run's fan-out study.
+FBR_SRCS = $(patsubst %.o,%.c,$(filter src/core/fbrtree/%,$(CORE_OBJS)))
+FBR_OTHER_OBJS = $(filter-out src/core/fbrtree/%,$(TEST_OBJS))
+
+bench/bin/bench_fbrtree_cap%: bench/core/bench_fbrtree.c $(FBR_SRCS) $(FBR_OTHER_OBJS) $(BENCH_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PG_CFLAGS) -DFBR_CAP=$* $(BENCH_INCLUDES) $< $(FBR_SRCS) $(FBR_OTHER_OBJS) $(STANDALONE_LIBS) -o $@
 
 all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 

@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..8"
+echo "1..11"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -34,6 +34,17 @@ ok $(($? == 0 && $(grep -c '^search,' "$WORK/nbtree.csv") == 2 ? 0 : 1)) \
 ok $(($? == 0 && $(wc -l <"$WORK/ycsb.csv") == 31 ? 0 : 1)) \
 	"bench_ycsb runs every workload on both structures at 1 and 2 threads (self-checked)"
 
+"$ROOT/bench/bin/bench_fbrtree" --boxes 20000 --queries 50 --split rstar,quadratic --dir "$WORK" >"$WORK/fbr.csv"
+# 2 data sets x (R* tree + STR tree + quadratic tree) x 4 queries, and the header
+ok $(($? == 0 && $(wc -l <"$WORK/fbr.csv") == 25 ? 0 : 1)) \
+	"bench_fbrtree runs both split heuristics and the bulk load on both data sets (self-checked)"
+
+# a fan-out variant, built as bench/run builds it
+make -s -C "$ROOT" bench/bin/bench_fbrtree_cap25 >"$WORK/make.log" 2>&1 &&
+	"$ROOT/bench/bin/bench_fbrtree_cap25" --boxes 20000 --queries 50 --dist clustered --dir "$WORK" >"$WORK/fbr25.csv"
+ok $(($? == 0 && $(grep -c '^25,1024,clustered,' "$WORK/fbr25.csv") == 8 ? 0 : 1)) \
+	"bench_fbrtree builds and runs with 25 entries per node in 1 KiB nodes"
+
 # The report, on the CSVs above and a few fabricated pgbench/build/size/recovery rows.
 R="$WORK/results"
 mkdir -p "$R"
@@ -41,6 +52,11 @@ mkdir -p "$R"
 	echo "pool_fs,run,$(head -n 1 "$WORK/ycsb.csv")"
 	tail -n +2 "$WORK/ycsb.csv" | sed 's/^/tmpfs-4k,1,/'
 } >"$R/core.csv"
+{
+	echo "run,$(head -n 1 "$WORK/fbr.csv")"
+	tail -n +2 "$WORK/fbr.csv" | sed 's/^/1,/'
+	tail -n +2 "$WORK/fbr25.csv" | sed 's/^/1,/'
+} >"$R/fbrtree.csv"
 printf '%s\n' "suite,kind,clients,run,tps,xacts,p50_ms,p99_ms,wal_bytes_per_xact" \
 	"point,btree,1,1,100,200,0.1,0.2,0" "point,nbtree_pm,1,1,110,220,0.1,0.2,0" \
 	"point,btree,2,1,180,360,0.1,0.3,0" "point,nbtree_pm,2,1,200,400,0.1,0.3,0" >"$R/pgbench.csv"
@@ -50,6 +66,8 @@ printf '%s\n' "kind,entries,run,server_start_s,first_query_s" "btree,1000,1,0.5,
 	"nbtree_pm,1000,1,0.5,0.01" >"$R/recovery.csv"
 python3 "$ROOT/bench/lib/report.py" "$R" >"$WORK/report.log" 2>&1
 ok $? "report.py writes summary.md from a results folder"
+grep -q '^| clustered | STR bulk load | knn10 | .* | [0-9]\.[0-9][0-9]x | .* |  |$' "$R/summary.md" 2>/dev/null
+ok $? "summary.md compares the fan-outs (25 entries against the shipped 50)"
 pngs=0
 for p in throughput latency_p50 latency_p99 build size recovery core; do
 	[[ -s "$R/$p.png" ]] && grep -q "($p.png)" "$R/summary.md" && pngs=$((pngs + 1))

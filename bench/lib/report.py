@@ -3,10 +3,11 @@
 
     python3 bench/lib/report.py DIR
 
-Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, core.csv and ycsb.csv are
-in DIR (bench/run writes them), reports the median of the runs with their min-max and the ratio
-to PostgreSQL's btree (or, for the core structures, to the baseline), and draws the plots with
-gnuplot. Standard library only.
+Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, core.csv, ycsb.csv and
+fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
+min-max and the ratio to PostgreSQL's btree (or, for the core structures, to the baseline; for
+the FBR-tree's fan-out study, to the shipped fan-out), and draws the plots with gnuplot.
+Standard library only.
 """
 
 import csv
@@ -365,6 +366,59 @@ def core_section(directory, plot, out):
                  panel_rows=len(panels))
 
 
+FBR_SHIPPED_CAP = 50
+
+
+def fbrtree_section(directory, out):
+    """bench_fbrtree's fan-out and split study: time per operation against the shipped fan-out"""
+    rows = read_csv(directory, "fbrtree.csv")
+    if not rows:
+        return
+    caps = sorted({int(r["cap"]) for r in rows})
+    node_bytes = {int(r["cap"]): r["node_bytes"] for r in rows}
+    # measures: (dist, how the tree was made, what was timed) -> cap -> values
+    measures = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        made = "STR bulk load" if r["tree"] == "str" else f"inserts, {r['split']} split"
+        cap = int(r["cap"])
+        measures[(r["dist"], made, r["query"])][cap].append(float(r["us_per_query"]))
+        if r["query"] == "knn10":  # one row per tree and run carries its build figures
+            if r["tree"] == "str":
+                measures[(r["dist"], made, "build, s")][cap].append(float(r["build_s"]))
+            else:
+                measures[(r["dist"], made, "insert, µs each")][cap].append(float(r["insert_us"]))
+    nodes = defaultdict(list)
+    for r in rows:
+        if r["query"] != "knn10":
+            made = "STR bulk load" if r["tree"] == "str" else f"inserts, {r['split']} split"
+            nodes[(r["dist"], made, r["query"], int(r["cap"]))].append(float(r["nodes_per_query"]))
+    boxes = int(rows[0]["boxes"])
+    out.append(f"## FBR-tree fan-out and split heuristic without a server (bench_fbrtree: {boxes:,} boxes)\n")
+    out.append("Each fan-out is the structure compiled with that many entries per node "
+               "(`make bench/bin/bench_fbrtree_capC`); the shipped one is "
+               f"{FBR_SHIPPED_CAP}. One tree grown by inserts, one bulk-loaded (STR, 90% fill); "
+               "square windows of 0.01/0.1/1% of the data square centred on data, and 10 nearest "
+               "neighbours. µs per operation (median of the runs, min–max), nodes read per window "
+               f"query, and time against {FBR_SHIPPED_CAP} entries (below 1.00x: faster).\n")
+    head = " | ".join(f"{c} entries ({node_bytes[c]} B): µs | nodes | vs {FBR_SHIPPED_CAP}" for c in caps)
+    out.append(f"| data | tree | measure | {head} |")
+    out.append("|---|---|---|" + "---:|---:|---:|" * len(caps))
+    for key in sorted(measures, key=lambda k: (k[0] != "uniform", k[1] != "STR bulk load", k[1], k[2])):
+        per_cap = measures[key]
+        base = statistics.median(per_cap[FBR_SHIPPED_CAP]) if per_cap.get(FBR_SHIPPED_CAP) else None
+        cells = []
+        for c in caps:
+            vals = per_cap.get(c)
+            if not vals:
+                cells.append(" | | ")
+                continue
+            n = nodes.get(key + (c,))
+            cells.append(f"{fmt_spread(vals, 2)} | {statistics.median(n):.1f} | " if n else f"{fmt_spread(vals, 2)} | | ")
+            cells[-1] += ratio(statistics.median(vals), base) if c != FBR_SHIPPED_CAP else ""
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(cells) + " |")
+    out.append("")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: report.py RESULTS_DIR")
@@ -380,6 +434,7 @@ def main():
     recovery_section(directory, plot, out)
     spatial_build_section(directory, out)
     core_section(directory, plot, out)
+    fbrtree_section(directory, out)
     out.append("Plots: " + ", ".join(f"[{p}]({p})" for p in plot.made) + "\n")
     with open(os.path.join(directory, "summary.md"), "w") as f:
         f.write("\n".join(out))

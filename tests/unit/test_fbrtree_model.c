@@ -6,8 +6,8 @@
  *	  queries with each predicate (overlap, contains, contained-by, same),
  *	  a third of the entries deleted (nodes shrink and merge), more queries,
  *	  KNN against a brute-force order, structure checks along the way; then
- *	  the same data bulk-loaded with STR.  Last, a diagnostic that measures
- *	  the split heuristics (nodes read per window query).
+ *	  the same data bulk-loaded with STR.  (What the split heuristics and
+ *	  fan-outs cost is measured by bench/bin/bench_fbrtree.)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,8 +22,6 @@
 #define QUERIES		(5000 / FBR_SCALE_DOWN)	/* per phase: before and after deletes */
 #define KNN_QUERIES	(200 / FBR_SCALE_DOWN)
 #define KNN_K		20
-#define BENCH_N		(200000 / FBR_SCALE_DOWN)
-#define BENCH_Q		(2000 / FBR_SCALE_DOWN)
 
 typedef struct ref_item
 {
@@ -272,9 +270,11 @@ check_tree(fbr_tree *t, uint64_t want_entries, const char *when)
 }
 
 static void
-run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uint64_t seed)
+run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uint64_t seed,
+			fbr_split_method split)
 {
-	const char *name = clustered ? "clustered" : "uniform";
+	const char *name = split == FBR_SPLIT_QUADRATIC ? "clustered, quadratic split" :
+		clustered ? "clustered" : "uniform";
 	char		path[600];
 	fbr_harness h;
 	pm_pool    *pool;
@@ -290,6 +290,7 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
 	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
 	fbr_harness_attach(&h, pool, dom, 1);
+	h.tree.split = split;
 	make_items(&s, n, clustered);
 
 	t0 = now_sec();
@@ -538,67 +539,6 @@ knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
 #endif
 }
 
-/* Diagnostic: which split heuristic makes cheaper window queries. */
-static void
-measure_splits(const char *dir, pm_epoch_domain *dom)
-{
-	static const char *const method_name[] = {"R*", "quadratic"};
-
-	for (int clustered = 0; clustered < 2; clustered++)
-		for (int method = 0; method < 2; method++)
-		{
-			char		path[600];
-			fbr_harness h;
-			pm_pool    *pool;
-			uint64_t	s = 4242 + clustered;
-			fbr_results got = {0};
-			uint64_t	visited = 0,
-						found = 0;
-			double		t0,
-						t_ins,
-						t_q;
-			pm_error	err;
-			fbr_stats	st;
-
-			snprintf(path, sizeof(path), "%s/bench.pool", dir);
-			pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
-			fbr_harness_attach(&h, pool, dom, 1);
-			h.tree.split = (fbr_split_method) method;
-			make_items(&s, BENCH_N, clustered);
-			t0 = now_sec();
-			for (size_t i = 0; i < BENCH_N; i++)
-				fbr_insert(&h.tree, &items[i], &err);
-			t_ins = now_sec() - t0;
-			t0 = now_sec();
-			for (int q = 0; q < BENCH_Q; q++)
-			{
-				query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
-				fbr_box		c = items[xorshift(&s) % BENCH_N].box;	/* windows where the data is */
-
-				qu.q.xmin = c.xmin - 5;
-				qu.q.ymin = c.ymin - 5;
-				qu.q.xmax = c.xmin + 5;
-				qu.q.ymax = c.ymin + 5;
-				got.n = 0;
-				fbr_search(&h.tree, query_consistent, &qu, &got, &err);
-				visited += got.nodes_visited;
-				found += got.n;
-			}
-			t_q = now_sec() - t0;
-			fbr_get_stats(&h.tree, &st);
-			tap_diag("split %-9s %-9s: %d boxes, insert %.2f us/op, %llu leaves (%.0f%% full), "
-					 "10x10 window: %.1f nodes read, %.1f results, %.1f us/query",
-					 method_name[method], clustered ? "clustered" : "uniform", BENCH_N,
-					 t_ins * 1e6 / BENCH_N, (unsigned long long) st.leaves,
-					 100.0 * st.entries / (st.leaves * FBR_CAP), (double) visited / BENCH_Q,
-					 (double) found / BENCH_Q, t_q * 1e6 / BENCH_Q);
-			fbr_results_free(&got);
-			pm_epoch_drain(&h.epoch);
-			pm_epoch_unregister(&h.epoch);
-			pm_pool_close(pool);
-		}
-}
-
 int
 main(void)
 {
@@ -606,15 +546,16 @@ main(void)
 	pm_epoch_domain *dom = harness_domain();
 	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
 
-	tap_plan(22);
+	tap_plan(30);
 	ref = malloc(sizeof(ref_item) * nmax);
 	items = malloc(sizeof(fbr_item) * nmax);
 	live = malloc(sizeof(bool) * nmax);
-	run_dataset(dir, dom, N_UNIFORM, false, 1);
+	run_dataset(dir, dom, N_UNIFORM, false, 1, FBR_SPLIT_RSTAR);
 	run_str(dir, dom, N_UNIFORM);
 	knn_out_of_memory(dir, dom);
-	run_dataset(dir, dom, N_CLUSTERED, true, 2);
-	measure_splits(dir, dom);
+	run_dataset(dir, dom, N_CLUSTERED, true, 2, FBR_SPLIT_RSTAR);
+	/* the alternative heuristic bench_fbrtree measures: correct too */
+	run_dataset(dir, dom, N_CLUSTERED / 3, true, 3, FBR_SPLIT_QUADRATIC);
 	free(ref);
 	free(items);
 	free(live);

@@ -45,8 +45,10 @@ typedef struct fbr_node
 	fbr_item	e[FBR_CAP];
 } fbr_node;
 
-#define FBR_NODE_SIZE	2048
-_Static_assert(sizeof(fbr_node) <= FBR_NODE_SIZE, "node must fit a 2 KiB block");
+/* the allocator block of a node: the smallest power of two that holds it */
+#define FBR_NODE_BYTES	(3 * sizeof(uint64_t) + FBR_CAP * sizeof(fbr_item))
+#define FBR_NODE_SIZE	(FBR_NODE_BYTES <= 512 ? 512 : FBR_NODE_BYTES <= 1024 ? 1024 : 2048)
+_Static_assert(sizeof(fbr_node) <= FBR_NODE_SIZE, "node must fit its block");
 
 typedef struct fbr_meta
 {

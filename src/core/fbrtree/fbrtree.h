@@ -18,7 +18,13 @@
 #include "epoch.h"
 #include "pool.h"
 
-#define FBR_CAP			50		/* entries per node: a 2 KiB allocator block */
+/*
+ * Entries per node: 50 fill a 2 KiB allocator block (README: "Fan-out and
+ * fill").  Other values build only for bench_fbrtree's fan-out study.
+ */
+#ifndef FBR_CAP
+#define FBR_CAP			50
+#endif
 
 typedef struct fbr_box
 {
