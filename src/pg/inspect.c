@@ -37,7 +37,9 @@ pm_index_version(PG_FUNCTION_ARGS)
  * One row per file in the pool directory: path, owning index (when it is in
  * the current database), database, relfilenode, bytes, mode, is_pmem, state,
  * detail.  State: clean (shut down cleanly), in use, orphan (its relation's
- * file is gone), corrupt (the header does not validate; detail says why),
+ * file is gone), inaccessible (the server may not read it, or must not trust
+ * it: its owner or mode is wrong), corrupt (the header does not validate;
+ * detail says why for both),
  * needs reindex (the pool predates a recovery from a backup, an archive or a
  * primary), temporary (an unfinished pool creation).
  */
@@ -113,7 +115,8 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		if (!pmi_relfilenode_exists(rnode))
 			values[7] = CStringGetTextDatum("orphan");
 		else if (nulls[5])
-			values[7] = CStringGetTextDatum("corrupt");
+			values[7] = CStringGetTextDatum(err.code == PM_ERR_PERMISSION || err.code == PM_ERR_OWNERSHIP ?
+											"inaccessible" : "corrupt");
 		else if (hdr.flags & PM_POOL_FLAG_UNTRUSTED)
 			values[7] = CStringGetTextDatum("needs reindex");
 		else

@@ -76,6 +76,14 @@ sub scenario
 	$node->stop;
 	$s{damage}->($pool{$_}) for sort keys %pool;
 	$node->start;
+	if (defined $s{state})
+	{
+		is( $node->safe_psql(
+				'postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()
+				WHERE index IN ('victim_k'::regclass, 'victim_b'::regclass)}),
+			$s{state},
+			"$s{name}: pm_index_pools() says $s{state}");
+	}
 
 	for my $index (qw(victim_k victim_b))
 	{
@@ -123,6 +131,7 @@ scenario(
 
 scenario(
 	name => 'pool file truncated inside its header',
+	state => 'corrupt',
 	damage => sub { truncate($_[0], 100) or die "truncate $_[0]: $!" },
 	error => qr/is truncated \(100 bytes, header needs 4096\)/,
 	hint => $reindex_hint);
@@ -135,12 +144,14 @@ scenario(
 
 scenario(
 	name => 'header magic overwritten',
+	state => 'corrupt',
 	damage => sub { overwrite_at($_[0], 0, 'GARBAGE!') },
 	error => qr/has no pm_index pool header/,
 	hint => $reindex_hint);
 
 scenario(
 	name => 'header static part corrupted',
+	state => 'corrupt',
 	damage => sub { overwrite_at($_[0], 20, "\xff\xfe\xfd\xfc") },
 	error => qr/has a header checksum mismatch/,
 	hint => $reindex_hint);
@@ -148,12 +159,14 @@ scenario(
 # The mutable words follow the static part: size, mode, clean_shutdown, flags.
 scenario(
 	name => 'header shutdown marker corrupted',
+	state => 'corrupt',
 	damage => sub { overwrite_at($_[0], header_word_offset(2), "\x5a" x 8) },
 	error => qr/has an invalid shutdown marker/,
 	hint => $reindex_hint);
 
 scenario(
 	name => 'pool file without permissions',
+	state => 'inaccessible',
 	damage => sub { chmod(0000, $_[0]) or die "chmod $_[0]: $!" },
 	error => qr/Permission denied/,
 	hint => qr/HINT:  Check that pm_index\.pool_dir and its files are writable/);
@@ -162,6 +175,7 @@ my $ownership_hint =
   qr/HINT:  Pool files must belong to the server's operating system user and be writable by it alone/;
 scenario(
 	name => 'pool file writable by others',
+	state => 'inaccessible',
 	damage => sub { chmod(0666, $_[0]) or die "chmod $_[0]: $!" },
 	error => qr/is writable by group or others \(mode 0666\)/,
 	hint => $ownership_hint);
@@ -173,6 +187,7 @@ SKIP:
 	  if @foreign < 2;
 	scenario(
 		name => 'pool file of another user',
+		state => 'inaccessible',
 		damage => sub {
 			my $file = shift @foreign;
 			copy($_[0], $file) or die "copy to $file: $!";
