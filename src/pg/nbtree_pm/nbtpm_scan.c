@@ -40,7 +40,7 @@ typedef struct NbtpmScanOpaqueData
 	bool		marked_positioned;
 	int			marked_cur;
 	int			marked_pos;
-	nbt_batch	marked_batch;
+	nbt_batch  *marked_batch;	/* allocated by the first mark: merge joins only */
 #ifdef PM_ASSERT_CHECKING
 	/* the last entry returned and its direction (0: none since positioning) */
 	nbt_skey	last_returned;
@@ -432,7 +432,11 @@ nbtpm_markpos(IndexScanDesc scan)
 	so->marked_positioned = so->positioned;
 	so->marked_cur = so->cur;
 	so->marked_pos = so->pos;
-	so->marked_batch = so->batch;
+	if (!so->positioned)
+		return;
+	if (so->marked_batch == NULL)
+		so->marked_batch = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(nbt_batch));
+	*so->marked_batch = so->batch;
 }
 
 void
@@ -443,7 +447,8 @@ nbtpm_restrpos(IndexScanDesc scan)
 	so->positioned = so->marked_positioned;
 	so->cur = so->marked_cur;
 	so->pos = so->marked_pos;
-	so->batch = so->marked_batch;
+	if (so->positioned)
+		so->batch = *so->marked_batch;
 #ifdef PM_ASSERT_CHECKING
 	so->last_dir = 0;
 #endif
@@ -458,5 +463,7 @@ nbtpm_endscan(IndexScanDesc scan)
 		MemoryContextDelete(so->tupctx);
 	if (so->ranges)
 		pfree(so->ranges);
+	if (so->marked_batch)
+		pfree(so->marked_batch);
 	pfree(so);
 }
