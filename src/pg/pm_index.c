@@ -225,7 +225,7 @@ _PG_init(void)
 							&pmi_dram_tier_mb,
 							256,
 							1,
-							INT_MAX / 1024,
+							(int) (NBT_DRAM_TIER_MAX >> 20),	/* nbtree_pm's child words */
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);

@@ -276,12 +276,13 @@ split_keeps_merge_pair(const char *dir)
 		snprintf(msg, sizeof(msg), "set-up: %s", err.msg);
 		return msg;
 	}
-	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1));
+	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1, NULL));
 	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
 	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
 		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
-	x_off = node->child[40];
-	if (node->count != NBT_INNER_CAP || !nbt_request_merge(&h.tree, x_off, node->child[41]))
+	x_off = nbt_leaf_of_word(node->child[40]);
+	if (node->count != NBT_INNER_CAP ||
+		!nbt_request_merge(&h.tree, x_off, nbt_leaf_of_word(node->child[41])))
 		why = "set-up: the node did not fill, or the merge request was refused";
 	for (; why == NULL && node->count == NBT_INNER_CAP && k < 1000; k++)
 		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);

@@ -229,10 +229,10 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
 			n = nbt_inner_at(t, off);
 			if (end > v->n)
 				end = v->n;
-			n->child0 = v->off[i];
+			n->child0 = nbt_word_of_child(t, level, v->off[i]);
 			for (size_t j = i + 1; j < end; j++)
 			{
-				nbt_inner_set(n, (int) n->count, &v->low[j], v->off[j]);
+				nbt_inner_set(n, (int) n->count, &v->low[j], nbt_word_of_child(t, level, v->off[j]));
 				n->count++;
 			}
 			if (prev != NULL)
@@ -555,7 +555,8 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				CHECK_FAIL("inner node at level %u malformed", level);
 			for (int i = -1; i < (int) node->count; i++)
 			{
-				uint64_t	child = i < 0 ? node->child0 : node->child[i];
+				uint64_t	word = i < 0 ? node->child0 : node->child[i];
+				uint64_t	child = nbt_child_of_word(level, word);
 				nbt_skey	low = i < 0 ? expect_low : nbt_inner_sep(node, i);
 				nbt_skey	clow;
 
@@ -567,6 +568,8 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 					CHECK_FAIL("level %u: children are not the level below in order", level);
 				if (level == 1)
 				{
+					if (word != nbt_word_of_child(t, 1, child))
+						CHECK_FAIL("level 1: a child's KV block hint is not its leaf's block");
 					clow = nbt_leaf_at(t, child)->low;
 					expect_child = nbt_leaf_at(t, child)->next & ~NBT_FROZEN;
 				}

@@ -101,12 +101,20 @@ child_at(nbt_inner *n, int i)
 	return i < 0 ? pm_load_relaxed(&n->child0) : pm_load_relaxed(&n->child[i]);
 }
 
+/* The child (not the word) of entry i of a node at level. */
+static inline uint64_t
+child_off_at(nbt_inner *n, uint32_t level, int i)
+{
+	return nbt_child_of_word(level, child_at(n, i));
+}
+
 /*
  * Descend to the node at stop_level whose range covers sk (stop_level 0:
- * the leaf the tree routes sk to).  Returns its DRAM offset.
+ * the leaf the tree routes sk to).  Returns its DRAM offset; with a leaf,
+ * *kv_hint (if not NULL) gets the parent's hint of its KV block.
  */
 uint64_t
-nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level)
+nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level, uint64_t *kv_hint)
 {
 	nbt_droot  *dr = nbt_droot_at(t);
 
@@ -138,6 +146,12 @@ restart:
 				next = child_at(n, search_node(n, sk, count));
 			if (!read_valid(n, v))
 				goto restart;
+			if (level == 1 && !move_right && level > stop_level)
+			{
+				if (kv_hint != NULL)
+					*kv_hint = nbt_kv_hint_of_word(next);
+				next = nbt_leaf_of_word(next);
+			}
 			if (move_right)
 				off = sibling;
 			else if (level <= stop_level)
@@ -170,7 +184,7 @@ nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err)
 static nbt_inner *
 lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out)
 {
-	uint64_t	off = nbt_descend(t, sk, level);
+	uint64_t	off = nbt_descend(t, sk, level, NULL);
 
 	for (;;)
 	{
@@ -239,7 +253,8 @@ split_point(nbt_tree *t, nbt_inner *n)
 {
 	uint32_t	mid = n->count / 2;
 
-	if (n->level == 1 && nbt_merge_may_join(t, n->child[mid - 1], n->child[mid]))
+	if (n->level == 1 && nbt_merge_may_join(t, nbt_leaf_of_word(n->child[mid - 1]),
+											nbt_leaf_of_word(n->child[mid])))
 		mid++;
 	return mid;
 }
@@ -261,9 +276,11 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		uint32_t	mid;
 		nbt_skey	up;
 
+		uint64_t	word = nbt_word_of_child(t, n->level, child);
+
 		if (n->count < NBT_INNER_CAP)
 		{
-			insert_entry(n, &sep, child);
+			insert_entry(n, &sep, word);
 			write_unlock(n);
 			return PM_OK;
 		}
@@ -290,9 +307,9 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		n->high = up;
 		n->sibling = right_off;
 		if (nbt_skey_cmp(&sep, &up) < 0)
-			insert_entry(n, &sep, child);
+			insert_entry(n, &sep, word);
 		else
-			insert_entry(right, &sep, child);
+			insert_entry(right, &sep, word);
 
 		if (pm_load(&dr->root) == off)
 		{
@@ -336,26 +353,26 @@ nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t
 	nbt_inner  *n = lock_covering(t, low, 1, &off);
 	int			i = search_node(n, low, n->count);
 
-	if (child_at(n, i) != old_child)
+	if (child_off_at(n, 1, i) != old_child)
 	{
 		write_unlock(n);
 		return PM_OK;
 	}
 	if (i < 0)
-		n->child0 = new_child;
+		n->child0 = nbt_word_of_child(t, 1, new_child);
 	else
-		n->child[i] = new_child;
+		n->child[i] = nbt_word_of_child(t, 1, new_child);
 	if (absorbed != 0)
 	{
 		/* nbt_request_merge and split_point keep the pair in one node */
-		if (i + 1 >= (int) n->count || n->child[i + 1] != absorbed)
+		if (i + 1 >= (int) n->count || child_off_at(n, 1, i + 1) != absorbed)
 		{
 			write_unlock(n);
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
 								"nbtree: a merged leaf is not its left sibling's neighbour in the parent");
 		}
 		if (right_child != 0)
-			nbt_inner_set(n, i + 1, sep, right_child);
+			nbt_inner_set(n, i + 1, sep, nbt_word_of_child(t, 1, right_child));
 		else
 			remove_entry(n, i + 1);
 		write_unlock(n);
@@ -386,7 +403,7 @@ nbt_request_merge(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	uint64_t	expected = 0;
 	bool		ok;
 
-	ok = child_at(n, i) == x_off && i + 1 < (int) n->count && n->child[i + 1] == y_off &&
+	ok = child_off_at(n, 1, i) == x_off && i + 1 < (int) n->count && child_off_at(n, 1, i + 1) == y_off &&
 		pm_load(&x->next) == y_off && pm_cas(&x->merge_right, &expected, y_off);
 	if (ok)
 		pm_fetch_or(&x->bitmap, NBT_SMO_BIT);

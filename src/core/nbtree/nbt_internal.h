@@ -109,6 +109,8 @@ _Static_assert(offsetof(nbt_leaf, fp) + 64 <= sizeof(nbt_leaf), "fingerprint com
  * (656 bytes) and touches rest only on equal keys, so a binary search costs
  * a few cache lines, not one per probe.  Child i covers
  * [(key[i], rest[i]), next separator); child0 covers what is below key[0].
+ * Children are DRAM offsets, or at level 1 words that add a hint
+ * (nbt_word_of_child).
  */
 typedef struct nbt_inner
 {
@@ -172,6 +174,56 @@ static inline nbt_leaf *
 nbt_leaf_at(const nbt_tree *t, uint64_t off)
 {
 	return (nbt_leaf *) pm_alloc_addr(t->dram, off);
+}
+
+/*
+ * A level-1 node's child word: the leaf's DRAM offset (exact: leaves are
+ * 256-byte blocks of a tier below NBT_DRAM_TIER_MAX) and its KV block's pool
+ * offset, a hint that lets a lookup load the block together with the leaf
+ * rather than after it (README: "Lookups").  The hint is only ever
+ * prefetched: bits a pool beyond 64 TiB would need are simply lost.
+ */
+#define NBT_CHILD_LEAF_BITS	28
+_Static_assert(NBT_DRAM_TIER_MAX == UINT64_C(1) << (NBT_CHILD_LEAF_BITS + 8),
+			   "leaf offsets of the whole tier fit a child word");
+
+static inline uint64_t
+nbt_leaf_of_word(uint64_t word)
+{
+	return (word & ((UINT64_C(1) << NBT_CHILD_LEAF_BITS) - 1)) << 8;
+}
+
+static inline uint64_t
+nbt_kv_hint_of_word(uint64_t word)
+{
+	return (word >> NBT_CHILD_LEAF_BITS) << 10;
+}
+
+/* The child a node at level stores as word. */
+static inline uint64_t
+nbt_child_of_word(uint32_t level, uint64_t word)
+{
+	return level == 1 ? nbt_leaf_of_word(word) : word;
+}
+
+/* The word a node at level stores for child. */
+static inline uint64_t
+nbt_word_of_child(const nbt_tree *t, uint32_t level, uint64_t child)
+{
+	if (level != 1)
+		return child;
+	pm_assert(child % 256 == 0 && child < NBT_DRAM_TIER_MAX);
+	return (pm_load(&nbt_leaf_at(t, child)->kv) >> 10) << NBT_CHILD_LEAF_BITS | child >> 8;
+}
+
+/* Start loading a whole KV block (a lookup's slot is not known before the fingerprints). */
+static inline void
+nbt_prefetch_kv(const nbt_tree *t, uint64_t off)
+{
+	const char *kv = (const char *) nbt_kv_at(t, off);
+
+	for (size_t line = 0; line < sizeof(nbt_kv); line += 64)
+		__builtin_prefetch(kv + line);
 }
 
 static inline nbt_inner *
@@ -257,7 +309,8 @@ nbt_skey_load(const nbt_skey *p)
 }
 
 /* nbt_inner.c */
-extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
+extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level,
+							uint64_t *kv_hint);
 extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
 									uint64_t new_child, const nbt_skey *sep,
 									uint64_t right_child, uint64_t absorbed, pm_error *err);

@@ -20,6 +20,7 @@
 
 #define NBT_LEAF_CAP		62		/* slots per 1 KiB PM block */
 #define NBT_REST_MAX		((UINT64_C(1) << 49) - 1)
+#define NBT_DRAM_TIER_MAX	(UINT64_C(1) << 36)	/* the largest DRAM tier: 64 GiB */
 
 /* Sort key of an entry; also the form of fences and separators. */
 typedef struct nbt_skey
