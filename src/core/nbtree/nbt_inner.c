@@ -275,7 +275,6 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		nbt_inner  *right;
 		uint32_t	mid;
 		nbt_skey	up;
-
 		uint64_t	word = nbt_word_of_child(t, n->level, child);
 
 		if (n->count < NBT_INNER_CAP)
@@ -403,7 +402,8 @@ nbt_request_merge(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	uint64_t	expected = 0;
 	bool		ok;
 
-	ok = child_off_at(n, 1, i) == x_off && i + 1 < (int) n->count && child_off_at(n, 1, i + 1) == y_off &&
+	ok = child_off_at(n, 1, i) == x_off && i + 1 < (int) n->count &&
+		child_off_at(n, 1, i + 1) == y_off &&
 		pm_load(&x->next) == y_off && pm_cas(&x->merge_right, &expected, y_off);
 	if (ok)
 		pm_fetch_or(&x->bitmap, NBT_SMO_BIT);
