@@ -378,20 +378,17 @@ def fbrtree_section(directory, out):
     node_bytes = {int(r["cap"]): r["node_bytes"] for r in rows}
     # measures: (dist, how the tree was made, what was timed) -> cap -> values
     measures = defaultdict(lambda: defaultdict(list))
+    nodes = defaultdict(list)  # (dist, made, window query, cap) -> nodes read per query
     for r in rows:
         made = "STR bulk load" if r["tree"] == "str" else f"inserts, {r['split']} split"
         cap = int(r["cap"])
         measures[(r["dist"], made, r["query"])][cap].append(float(r["us_per_query"]))
-        if r["query"] == "knn10":  # one row per tree and run carries its build figures
-            if r["tree"] == "str":
-                measures[(r["dist"], made, "build, s")][cap].append(float(r["build_s"]))
-            else:
-                measures[(r["dist"], made, "insert, µs each")][cap].append(float(r["insert_us"]))
-    nodes = defaultdict(list)
-    for r in rows:
         if r["query"] != "knn10":
-            made = "STR bulk load" if r["tree"] == "str" else f"inserts, {r['split']} split"
-            nodes[(r["dist"], made, r["query"], int(r["cap"]))].append(float(r["nodes_per_query"]))
+            nodes[(r["dist"], made, r["query"], cap)].append(float(r["nodes_per_query"]))
+        elif r["tree"] == "str":  # one row per tree and run carries its build figures
+            measures[(r["dist"], made, "build, s")][cap].append(float(r["build_s"]))
+        else:
+            measures[(r["dist"], made, "insert, µs each")][cap].append(float(r["insert_us"]))
     boxes = int(rows[0]["boxes"])
     out.append(f"## FBR-tree fan-out and split heuristic without a server (bench_fbrtree: {boxes:,} boxes)\n")
     out.append("Each fan-out is the structure compiled with that many entries per node "

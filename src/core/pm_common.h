@@ -53,6 +53,13 @@ typedef enum pm_errcode
 	PM_ERR_LIMIT				/* a fixed limit was reached */
 } pm_errcode;
 
+/* The error says the pool file may not be used by this server's user (mode or owner). */
+static inline bool
+pm_errcode_is_access(pm_errcode code)
+{
+	return code == PM_ERR_PERMISSION || code == PM_ERR_OWNERSHIP;
+}
+
 /* The error says a pool, its filesystem or an arena has no room left. */
 static inline bool
 pm_errcode_is_out_of_space(pm_errcode code)

@@ -115,7 +115,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		if (!pmi_relfilenode_exists(rnode))
 			values[7] = CStringGetTextDatum("orphan");
 		else if (nulls[5])
-			values[7] = CStringGetTextDatum(err.code == PM_ERR_PERMISSION || err.code == PM_ERR_OWNERSHIP ?
+			values[7] = CStringGetTextDatum(pm_errcode_is_access(err.code) ?
 											"inaccessible" : "corrupt");
 		else if (hdr.flags & PM_POOL_FLAG_UNTRUSTED)
 			values[7] = CStringGetTextDatum("needs reindex");

@@ -273,8 +273,7 @@ static void
 run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uint64_t seed,
 			fbr_split_method split)
 {
-	const char *name = split == FBR_SPLIT_QUADRATIC ? "clustered, quadratic split" :
-		clustered ? "clustered" : "uniform";
+	char		name[64];
 	char		path[600];
 	fbr_harness h;
 	pm_pool    *pool;
@@ -287,6 +286,8 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	pm_error	err;
 	bool		ok = true;
 
+	snprintf(name, sizeof(name), "%s%s", clustered ? "clustered" : "uniform",
+			 split == FBR_SPLIT_QUADRATIC ? ", quadratic split" : "");
 	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
 	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
 	fbr_harness_attach(&h, pool, dom, 1);

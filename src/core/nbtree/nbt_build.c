@@ -232,7 +232,8 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
 			n->child0 = nbt_word_of_child(t, level, v->off[i]);
 			for (size_t j = i + 1; j < end; j++)
 			{
-				nbt_inner_set(n, (int) n->count, &v->low[j], nbt_word_of_child(t, level, v->off[j]));
+				nbt_inner_set(n, (int) n->count, &v->low[j],
+							  nbt_word_of_child(t, level, v->off[j]));
 				n->count++;
 			}
 			if (prev != NULL)

@@ -143,15 +143,18 @@ restart:
 			if (count > NBT_INNER_CAP)
 				count = NBT_INNER_CAP;	/* torn read; validation below fails */
 			if (!move_right && level > stop_level)
+			{
 				next = child_at(n, search_node(n, sk, count));
+				if (level == 1)
+				{
+					/* a leaf's word; a restart below discards both */
+					if (kv_hint != NULL)
+						*kv_hint = nbt_kv_hint_of_word(next);
+					next = nbt_leaf_of_word(next);
+				}
+			}
 			if (!read_valid(n, v))
 				goto restart;
-			if (level == 1 && !move_right && level > stop_level)
-			{
-				if (kv_hint != NULL)
-					*kv_hint = nbt_kv_hint_of_word(next);
-				next = nbt_leaf_of_word(next);
-			}
 			if (move_right)
 				off = sibling;
 			else if (level <= stop_level)

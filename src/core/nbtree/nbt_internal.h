@@ -178,25 +178,29 @@ nbt_leaf_at(const nbt_tree *t, uint64_t off)
 
 /*
  * A level-1 node's child word: the leaf's DRAM offset (exact: leaves are
- * 256-byte blocks of a tier below NBT_DRAM_TIER_MAX) and its KV block's pool
- * offset, a hint that lets a lookup load the block together with the leaf
- * rather than after it (README: "Lookups").  The hint is only ever
- * prefetched: bits a pool beyond 64 TiB would need are simply lost.
+ * blocks of at least 256 bytes, which the allocator aligns to their size, in
+ * a tier below NBT_DRAM_TIER_MAX) and its KV block's pool offset, a hint that
+ * lets a lookup load the block together with the leaf rather than after it
+ * (README: "Performance").  The hint is only ever prefetched: bits a pool
+ * beyond 64 TiB would need are simply lost.
  */
+#define NBT_LEAF_SHIFT		8	/* leaf offsets are multiples of 256 */
+#define NBT_KV_SHIFT		10	/* KV blocks (1 KiB) are multiples of 1 KiB */
 #define NBT_CHILD_LEAF_BITS	28
-_Static_assert(NBT_DRAM_TIER_MAX == UINT64_C(1) << (NBT_CHILD_LEAF_BITS + 8),
+_Static_assert(sizeof(nbt_leaf) > (1 << NBT_LEAF_SHIFT) / 2, "a leaf's block is 256-byte aligned");
+_Static_assert(NBT_DRAM_TIER_MAX == UINT64_C(1) << (NBT_CHILD_LEAF_BITS + NBT_LEAF_SHIFT),
 			   "leaf offsets of the whole tier fit a child word");
 
 static inline uint64_t
 nbt_leaf_of_word(uint64_t word)
 {
-	return (word & ((UINT64_C(1) << NBT_CHILD_LEAF_BITS) - 1)) << 8;
+	return (word & ((UINT64_C(1) << NBT_CHILD_LEAF_BITS) - 1)) << NBT_LEAF_SHIFT;
 }
 
 static inline uint64_t
 nbt_kv_hint_of_word(uint64_t word)
 {
-	return (word >> NBT_CHILD_LEAF_BITS) << 10;
+	return (word >> NBT_CHILD_LEAF_BITS) << NBT_KV_SHIFT;
 }
 
 /* The child a node at level stores as word. */
@@ -210,10 +214,13 @@ nbt_child_of_word(uint32_t level, uint64_t word)
 static inline uint64_t
 nbt_word_of_child(const nbt_tree *t, uint32_t level, uint64_t child)
 {
+	uint64_t	kv;
+
 	if (level != 1)
 		return child;
-	pm_assert(child % 256 == 0 && child < NBT_DRAM_TIER_MAX);
-	return (pm_load(&nbt_leaf_at(t, child)->kv) >> 10) << NBT_CHILD_LEAF_BITS | child >> 8;
+	pm_assert(child % (1 << NBT_LEAF_SHIFT) == 0 && child < NBT_DRAM_TIER_MAX);
+	kv = pm_load(&nbt_leaf_at(t, child)->kv);
+	return (kv >> NBT_KV_SHIFT) << NBT_CHILD_LEAF_BITS | child >> NBT_LEAF_SHIFT;
 }
 
 /* Start loading a whole KV block (a lookup's slot is not known before the fingerprints). */
