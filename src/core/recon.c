@@ -77,32 +77,72 @@ pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err)
 }
 
 void
-pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest, uint64_t pos,
-			  uint64_t *durable, pm_recon_durable_fn durable_fn)
+pm_recon_cursor_init(pm_recon_cursor *c, int home)
+{
+	c->durable = 0;
+	c->stripe = (uint32_t) home;
+	c->slot = 0;
+	c->left = 0;
+}
+
+/* Claim the next run of the cursor's stripe (taken modulo n) and fetch its lines. */
+static void
+claim_run(pm_pool *pool, pm_recon *r, pm_recon_cursor *c, uint64_t n)
+{
+	pm_recon_stripe *s;
+
+	c->stripe %= n;
+	s = stripe_at(pool, r, (int) c->stripe);
+	c->slot = (uint32_t) (pm_fetch_add(&s->head, PM_RECON_RUN) % PM_RECON_PER_STRIPE);
+	c->left = PM_RECON_RUN;
+	for (size_t i = 0; i < PM_RECON_RUN * sizeof(pm_recon_entry); i += 64)
+		__builtin_prefetch((const char *) &s->e[c->slot] + i, 1);
+}
+
+void
+pm_recon_note(pm_pool *pool, pm_recon *r, pm_recon_cursor *c, uint64_t key, uint64_t rest,
+			  uint64_t pos, pm_recon_durable_fn durable_fn)
 {
 	pm_recon_stripe *s;
 	pm_recon_entry *e;
 	uint64_t	old;
-	uint64_t	n;
+	uint64_t	tries = 0;		/* stripes met in a row whose next note is needed */
 
 	for (;;)
 	{
-		uint64_t	i = 0;
+		uint64_t	n = pm_load(&r->nstripes);
 
-		n = pm_load(&r->nstripes);
-		do
+		if (c->left == 0)
+			claim_run(pool, r, c, n);
+		s = stripe_at(pool, r, (int) c->stripe);
+		e = &s->e[c->slot];
+		old = pm_load(&e->pos);
+		if (old > c->durable)
+			c->durable = durable_fn(old > pos ? old : pos, false);
+		if (old <= c->durable)
 		{
-			s = stripe_at(pool, r, (int) (((unsigned) home + i) % n));
-			e = &s->e[pm_fetch_add(&s->head, 1) % PM_RECON_PER_STRIPE];
-			old = pm_load(&e->pos);
-			if (old > *durable)
-				*durable = durable_fn(old > pos ? old : pos, false);
-			if (old <= *durable)
+			if (pm_cas(&e->pos, &old, pos))
 				goto write;
-			/* a needed note stays where it is; try the next stripe */
-		} while (++i < n);
-		if (n >= PM_RECON_MAX_STRIPES || !grow(pool, r, n))
-			break;
+			/* the stripe came round to this run and another writer took the slot */
+			c->left = 0;
+			continue;
+		}
+
+		/* a needed note stays where it is; go on in the next stripe */
+		if (++tries < n)
+		{
+			c->left = 0;
+			c->stripe++;
+			continue;
+		}
+		if (n < PM_RECON_MAX_STRIPES && grow(pool, r, n))
+		{
+			c->left = 0;
+			c->stripe = (uint32_t) n;
+			tries = 0;
+			continue;
+		}
+		break;
 	}
 
 	/*
@@ -111,23 +151,19 @@ pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest,
 	 * flush, the note we overwrite may still be needed: check everything
 	 * after a crash.
 	 */
-	*durable = durable_fn(old > pos ? old : pos, true);
-	if (old > *durable && !pm_load(&s->overflow))
+	c->durable = durable_fn(old > pos ? old : pos, true);
+	if (old > c->durable && !pm_load(&s->overflow))
 	{
 		pm_store(&s->overflow, 1);
 		pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
 	}
+	pm_store(&e->pos, pos);
 write:
+	c->slot++;
+	c->left--;
 	pm_store_relaxed(&e->key, key);
 	pm_store_relaxed(&e->rest, rest);
-	pm_store(&e->pos, pos);
 	pm_persist(&pool->persist, e, sizeof(*e));
-
-	/*
-	 * A backend's notes go round its home stripe in order: fetch the next
-	 * one's line now, so that the next note does not wait for it.
-	 */
-	__builtin_prefetch(&s->e[(e - s->e + 1) % PM_RECON_PER_STRIPE], 1);
 }
 
 /* Stripes linked (in use, or linked by a growth a crash interrupted) */

@@ -14,16 +14,20 @@
  * Checking an entry that was never inserted, or that is current, is
  * harmless, so notes need no commit protocol: a note is persisted before the
  * insert it covers, and a torn or stale note only costs one check.  The ring
- * is striped, one allocator block per stripe, so that concurrent writers (one
- * home stripe per participant modulo the stripe count) rarely share a cache
- * line.  A writer whose next slot still holds a needed note leaves that note
- * in place and moves on to the next stripe, so one busy writer uses the whole
- * ring.  When every stripe's next slot is needed the ring grows by a stripe,
- * up to PM_RECON_MAX_STRIPES; only a ring that large asks the host to flush.
- * The host log is flushed in the background (PostgreSQL's WAL writer), so
- * with asynchronous commit a ring grows to what the insert rate between two
- * background flushes needs and then never forces a flush; a little-used
- * index keeps the two stripes it started with.
+ * is striped, one allocator block per stripe.  A writer claims a run of
+ * PM_RECON_RUN consecutive slots of a stripe at a time (whole cache lines, so
+ * concurrent writers rarely share one) and fills it in order; it stays on
+ * its stripe until it meets a note that is still needed, then leaves that
+ * note in place and moves on to the next stripe, so one busy writer uses the
+ * whole ring.  A slot is taken by a CAS of its position from the value that
+ * showed it free, so two writers never overwrite each other's note, even
+ * when a stripe has come round to a run that an idle writer still holds.
+ * When a writer has met needed notes in as many stripes as there are, the
+ * ring grows by a stripe, up to PM_RECON_MAX_STRIPES; only a ring that large
+ * asks the host to flush.  The host log is flushed in the background
+ * (PostgreSQL's WAL writer), so with asynchronous commit a ring grows to what
+ * the insert rate between two background flushes needs and then never forces
+ * a flush; a little-used index keeps the two stripes it started with.
  */
 #ifndef PM_RECON_H
 #define PM_RECON_H
@@ -33,6 +37,7 @@
 #define PM_RECON_ROOT		1	/* the pool root that names the ring */
 #define PM_RECON_MIN_STRIPES 2
 #define PM_RECON_MAX_STRIPES 16
+#define PM_RECON_RUN		8	/* slots a writer claims at once: 3 cache lines */
 
 typedef struct pm_recon_entry
 {
@@ -44,9 +49,12 @@ typedef struct pm_recon_entry
 #define PM_RECON_PER_STRIPE \
 	((PM_ALLOC_MAX_BLOCK - 8 * sizeof(uint64_t)) / sizeof(pm_recon_entry))
 
+_Static_assert(PM_RECON_PER_STRIPE % PM_RECON_RUN == 0, "runs must not wrap round a stripe");
+_Static_assert(PM_RECON_RUN * sizeof(pm_recon_entry) % 64 == 0, "a run must fill whole cache lines");
+
 typedef struct pm_recon_stripe
 {
-	uint64_t	head;			/* next note (monotonic) */
+	uint64_t	head;			/* next run's first slot (monotonic, modulo the stripe) */
 	uint64_t	overflow;		/* a needed note was overwritten */
 	uint64_t	pad[6];
 	pm_recon_entry e[PM_RECON_PER_STRIPE];
@@ -79,13 +87,24 @@ extern uint64_t pm_recon_create(pm_pool *pool, pm_alloc *a, pm_error *err);
  */
 typedef uint64_t (*pm_recon_durable_fn) (uint64_t upto, bool force);
 
+/* One writer's place in a ring: the run it claimed last. */
+typedef struct pm_recon_cursor
+{
+	uint64_t	durable;		/* host log position known durable (cached) */
+	uint32_t	stripe;
+	uint32_t	slot;			/* the run's next slot */
+	uint32_t	left;			/* slots left in the run */
+} pm_recon_cursor;
+
+/* A writer's first note goes to stripe home (any int; taken modulo). */
+extern void pm_recon_cursor_init(pm_recon_cursor *c, int home);
+
 /*
- * Note (key, rest) at log position pos, starting at stripe home (any int;
- * taken modulo).  *durable is the caller's cached durable position, refreshed
- * through durable_fn when a slot's old note looks still needed.
+ * Note (key, rest) at log position pos with the writer's cursor c.
+ * durable_fn refreshes c->durable when a slot's old note looks still needed.
  */
-extern void pm_recon_note(pm_pool *pool, pm_recon *r, int home, uint64_t key, uint64_t rest,
-						  uint64_t pos, uint64_t *durable, pm_recon_durable_fn durable_fn);
+extern void pm_recon_note(pm_pool *pool, pm_recon *r, pm_recon_cursor *c, uint64_t key,
+						  uint64_t rest, uint64_t pos, pm_recon_durable_fn durable_fn);
 
 /* After a crash: did any stripe overflow? */
 extern bool pm_recon_overflowed(const pm_pool *pool, const pm_recon *r);

@@ -144,7 +144,7 @@ struct PmiIndex
 	pm_pool    *pool;
 	uint8		uuid[16];
 	pm_recon   *recon;			/* the pool's reconciliation ring (pool root 1) */
-	uint64		flushed_lsn;	/* last WAL flush position seen, for the ring */
+	pm_recon_cursor recon_cursor;	/* this backend's place in the ring */
 	/* this backend's writes not yet added to the slot's counters */
 	uint64		pending_inserts;
 	uint64		pending_deletes;

@@ -369,7 +369,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	memcpy(h->uuid, uuid, 16);
 	ops->attach(h, s->dram_root);
 	h->recon = pm_recon_of(h->pool);
-	h->flushed_lsn = 0;
+	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
@@ -470,8 +470,8 @@ void
 pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 {
 	if (h->recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
-		pm_recon_note(h->pool, h->recon, MyProc->pgprocno, key, rest, XactLastRecEnd,
-					  &h->flushed_lsn, wal_durable_upto);
+		pm_recon_note(h->pool, h->recon, &h->recon_cursor, key, rest, XactLastRecEnd,
+					  wal_durable_upto);
 }
 
 /*

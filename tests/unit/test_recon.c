@@ -5,7 +5,9 @@
  *	  position is not durable is ever lost (one thread, and two growing one
  *	  ring at once), an unflushable log sets the overflow flag, clear forgets
  *	  everything, and allocator recovery keeps every stripe, including one
- *	  that a crash left linked but not yet counted.
+ *	  that a crash left linked but not yet counted; a writer that kept a
+ *	  run while the stripe came round to it never overwrites the notes
+ *	  written there.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -94,11 +96,12 @@ static void *
 write_notes(void *arg)
 {
 	writer	   *w = arg;
-	uint64_t	durable = 0;
+	pm_recon_cursor c;
 
+	pm_recon_cursor_init(&c, w->home);
 	for (uint64_t k = (uint64_t) w->home; k < 2 * THREAD_NOTES; k += 2)
 	{
-		pm_recon_note(w->pool, w->ring, w->home, k, 1, k + 1, &durable, fake_durable);
+		pm_recon_note(w->pool, w->ring, &c, k, 1, k + 1, fake_durable);
 		/* the background flusher: now and then the log becomes durable up to here */
 		if (k % 5003 == 0)
 			log_flush(k > 3000 ? k - 3000 : 0);
@@ -147,7 +150,8 @@ main(void)
 	pm_error	err = {0};
 	pm_recon   *r;
 	uint64_t	off;
-	uint64_t	durable = 0;
+	pm_recon_cursor c;
+	pm_recon_cursor idle;
 	uint64_t	notes;
 	uint64_t	missing;
 	uint64_t	linked;
@@ -155,7 +159,7 @@ main(void)
 	pthread_t	th[2];
 	writer		w[2];
 
-	tap_plan(13);
+	tap_plan(14);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 	o.owner.kind = PM_KIND_TEST;
 	o.mode = PM_MODE_EADR;
@@ -173,8 +177,9 @@ main(void)
 		   "a new ring has %d stripes", PM_RECON_MIN_STRIPES);
 
 	/* one writer, nothing durable: the ring grows to its largest and fills before any flush */
+	pm_recon_cursor_init(&c, 3);
 	for (uint64_t k = 0; k < RING_NOTES; k++)
-		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
+		pm_recon_note(pool, r, &c, k, 1, k + 1, fake_durable);
 	tap_ok(forced_flushes == 0 && pm_recon_capacity(r) == RING_NOTES,
 		   "one writer grew the ring to %d stripes and filled all %d notes without a flush",
 		   PM_RECON_MAX_STRIPES, (int) RING_NOTES);
@@ -182,11 +187,11 @@ main(void)
 	tap_ok(missing == 0 && notes == RING_NOTES, "every note kept (%llu)", (unsigned long long) notes);
 
 	/* the next note needs a flush, which frees the ring */
-	pm_recon_note(pool, r, 3, RING_NOTES, 1, RING_NOTES + 1, &durable, fake_durable);
+	pm_recon_note(pool, r, &c, RING_NOTES, 1, RING_NOTES + 1, fake_durable);
 	tap_ok(forced_flushes == 1 && log_durable >= 1 && !pm_recon_overflowed(pool, r),
 		   "a full ring forces one flush, no overflow");
 	for (uint64_t k = RING_NOTES + 1; k < 3 * RING_NOTES; k++)
-		pm_recon_note(pool, r, 3, k, 1, k + 1, &durable, fake_durable);
+		pm_recon_note(pool, r, &c, k, 1, k + 1, fake_durable);
 	tap_ok(forced_flushes <= 3, "one flush per ring's worth of notes (%llu for 3 rings)",
 		   (unsigned long long) forced_flushes);
 	tap_ok(missing_needed(pool, r, 3 * RING_NOTES, &notes) == 0,
@@ -201,7 +206,7 @@ main(void)
 	/* a log that cannot flush: the overwrite is recorded as an overflow */
 	log_can_flush = false;
 	for (uint64_t k = 3 * RING_NOTES; k < 5 * RING_NOTES; k++)
-		pm_recon_note(pool, r, 5, k, 1, k + 1, &durable, fake_durable);
+		pm_recon_note(pool, r, &c, k, 1, k + 1, fake_durable);
 	tap_ok(pm_recon_overflowed(pool, r), "overwriting a needed note sets the overflow flag");
 
 	pm_recon_clear(pool, r);
@@ -215,7 +220,7 @@ main(void)
 	 */
 	log_can_flush = true;
 	log_durable = 0;
-	durable = 0;
+	pm_recon_cursor_init(&c, 0);
 	off = pm_recon_create(pool, &a, &err);
 	r = pm_pool_addr(pool, off);
 	linked = pm_alloc_block(&a, sizeof(pm_recon_stripe), &err);
@@ -223,10 +228,32 @@ main(void)
 	r->stripe[PM_RECON_MIN_STRIPES] = linked;
 	rc = recover_then_allocate(pool, &a, off, linked);
 	for (uint64_t k = 0; k <= PM_RECON_MIN_STRIPES * PM_RECON_PER_STRIPE; k++)
-		pm_recon_note(pool, r, 0, k, 1, k + 1, &durable, fake_durable);
+		pm_recon_note(pool, r, &c, k, 1, k + 1, fake_durable);
 	tap_ok(rc == PM_OK && r->stripe[PM_RECON_MIN_STRIPES] == linked &&
 		   pm_recon_capacity(r) == (PM_RECON_MIN_STRIPES + 1) * PM_RECON_PER_STRIPE,
 		   "an interrupted growth's stripe is kept by recovery and used by the next growth");
+
+	/*
+	 * A writer that went idle holding a run: the other writer fills the
+	 * stripe, comes round to that run and takes its slots.  The idle writer's
+	 * next notes must leave those (needed) notes in place.
+	 */
+	off = pm_recon_create(pool, &a, &err);
+	r = pm_pool_addr(pool, off);
+	log_durable = 0;
+	forced_flushes = 0;
+	pm_recon_cursor_init(&idle, 0);
+	pm_recon_cursor_init(&c, 0);
+	pm_recon_note(pool, r, &idle, 0, 1, 1, fake_durable);
+	log_flush(1);				/* the idle writer's note may be overwritten, its free slots taken */
+	for (uint64_t k = 1; k <= PM_RECON_PER_STRIPE; k++)
+		pm_recon_note(pool, r, &c, k, 1, k + 1, fake_durable);
+	for (uint64_t k = PM_RECON_PER_STRIPE + 1; k < PM_RECON_PER_STRIPE + PM_RECON_RUN; k++)
+		pm_recon_note(pool, r, &idle, k, 1, k + 1, fake_durable);
+	missing = missing_needed(pool, r, PM_RECON_PER_STRIPE + PM_RECON_RUN, &notes);
+	tap_ok(forced_flushes == 0 && missing == 0,
+		   "a writer back from idle keeps out of the notes written over its run (%llu notes)",
+		   (unsigned long long) notes);
 
 	/* two writers growing a new ring, a background flusher: no needed note lost, no overflow */
 	off = pm_recon_create(pool, &a, &err);
