@@ -48,10 +48,10 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 	for (;;)
 	{
 		uint64_t	kv_hint = 0;
-		uint64_t	off = nbt_descend(t, sk, 0, mode == NBT_FIND_READ ? &kv_hint : NULL);
+		uint64_t	off = nbt_descend(t, sk, 0, &kv_hint);
 		bool		restart = false;
 
-		/* a read goes on to the leaf's KV block: load it along with the leaf */
+		/* every caller goes on to the leaf's KV block: load it along with the leaf */
 		if (kv_hint != 0)
 			nbt_prefetch_kv(t, kv_hint);
 
