@@ -231,6 +231,28 @@ SELECT lives_ok('SELECT nbtree_pm_check(''built_spill'', true)', 'spilled build 
 SELECT is((SELECT entries FROM pm_index_stats('built_mem')), 200100::bigint, 'in-memory build has every entry');
 SELECT is((SELECT entries FROM pm_index_stats('built_spill')), 200100::bigint, 'spilled build has every entry');
 
+-- fillfactor packs the bulk-loaded leaves; pm_index_stats and VACUUM's counts describe the index
+CREATE TABLE ff (k int4);
+INSERT INTO ff SELECT g FROM generate_series(1, 62000) g;
+CREATE INDEX ff_full ON ff USING nbtree_pm (k) WITH (fillfactor = 100);
+CREATE INDEX ff_half ON ff USING nbtree_pm (k) WITH (fillfactor = 50);
+SELECT is((SELECT leaves FROM pm_index_stats('ff_full')), 1000::bigint, 'fillfactor 100: leaves of 62 entries');
+SELECT is((SELECT leaves FROM pm_index_stats('ff_half')), 2000::bigint, 'fillfactor 50: leaves of 31 entries');
+SELECT ok((SELECT height >= 2 AND pm_bytes >= leaves * 1024 AND dram_bytes > 0 FROM pm_index_stats('ff_full')),
+          'height, PM bytes (a 1 KiB block per leaf) and DRAM bytes');
+INSERT INTO ff SELECT g FROM generate_series(62001, 63000) g;
+SELECT is((SELECT inserts FROM pm_index_stats('ff_full')), 1000::bigint, 'inserts counted');
+SELECT cmp_ok((SELECT fences_per_write FROM pm_index_stats('ff_full')), '>=', 1::float8, 'every insert fences');
+DELETE FROM ff WHERE k % 10 = 0;
+VACUUM ff;
+SELECT is((SELECT deletes FROM pm_index_stats('ff_full')), 6300::bigint, 'VACUUM removed an entry per dead row');
+SELECT is((SELECT reltuples FROM pg_class WHERE relname = 'ff_full'), 56700::real,
+          'VACUUM reports the entries left');
+SELECT results_eq($$SELECT pg_indexam_progress_phasename((SELECT oid FROM pg_am WHERE amname = 'nbtree_pm'), n)
+                    FROM generate_series(1, 4) n$$,
+                  ARRAY['initializing', 'scanning table', 'sorting entries', 'loading leaves into the pool'],
+                  'CREATE INDEX progress phases');
+
 -- empty table, then rows
 CREATE TABLE empty_t (k int8);
 CREATE INDEX empty_k ON empty_t USING nbtree_pm (k);

@@ -112,6 +112,8 @@ my $build = psql_start($node, \$out, \$err, 'CREATE INDEX d_slow ON d USING nbtr
 ok( $node->poll_query_until(
 		'postgres', 'SELECT count(*) > 0 FROM pg_stat_progress_create_index WHERE blocks_done > 10'),
 	'a long CREATE INDEX is running');
+is($node->safe_psql('postgres', 'SELECT phase FROM pg_stat_progress_create_index'),
+	'building index: scanning table', 'its progress shows the access method\'s phase');
 $node->safe_psql('postgres',
 	"SELECT pg_cancel_backend(pid) FROM pg_stat_progress_create_index");
 $build->finish;
