@@ -276,7 +276,7 @@ split_keeps_merge_pair(const char *dir)
 		snprintf(msg, sizeof(msg), "set-up: %s", err.msg);
 		return msg;
 	}
-	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1, NULL));
+	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1));
 	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
 	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
 		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);

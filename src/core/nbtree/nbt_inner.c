@@ -110,11 +110,12 @@ child_off_at(nbt_inner *n, uint32_t level, int i)
 
 /*
  * Descend to the node at stop_level whose range covers sk (stop_level 0:
- * the leaf the tree routes sk to).  Returns its DRAM offset; with a leaf,
- * *kv_hint (if not NULL) gets the parent's hint of its KV block.
+ * the leaf the tree routes sk to).  Returns its DRAM offset.  A leaf's KV
+ * block, which every caller goes on to read or write, starts loading as the
+ * parent names it, in parallel with the leaf.
  */
 uint64_t
-nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level, uint64_t *kv_hint)
+nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level)
 {
 	nbt_droot  *dr = nbt_droot_at(t);
 
@@ -147,9 +148,8 @@ restart:
 				next = child_at(n, search_node(n, sk, count));
 				if (level == 1)
 				{
-					/* a leaf's word; a restart below discards both */
-					if (kv_hint != NULL)
-						*kv_hint = nbt_kv_hint_of_word(next);
+					/* a leaf's word (a restart below only wastes the prefetch) */
+					nbt_prefetch_kv(t, nbt_kv_hint_of_word(next));
 					next = nbt_leaf_of_word(next);
 				}
 			}
@@ -187,7 +187,7 @@ nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err)
 static nbt_inner *
 lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out)
 {
-	uint64_t	off = nbt_descend(t, sk, level, NULL);
+	uint64_t	off = nbt_descend(t, sk, level);
 
 	for (;;)
 	{

@@ -319,8 +319,7 @@ nbt_skey_load(const nbt_skey *p)
 }
 
 /* nbt_inner.c */
-extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level,
-							uint64_t *kv_hint);
+extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
 extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
 									uint64_t new_child, const nbt_skey *sep,
 									uint64_t right_child, uint64_t absorbed, pm_error *err);
