@@ -85,6 +85,16 @@ def ratio(value, base):
     return f"{value / base:.2f}x" if base else "–"
 
 
+def paired_ratio(runs, base_runs):
+    """median (min–max) over rounds of a run's TPS to the base index's run of the same round"""
+    base_tps = {r["run"]: float(r["tps"]) for r in base_runs}
+    ratios = [float(r["tps"]) / base_tps[r["run"]] for r in runs if base_tps.get(r["run"])]
+    if not ratios:
+        return "–"
+    med, lo, hi = spread(ratios)
+    return f"{med:.2f}x ({lo:.2f}–{hi:.2f})"
+
+
 class Plotter:
     """Writes .dat files and one gnuplot script per plot; PNG via pngcairo."""
 
@@ -142,11 +152,14 @@ def pgbench_section(directory, plot, out):
 
     out.append("## pgbench: the same script against each index on identical tables\n")
     out.append("TPS is the median of the runs (min–max in brackets); the ratio is to the built-in "
-               "index's median (btree; GiST for the spatial suites) in the same suite and client count. Latency is per transaction (pgbench's "
+               "index's median (btree; GiST for the spatial suites) in the same suite and client count. "
+               "The paired ratio divides each run by the built-in index's run of the same round, "
+               "which ran minutes apart at most, so the machine's slow drift cancels: median of "
+               "the rounds (min–max). Latency is per transaction (pgbench's "
                "log, 20% sampled), median of the runs' percentiles. WAL is bytes per transaction "
                "from pg_stat_wal.\n")
-    out.append("| suite | clients | index | TPS | vs built-in | p50 ms | p99 ms | WAL B/xact |")
-    out.append("|---|---:|---|---:|---:|---:|---:|---:|")
+    out.append("| suite | clients | index | TPS | vs built-in | paired | p50 ms | p99 ms | WAL B/xact |")
+    out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for suite in suites:
         clients_seen = sorted({k[1] for k in groups if k[0] == suite})
         for clients in clients_seen:
@@ -157,6 +170,7 @@ def pgbench_section(directory, plot, out):
                 tps = [float(r["tps"]) for r in g]
                 out.append(f"| {suite} | {clients} | {kind} | {fmt_spread(tps)} | "
                            f"{ratio(statistics.median(tps), base) if kind != base_kind(suite) else '1.00x'} | "
+                           f"{paired_ratio(g, groups.get((suite, clients, base_kind(suite)), [])) if kind != base_kind(suite) else ''} | "
                            f"{med(suite, clients, kind, 'p50_ms'):.3f} | "
                            f"{med(suite, clients, kind, 'p99_ms'):.3f} | "
                            f"{med(suite, clients, kind, 'wal_bytes_per_xact'):,.0f} |")

@@ -66,6 +66,19 @@ prefetch_node(const nbt_inner *n)
 }
 
 /*
+ * Start loading a whole KV block: which slot a lookup reads (fingerprints)
+ * or an insert claims (num) is known only once the leaf is read.
+ */
+static inline void
+prefetch_kv(const nbt_tree *t, uint64_t off)
+{
+	const char *kv = (const char *) nbt_kv_at(t, off);
+
+	for (size_t line = 0; line < sizeof(nbt_kv); line += 64)
+		__builtin_prefetch(kv + line);
+}
+
+/*
  * Index of the child covering sk: -1 for child0, else an entry.  The last
  * separator below sk.key is found by a binary search without branches on
  * the data (they mispredict half the time, which cost more than the node's
@@ -149,7 +162,7 @@ restart:
 				if (level == 1)
 				{
 					/* a leaf's word (a restart below only wastes the prefetch) */
-					nbt_prefetch_kv(t, nbt_kv_hint_of_word(next));
+					prefetch_kv(t, nbt_kv_hint_of_word(next));
 					next = nbt_leaf_of_word(next);
 				}
 			}

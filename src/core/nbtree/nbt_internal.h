@@ -223,19 +223,6 @@ nbt_word_of_child(const nbt_tree *t, uint32_t level, uint64_t child)
 	return (kv >> NBT_KV_SHIFT) << NBT_CHILD_LEAF_BITS | child >> NBT_LEAF_SHIFT;
 }
 
-/*
- * Start loading a whole KV block: which slot a lookup reads (fingerprints)
- * or an insert claims (num) is known only once the leaf is read.
- */
-static inline void
-nbt_prefetch_kv(const nbt_tree *t, uint64_t off)
-{
-	const char *kv = (const char *) nbt_kv_at(t, off);
-
-	for (size_t line = 0; line < sizeof(nbt_kv); line += 64)
-		__builtin_prefetch(kv + line);
-}
-
 static inline nbt_inner *
 nbt_inner_at(const nbt_tree *t, uint64_t off)
 {
