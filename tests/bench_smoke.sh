@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..11"
+echo "1..13"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -38,6 +38,20 @@ ok $(($? == 0 && $(wc -l <"$WORK/ycsb.csv") == 31 ? 0 : 1)) \
 # 2 data sets x (R* tree + STR tree + quadratic tree) x 4 queries, and the header
 ok $(($? == 0 && $(wc -l <"$WORK/fbr.csv") == 25 ? 0 : 1)) \
 	"bench_fbrtree runs both split heuristics and the bulk load on both data sets (self-checked)"
+
+"$ROOT/bench/bin/bench_platform" --threads 2 --ops 1000 --dir "$WORK" >"$WORK/platform.csv"
+# alloc/free at 1 and 2 threads, 2 epoch benchmarks at 1 and 2 threads, persist in 3 modes
+ok $(($? == 0 && $(grep -c '^[a-z_]*,[12],[0-9]*,' "$WORK/platform.csv") == 9 &&
+	$(grep -c '^persist_line_' "$WORK/platform.csv") == 3 ? 0 : 1)) \
+	"bench_platform runs every primitive and each persistence mode"
+
+bad=0
+for args in "bench_ycsb --keys 10x" "bench_ycsb --threads 65" "bench_nbtree --keys 0" \
+	"bench_nbtree --threads -1" "bench_fbrtree --boxes -5" "bench_platform --ops abc"; do
+	"$ROOT/bench/bin/"$args --dir "$WORK" >/dev/null 2>&1
+	(($? == 2)) || bad=$((bad + 1))
+done
+ok $bad "the core benchmarks refuse bad counts with exit status 2"
 
 # a fan-out variant, built as bench/run builds it
 make -s -C "$ROOT" bench/bin/bench_fbrtree_cap25 >"$WORK/make.log" 2>&1 &&

@@ -36,6 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_common.h"
+
 #define STR_FILL_PCT	90		/* CREATE INDEX's default fillfactor */
 #define KNN_K			10
 
@@ -183,6 +185,7 @@ main(int argc, char **argv)
 {
 	size_t		n = 1000000;
 	int			nq = 2000;
+	long		count;
 	const char *dir = "/dev/shm";
 	bool		dists[2] = {true, true};
 	bool		splits[2] = {true, false};
@@ -197,10 +200,10 @@ main(int argc, char **argv)
 
 		if (value == NULL)
 			usage(argv[0]);
-		if (strcmp(argv[i], "--boxes") == 0 && atol(value) > 0)
-			n = (size_t) atol(value);
-		else if (strcmp(argv[i], "--queries") == 0 && atoi(value) > 0)
-			nq = atoi(value);
+		if (strcmp(argv[i], "--boxes") == 0 && bench_parse_count(value, 1, LONG_MAX, &count))
+			n = (size_t) count;
+		else if (strcmp(argv[i], "--queries") == 0 && bench_parse_count(value, 1, INT_MAX, &count))
+			nq = (int) count;
 		else if (strcmp(argv[i], "--dir") == 0)
 			dir = value;
 		else if (strcmp(argv[i], "--dist") == 0)

@@ -101,16 +101,18 @@ int
 main(int argc, char **argv)
 {
 	long		nkeys = 16000000;
-	int			max_threads = 1;
+	long		max_threads = 1;
 	const char *dir = "/dev/shm";
 	pm_mode		mode = PM_MODE_EADR;
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc)
-			nkeys = atol(argv[++i]);
-		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-			max_threads = atoi(argv[++i]);
+		if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc &&
+			bench_parse_count(argv[i + 1], 1, LONG_MAX, &nkeys))
+			i++;
+		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc &&
+				 bench_parse_count(argv[i + 1], 1, BENCH_MAX_THREADS, &max_threads))
+			i++;
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && pm_mode_parse(argv[i + 1], &mode))
@@ -121,8 +123,6 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (max_threads < 1 || max_threads > BENCH_MAX_THREADS)
-		max_threads = 1;
 	printf("phase,threads,keys,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
 	for (int threads = 1; threads <= max_threads; threads *= 2)
 	{

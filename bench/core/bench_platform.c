@@ -1,8 +1,9 @@
 /*
  * bench_platform.c
  *	  Micro-benchmark of the platform primitives, no server: allocator
- *	  alloc/free pairs (1 and N threads, pool and arena), epoch enter/exit and
- *	  retire, and persist of one cache line in each persistence mode.
+ *	  alloc/free pairs on a pool, epoch enter/exit and retire on a DRAM arena
+ *	  (1, 2, 4 ... N threads), and persist of one cache line in each
+ *	  persistence mode (1 thread).
  *
  *	  bench/bin/bench_platform [--threads N] [--ops N] [--dir DIR]
  *
@@ -24,6 +25,9 @@
 
 #include "bench_common.h"
 
+/* msync persists a page per call: its mode runs this many times fewer operations */
+#define PERSIST_MSYNC_DIVISOR 100
+
 typedef struct job
 {
 	const char *name;
@@ -36,13 +40,32 @@ typedef struct job
 } job;
 
 static void
-noop_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
+free_or_die(pm_alloc *a, uint64_t off)
 {
 	pm_error	err;
 
+	if (pm_free_block(a, off, &err) != PM_OK)
+		bench_die("free of block %llu: %s", (unsigned long long) off, err.msg);
+}
+
+/* The epoch domain's callback for a retired block: give it back to the arena. */
+static void
+free_retired(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
+{
 	(void) space;
 	(void) tag;
-	pm_free_block(ctx, off, &err);
+	free_or_die(ctx, off);
+}
+
+static uint64_t
+alloc_or_die(pm_alloc *a, size_t size)
+{
+	pm_error	err;
+	uint64_t	off = pm_alloc_block(a, size, &err);
+
+	if (off == 0)
+		bench_die("allocation of %zu bytes: %s", size, err.msg);
+	return off;
 }
 
 static void *
@@ -61,25 +84,26 @@ run_job(void *arg)
 			int			k = (int) (i & 63);
 
 			if (ring[k])
-				pm_free_block(j->alloc, ring[k], &err);
-			ring[k] = pm_alloc_block(j->alloc, 1024, &err);
+				free_or_die(j->alloc, ring[k]);
+			ring[k] = alloc_or_die(j->alloc, 1024);
 		}
 		for (int k = 0; k < 64; k++)
 			if (ring[k])
-				pm_free_block(j->alloc, ring[k], &err);
+				free_or_die(j->alloc, ring[k]);
 	}
 	else if (strcmp(j->name, "epoch_enter_exit") == 0 || strcmp(j->name, "epoch_retire") == 0)
 	{
 		pm_epoch_handle h;
 		bool		retire = strcmp(j->name, "epoch_retire") == 0;
 
-		pm_epoch_register(j->dom, (uint64_t) getpid() | ((uint64_t) (j->id + 1) << 32), j->id,
-						  noop_free, j->alloc, NULL, &h, &err);
+		if (pm_epoch_register(j->dom, (uint64_t) getpid() | ((uint64_t) (j->id + 1) << 32), j->id,
+							  free_retired, j->alloc, NULL, &h, &err) != PM_OK)
+			bench_die("epoch registration: %s", err.msg);
 		for (long i = 0; i < j->ops; i++)
 		{
 			pm_epoch_enter(&h);
 			if (retire)
-				pm_epoch_retire(&h, 0, 0, pm_alloc_block(j->alloc, 64, &err));
+				pm_epoch_retire(&h, 0, 0, alloc_or_die(j->alloc, 64));
 			pm_epoch_exit(&h);
 		}
 		pm_epoch_drain(&h);
@@ -103,11 +127,11 @@ run_job(void *arg)
 }
 
 static void
-run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, pm_pool *pool,
+run(const char *name, const char *variant, long threads, long ops, pm_alloc *a, pm_pool *pool,
 	pm_epoch_domain *dom)
 {
-	pthread_t	t[64];
-	job			jobs[64];
+	pthread_t	t[BENCH_MAX_THREADS];
+	job			jobs[BENCH_MAX_THREADS];
 	double		t0,
 				secs;
 	uint64_t	flushes = 0,
@@ -127,7 +151,7 @@ run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, p
 		fences += jobs[i].counters.fences;
 	}
 	secs = bench_now() - t0;
-	printf("%s%s,%d,%ld,%.3f,%.2f,%.2f,%.2f\n", name, variant, threads, ops * threads, secs,
+	printf("%s%s,%ld,%ld,%.3f,%.2f,%.2f,%.2f\n", name, variant, threads, ops * threads, secs,
 		   ops * threads / secs / 1e6, (double) flushes / (ops * threads),
 		   (double) fences / (ops * threads));
 	fflush(stdout);
@@ -136,7 +160,7 @@ run(const char *name, const char *variant, int threads, long ops, pm_alloc *a, p
 int
 main(int argc, char **argv)
 {
-	int			threads = 2;
+	long		threads = 2;
 	long		ops = 2000000;
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	char		path[512];
@@ -151,10 +175,12 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-			threads = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
-			ops = atol(argv[++i]);
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc &&
+			bench_parse_count(argv[i + 1], 1, BENCH_MAX_THREADS, &threads))
+			i++;
+		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc &&
+				 bench_parse_count(argv[i + 1], PERSIST_MSYNC_DIVISOR, LONG_MAX / BENCH_MAX_THREADS, &ops))
+			i++;
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
 			dir = argv[++i];
 		else
@@ -163,19 +189,18 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (threads < 1 || threads > 64)
-		threads = 2;
+	if (arena == MAP_FAILED)
+		bench_die("mmap of the arena failed");
 	dsize = pm_epoch_domain_size(64, 1024);
 	dom = malloc(dsize);
+	if (dom == NULL)
+		bench_die("out of memory");
 	snprintf(path, sizeof(path), "%s/pm_index_bench_%d.pm", dir, (int) getpid());
 	o.mode = PM_MODE_EADR;
 	o.initial_size = 64u << 20;
 	o.replace = true;
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
-	{
-		fprintf(stderr, "%s\n", err.msg);
-		return 1;
-	}
+		bench_die("%s", err.msg);
 	printf("benchmark,threads,ops,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
 	pm_alloc_attach_pool(&a, pool);
 	for (int t = 1; t <= threads; t *= 2)
@@ -196,11 +221,11 @@ main(int argc, char **argv)
 
 		if (pm_pool_open(path, m, &pool, &err) != PM_OK)
 		{
-			fprintf(stderr, "%s\n", err.msg);
-			return 1;
+			unlink(path);
+			bench_die("%s", err.msg);
 		}
 		snprintf(variant, sizeof(variant), "_%s", pm_mode_name(m));
-		run("persist_line", variant, 1, m == PM_MODE_MSYNC ? ops / 100 : ops, &a, pool, NULL);
+		run("persist_line", variant, 1, m == PM_MODE_MSYNC ? ops / PERSIST_MSYNC_DIVISOR : ops, &a, pool, NULL);
 		pm_pool_close(pool);
 	}
 	unlink(path);

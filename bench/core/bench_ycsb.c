@@ -789,8 +789,8 @@ main(int argc, char **argv)
 	bool		selected[NWORKLOADS];
 	bool		structure_selected[2] = {true, true};
 	long		nkeys = 16000000;
-	long		ops = -1;
-	int			max_threads = 1;
+	long		ops = 0;			/* 0: as many as keys */
+	long		max_threads = 1;
 	bool		zipf_dist = false;
 	bool		needs_zipf;
 	pm_mode		mode = PM_MODE_EADR;
@@ -811,11 +811,20 @@ main(int argc, char **argv)
 		if (value == NULL)
 			usage(argv[0]);
 		if (strcmp(argv[i], "--keys") == 0)
-			nkeys = atol(value);
+		{
+			if (!bench_parse_count(value, 2, LONG_MAX, &nkeys))
+				usage(argv[0]);
+		}
 		else if (strcmp(argv[i], "--ops") == 0)
-			ops = atol(value);
+		{
+			if (!bench_parse_count(value, 1, LONG_MAX, &ops))
+				usage(argv[0]);
+		}
 		else if (strcmp(argv[i], "--threads") == 0)
-			max_threads = atoi(value);
+		{
+			if (!bench_parse_count(value, 1, BENCH_MAX_THREADS, &max_threads))
+				usage(argv[0]);
+		}
 		else if (strcmp(argv[i], "--workload") == 0)
 		{
 			if (!parse_list(value, workload_names, NWORKLOADS, selected))
@@ -840,10 +849,8 @@ main(int argc, char **argv)
 			usage(argv[0]);
 		i++;
 	}
-	if (ops < 0)
+	if (ops == 0)
 		ops = nkeys;
-	if (nkeys < 2 || ops < 1 || max_threads < 1 || max_threads > BENCH_MAX_THREADS)
-		usage(argv[0]);
 
 	run = calloc(1, sizeof(bench_run));
 	if (run == NULL)

@@ -85,10 +85,15 @@ def ratio(value, base):
     return f"{value / base:.2f}x" if base else "–"
 
 
-def paired_ratio(runs, base_runs):
-    """median (min–max) over rounds of a run's TPS to the base index's run of the same round"""
+def paired_ratios(runs, base_runs):
+    """each run's TPS over the base index's run of the same round"""
     base_tps = {r["run"]: float(r["tps"]) for r in base_runs}
-    ratios = [float(r["tps"]) / base_tps[r["run"]] for r in runs if base_tps.get(r["run"])]
+    return [float(r["tps"]) / base_tps[r["run"]] for r in runs if base_tps.get(r["run"])]
+
+
+def paired_ratio(runs, base_runs):
+    """median (min–max) of paired_ratios"""
+    ratios = paired_ratios(runs, base_runs)
     if not ratios:
         return "–"
     med, lo, hi = spread(ratios)
