@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..13"
+echo "1..14"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -45,13 +45,17 @@ ok $(($? == 0 && $(grep -c '^[a-z_]*,[12],[0-9]*,' "$WORK/platform.csv") == 9 &&
 	$(grep -c '^persist_line_' "$WORK/platform.csv") == 3 ? 0 : 1)) \
 	"bench_platform runs every primitive and each persistence mode"
 
+# Counts that atol/atoi used to read as a number (or 0): each must be a usage error. The other
+# arguments keep a regressed parser's run small.
 bad=0
-for args in "bench_ycsb --keys 10x" "bench_ycsb --threads 65" "bench_nbtree --keys 0" \
-	"bench_nbtree --threads -1" "bench_fbrtree --boxes -5" "bench_platform --ops abc"; do
-	"$ROOT/bench/bin/"$args --dir "$WORK" >/dev/null 2>&1
-	(($? == 2)) || bad=$((bad + 1))
+for args in "bench_ycsb --ops 100 --keys 1000x" "bench_ycsb --keys 1000 --threads 2x" \
+	"bench_nbtree --keys 100x" "bench_nbtree --keys 100 --threads 65" \
+	"bench_fbrtree --queries 5 --boxes 5x" "bench_platform --threads 2 --ops 10"; do
+	timeout 60 "$ROOT/bench/bin/"$args --dir "$WORK" >/dev/null 2>&1
+	rc=$?
+	((rc == 2)) || { echo "# $args: exit status $rc"; bad=$((bad + 1)); }
 done
-ok $bad "the core benchmarks refuse bad counts with exit status 2"
+ok $bad "the core benchmarks refuse malformed or out-of-range counts with exit status 2"
 
 # a fan-out variant, built as bench/run builds it
 make -s -C "$ROOT" bench/bin/bench_fbrtree_cap25 >"$WORK/make.log" 2>&1 &&
@@ -80,6 +84,9 @@ printf '%s\n' "kind,entries,run,server_start_s,first_query_s" "btree,1000,1,0.5,
 	"nbtree_pm,1000,1,0.5,0.01" >"$R/recovery.csv"
 python3 "$ROOT/bench/lib/report.py" "$R" >"$WORK/report.log" 2>&1
 ok $? "report.py writes summary.md from a results folder"
+python3 "$ROOT/bench/lib/paired.py" point 2 nbtree_pm "$R" "$R" >"$WORK/paired.txt" 2>&1
+grep -q '^pooled: 2 rounds, median 1.111x (95% interval 1.111-1.111)' "$WORK/paired.txt"
+ok $? "paired.py pools the paired ratios of two folders"
 grep -q '^| clustered | STR bulk load | knn10 | .* | [0-9]\.[0-9][0-9]x | .* |  |$' "$R/summary.md" 2>/dev/null
 ok $? "summary.md compares the fan-outs (25 entries against the shipped 50)"
 pngs=0

@@ -7,12 +7,9 @@
 #ifndef PM_BENCH_COMMON_H
 #define PM_BENCH_COMMON_H
 
+#include "bench_args.h"
 #include "nbtree.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <stdbool.h>
-#include <stdlib.h>
 #include <time.h>
 
 #define BENCH_MAX_THREADS	64
@@ -25,26 +22,6 @@ bench_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/*
- * A count option's value: decimal digits only, within [min, max].  Anything
- * else is false, so a typo is a usage error rather than a run of zero keys.
- */
-static inline bool
-bench_parse_count(const char *value, long min, long max, long *out)
-{
-	char	   *end;
-	long		v;
-
-	if (value == NULL || *value < '0' || *value > '9')
-		return false;
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
 }
 
 /* Print a message to stderr and exit 1 (set-up failures, failed checks). */

@@ -31,12 +31,13 @@
 #include "fbr_harness.h"
 #include "fbr_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_common.h"
+#include "bench_args.h"
 
 #define STR_FILL_PCT	90		/* CREATE INDEX's default fillfactor */
 #define KNN_K			10
@@ -200,7 +201,7 @@ main(int argc, char **argv)
 
 		if (value == NULL)
 			usage(argv[0]);
-		if (strcmp(argv[i], "--boxes") == 0 && bench_parse_count(value, 1, LONG_MAX, &count))
+		if (strcmp(argv[i], "--boxes") == 0 && bench_parse_count(value, 1, BENCH_MAX_COUNT, &count))
 			n = (size_t) count;
 		else if (strcmp(argv[i], "--queries") == 0 && bench_parse_count(value, 1, INT_MAX, &count))
 			nq = (int) count;

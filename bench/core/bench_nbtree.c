@@ -108,7 +108,7 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 	{
 		if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc &&
-			bench_parse_count(argv[i + 1], 1, LONG_MAX, &nkeys))
+			bench_parse_count(argv[i + 1], 1, BENCH_MAX_COUNT, &nkeys))
 			i++;
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc &&
 				 bench_parse_count(argv[i + 1], 1, BENCH_MAX_THREADS, &max_threads))
@@ -119,7 +119,8 @@ main(int argc, char **argv)
 			i++;
 		else
 		{
-			fprintf(stderr, "usage: %s [--keys N] [--threads T] [--dir DIR] [--mode eadr|adr]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--keys N] [--threads 1-%d] [--dir DIR] [--mode eadr|adr]\n", argv[0],
+					BENCH_MAX_THREADS);
 			return 2;
 		}
 	}

@@ -28,6 +28,15 @@
 /* msync persists a page per call: its mode runs this many times fewer operations */
 #define PERSIST_MSYNC_DIVISOR 100
 
+/* The pool file, removed at any exit (bench_die exits from worker threads too) */
+static char pool_path[512];
+
+static void
+remove_pool(void)
+{
+	unlink(pool_path);
+}
+
 typedef struct job
 {
 	const char *name;
@@ -163,7 +172,6 @@ main(int argc, char **argv)
 	long		threads = 2;
 	long		ops = 2000000;
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	char		path[512];
 	pm_pool_create_opts o = {0};
 	pm_pool    *pool;
 	pm_alloc	a;
@@ -179,13 +187,14 @@ main(int argc, char **argv)
 			bench_parse_count(argv[i + 1], 1, BENCH_MAX_THREADS, &threads))
 			i++;
 		else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc &&
-				 bench_parse_count(argv[i + 1], PERSIST_MSYNC_DIVISOR, LONG_MAX / BENCH_MAX_THREADS, &ops))
+				 bench_parse_count(argv[i + 1], PERSIST_MSYNC_DIVISOR, BENCH_MAX_COUNT, &ops))
 			i++;
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
 			dir = argv[++i];
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--ops N] [--dir DIR]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--threads 1-%d] [--ops N >= %d] [--dir DIR]\n", argv[0],
+					BENCH_MAX_THREADS, PERSIST_MSYNC_DIVISOR);
 			return 2;
 		}
 	}
@@ -195,11 +204,12 @@ main(int argc, char **argv)
 	dom = malloc(dsize);
 	if (dom == NULL)
 		bench_die("out of memory");
-	snprintf(path, sizeof(path), "%s/pm_index_bench_%d.pm", dir, (int) getpid());
+	snprintf(pool_path, sizeof(pool_path), "%s/pm_index_bench_%d.pm", dir, (int) getpid());
+	atexit(remove_pool);
 	o.mode = PM_MODE_EADR;
 	o.initial_size = 64u << 20;
 	o.replace = true;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
+	if (pm_pool_create(pool_path, &o, &pool, &err) != PM_OK)
 		bench_die("%s", err.msg);
 	printf("benchmark,threads,ops,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
 	pm_alloc_attach_pool(&a, pool);
@@ -219,15 +229,11 @@ main(int argc, char **argv)
 	{
 		char		variant[32];
 
-		if (pm_pool_open(path, m, &pool, &err) != PM_OK)
-		{
-			unlink(path);
+		if (pm_pool_open(pool_path, m, &pool, &err) != PM_OK)
 			bench_die("%s", err.msg);
-		}
 		snprintf(variant, sizeof(variant), "_%s", pm_mode_name(m));
 		run("persist_line", variant, 1, m == PM_MODE_MSYNC ? ops / PERSIST_MSYNC_DIVISOR : ops, &a, pool, NULL);
 		pm_pool_close(pool);
 	}
-	unlink(path);
 	return 0;
 }

@@ -774,9 +774,9 @@ static void
 usage(const char *argv0)
 {
 	fprintf(stderr,
-			"usage: %s [--keys N] [--ops N] [--threads T] [--workload load,a,b,c,d,e,f]\n"
+			"usage: %s [--keys N >= 2] [--ops N] [--threads 1-%d] [--workload load,a,b,c,d,e,f]\n"
 			"       [--dist uniform|zipf] [--mode eadr|adr] [--dir DIR]\n"
-			"       [--structure nbtree,baseline] [--seed S]\n", argv0);
+			"       [--structure nbtree,baseline] [--seed S]\n", argv0, BENCH_MAX_THREADS);
 	exit(2);
 }
 
@@ -812,12 +812,12 @@ main(int argc, char **argv)
 			usage(argv[0]);
 		if (strcmp(argv[i], "--keys") == 0)
 		{
-			if (!bench_parse_count(value, 2, LONG_MAX, &nkeys))
+			if (!bench_parse_count(value, 2, BENCH_MAX_COUNT, &nkeys))
 				usage(argv[0]);
 		}
 		else if (strcmp(argv[i], "--ops") == 0)
 		{
-			if (!bench_parse_count(value, 1, LONG_MAX, &ops))
+			if (!bench_parse_count(value, 1, BENCH_MAX_COUNT, &ops))
 				usage(argv[0]);
 		}
 		else if (strcmp(argv[i], "--threads") == 0)

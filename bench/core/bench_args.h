@@ -1,0 +1,40 @@
+/*
+ * bench_args.h
+ *	  Command-line parsing shared by the core micro-benchmarks; no other
+ *	  dependency, so the fan-out variants of bench_fbrtree, which link none of
+ *	  bench_common.o, can use it too.
+ */
+#ifndef PM_BENCH_ARGS_H
+#define PM_BENCH_ARGS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+/*
+ * The most keys, boxes or operations a benchmark takes: arrays of them stay
+ * far from overflowing a size_t.
+ */
+#define BENCH_MAX_COUNT		(1L << 40)
+
+/*
+ * A count option's value: decimal digits only, within [min, max].  Anything
+ * else is false, so a typo is a usage error rather than a run of zero keys.
+ */
+static inline bool
+bench_parse_count(const char *value, long min, long max, long *out)
+{
+	char	   *end;
+	long		v;
+
+	if (value == NULL || *value < '0' || *value > '9')
+		return false;
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+#endif							/* PM_BENCH_ARGS_H */
