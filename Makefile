@@ -91,7 +91,9 @@ tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src
 
 fuzz: $(FUZZ_TARGETS)
 
-$(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h)
+$(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h) tests/unit/mono_clock.h
+# the benchmarks' helpers share the unit tests' clock
+$(BENCH_OBJS): override CPPFLAGS += -I$(srcdir)/tests/unit
 
 BENCH_INCLUDES = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit
 BENCH_HEADERS = $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h tests/unit/*.h)

@@ -146,10 +146,10 @@ bench_nbt_rebuild_dram(bench_nbt_env *env, pm_counters *counters)
 	nbt_attach(&t, env->pool, &dram, NULL, BENCH_SPACE_PM, 0, BENCH_SPACE_DRAM, env->dram_root);
 	nbt_release_dram(&t);
 	before = pm_tls_counters;
-	start = bench_now();
+	start = now_sec();
 	if (nbt_rebuild(&t, true, &err) != PM_OK)
 		bench_die("rebuild: %s", err.msg);
-	seconds = bench_now() - start;
+	seconds = now_sec() - start;
 	used = bench_counters_since(&before);
 	counters->flushes += used.flushes;
 	counters->fences += used.fences;

@@ -1,28 +1,17 @@
 /*
  * bench_common.h
- *	  Helpers shared by the core micro-benchmarks (bench_common.c): timing,
- *	  keys, and the set-up of an NBTree under test (pool, DRAM arena, epoch
+ *	  Helpers shared by the core micro-benchmarks (bench_common.c): keys,
+ *	  errors, and the set-up of an NBTree under test (pool, DRAM arena, epoch
  *	  domain, per-thread handles).
  */
 #ifndef PM_BENCH_COMMON_H
 #define PM_BENCH_COMMON_H
 
 #include "bench_args.h"
+#include "mono_clock.h"
 #include "nbtree.h"
 
-#include <time.h>
-
 #define BENCH_MAX_THREADS	64
-
-/* Monotonic time in seconds. */
-static inline double
-bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Print a message to stderr and exit 1 (set-up failures, failed checks). */
 extern void bench_die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));

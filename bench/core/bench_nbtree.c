@@ -66,7 +66,7 @@ phase(bench_nbt_env *env, long nkeys, int phase_no, int threads, const char *nam
 {
 	pthread_t	tid[BENCH_MAX_THREADS];
 	worker		w[BENCH_MAX_THREADS];
-	double		t0 = bench_now();
+	double		t0 = now_sec();
 	double		secs;
 	long		found = 0;
 	uint64_t	flushes = 0,
@@ -89,7 +89,7 @@ phase(bench_nbt_env *env, long nkeys, int phase_no, int threads, const char *nam
 		flushes += w[i].counters.flushes;
 		fences += w[i].counters.fences;
 	}
-	secs = bench_now() - t0;
+	secs = now_sec() - t0;
 	printf("%s,%d,%ld,%.3f,%.3f,%.3f,%.3f\n", name, threads, nkeys, secs, nkeys / secs / 1e6,
 		   (double) flushes / nkeys, (double) fences / nkeys);
 	if (phase_no == 1 && found != nkeys)

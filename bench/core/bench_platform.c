@@ -150,7 +150,7 @@ run(const char *name, const char *variant, long threads, long ops, pm_alloc *a, 
 	{
 		jobs[i] = (job) {name, a, pool, dom, ops, i, {0, 0}};
 	}
-	t0 = bench_now();
+	t0 = now_sec();
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, run_job, &jobs[i]);
 	for (int i = 0; i < threads; i++)
@@ -159,7 +159,7 @@ run(const char *name, const char *variant, long threads, long ops, pm_alloc *a, 
 		flushes += jobs[i].counters.flushes;
 		fences += jobs[i].counters.fences;
 	}
-	secs = bench_now() - t0;
+	secs = now_sec() - t0;
 	printf("%s%s,%ld,%ld,%.3f,%.2f,%.2f,%.2f\n", name, variant, threads, ops * threads, secs,
 		   ops * threads / secs / 1e6, (double) flushes / (ops * threads),
 		   (double) fences / (ops * threads));

@@ -684,7 +684,7 @@ run_workload(bench_run *run, const workload *wl, long ops, bool print)
 
 	if (workers == NULL || hist == NULL)
 		bench_die("out of memory");
-	start = bench_now();
+	start = now_sec();
 	start_ticks = ticks_now();
 	for (int t = 0; t < run->threads; t++)
 	{
@@ -704,7 +704,7 @@ run_workload(bench_run *run, const workload *wl, long ops, bool print)
 		total.flushes += workers[t].counters.flushes;
 		total.fences += workers[t].counters.fences;
 	}
-	seconds = bench_now() - start;
+	seconds = now_sec() - start;
 	ns_per_tick = seconds * 1e9 / (double) (ticks_now() - start_ticks);
 	verify_contents(run, wl->name);
 	if (print)

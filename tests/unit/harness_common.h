@@ -11,11 +11,11 @@
 
 #include "alloc.h"
 #include "epoch.h"
+#include "mono_clock.h"
 #include "pool.h"
 #include "tap.h"
 
 #include <sys/mman.h>
-#include <time.h>
 
 #define HARNESS_SLOTS	16		/* epoch participants */
 #define HARNESS_LIMBO	4096	/* retired blocks waiting per participant */
@@ -116,15 +116,6 @@ xorshift(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
-}
-
-static inline double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
 /* Copy a (pool) file, keeping it sparse; true on success. */
