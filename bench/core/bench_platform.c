@@ -25,6 +25,9 @@
 
 #include "bench_common.h"
 
+/* retired blocks an epoch participant may hold before it must wait */
+#define EPOCH_LIMBO 1024
+
 /* msync persists a page per call: its mode runs this many times fewer operations */
 #define PERSIST_MSYNC_DIVISOR 100
 
@@ -200,7 +203,7 @@ main(int argc, char **argv)
 	}
 	if (arena == MAP_FAILED)
 		bench_die("mmap of the arena failed");
-	dsize = pm_epoch_domain_size(64, 1024);
+	dsize = pm_epoch_domain_size(BENCH_MAX_THREADS, EPOCH_LIMBO);
 	dom = malloc(dsize);
 	if (dom == NULL)
 		bench_die("out of memory");
@@ -219,9 +222,9 @@ main(int argc, char **argv)
 	pm_alloc_attach_arena(&a, arena, "bench arena");
 	for (int t = 1; t <= threads; t *= 2)
 	{
-		pm_epoch_domain_init(dom, 64, 1024);
+		pm_epoch_domain_init(dom, BENCH_MAX_THREADS, EPOCH_LIMBO);
 		run("epoch_enter_exit", "", t, ops, &a, pool, dom);
-		pm_epoch_domain_init(dom, 64, 1024);
+		pm_epoch_domain_init(dom, BENCH_MAX_THREADS, EPOCH_LIMBO);
 		run("epoch_retire", "", t, ops / 4, &a, pool, dom);
 	}
 	pm_pool_close(pool);

@@ -14,14 +14,9 @@ import random
 import statistics
 import sys
 
-from report import base_kind, paired_ratios, read_csv
+from report import base_kind, group_pgbench, paired_ratios, read_csv
 
 RESAMPLES = 10000
-
-
-def runs_of(rows, suite, clients, kind):
-    return [r for r in rows
-            if r["suite"] == suite and int(r["clients"]) == clients and r["kind"] == kind]
 
 
 def describe(label, ratios):
@@ -41,9 +36,9 @@ def main():
     suite, clients, kind, dirs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
     pooled = []
     for d in dirs:
-        rows = read_csv(d, "pgbench.csv")
-        ratios = paired_ratios(runs_of(rows, suite, clients, kind),
-                               runs_of(rows, suite, clients, base_kind(suite)))
+        groups = group_pgbench(read_csv(d, "pgbench.csv"))
+        ratios = paired_ratios(groups.get((suite, clients, kind), []),
+                               groups.get((suite, clients, base_kind(suite)), []))
         if not ratios:
             sys.exit(f"{d}: no paired {suite} runs of {kind} at {clients} clients")
         describe(d, ratios)

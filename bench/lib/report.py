@@ -61,6 +61,11 @@ def group_by(rows, key):
     return groups
 
 
+def group_pgbench(rows):
+    """pgbench.csv rows by (suite, clients, kind)"""
+    return group_by(rows, lambda r: (r["suite"], int(r["clients"]), r["kind"]))
+
+
 def kind_key(kind):
     return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
 
@@ -148,7 +153,7 @@ def pgbench_section(directory, plot, out):
     rows = read_csv(directory, "pgbench.csv")
     if not rows:
         return
-    groups = group_by(rows, lambda r: (r["suite"], int(r["clients"]), r["kind"]))
+    groups = group_pgbench(rows)
     suites = [s for s in SUITE_TEXT if any(k[0] == s for k in groups)]
 
     def med(suite, clients, kind, field):
