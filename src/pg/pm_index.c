@@ -291,7 +291,7 @@ _PG_init(void)
 	shmem_startup_hook = pmi_shmem_startup;
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = pmi_get_relation_info;
-	fbrpm_planner_init();
+	pmi_planner_init();
 	pmi_lifecycle_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */

@@ -14,6 +14,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "common/relpath.h"
+#include "nodes/pathnodes.h"
 #include "storage/block.h"
 #include "storage/itemptr.h"
 #include "storage/lockdefs.h"
@@ -240,5 +241,11 @@ extern void pmi_registry_release(RelFileNode rnode);
 extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNode rnode);
+
+/* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
+typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
+										  IndexOptInfo *index, RestrictInfo *rinfo);
+extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index);
+extern void pmi_planner_init(void);
 
 #endif							/* PM_INDEX_PG_H */

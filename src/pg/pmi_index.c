@@ -14,6 +14,7 @@
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/index.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
@@ -485,7 +486,18 @@ pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 void
 pmi_flush_wal_before_deletes(void)
 {
-	XLogFlush(GetXLogInsertRecPtr());
+	XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+	/*
+	 * At the start of a page the insert position lies past the page header,
+	 * where no record has been written yet; asking XLogFlush for it is an
+	 * error.  Everything inserted so far ends at the page boundary.
+	 */
+	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= SizeOfXLogLongPHD;
+	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		upto -= SizeOfXLogShortPHD;
+	XLogFlush(upto);
 }
 
 /*

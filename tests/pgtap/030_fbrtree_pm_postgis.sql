@@ -41,6 +41,8 @@ $$ SELECT results_eq(format(q, fbr), format(q, gist), descr) $$;
 -- Every search operator against every query, on the fbrtree_pm table fbr and its GiST twin.
 -- "@": PostGIS 3.3's GiST also returns an EMPTY whenever its leaf page's box reaches the
 -- query (the operator says false; fbrtree_pm answers as the operator): compare the rest.
+-- "~= EMPTY": the operator says true for every EMPTY, GiST returns none; fbrtree_pm answers as
+-- the operator (a sequential scan), so that is compared with the EMPTY rows.
 CREATE FUNCTION gis_operator_matrix(queries text[], label text, fbr text, gist text)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -49,6 +51,12 @@ DECLARE
 BEGIN
   FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','~','@','&<|','<<|','|>>','|&>'] LOOP
     FOREACH q IN ARRAY queries LOOP
+      IF op = '~=' AND q LIKE '%EMPTY%' THEN
+        RETURN NEXT results_eq(format('SELECT id FROM %I WHERE geom ~= %s ORDER BY id', fbr, q),
+                               format('SELECT id FROM %I WHERE ST_IsEmpty(geom) ORDER BY id', gist),
+                               format('%sgeometry ~= %s: every EMPTY', label, q));
+        CONTINUE;
+      END IF;
       RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE geom %s %s %s ORDER BY id', op, q,
                                      CASE WHEN op = '@' THEN 'AND NOT ST_IsEmpty(geom)' ELSE '' END),
                               format('%sgeometry %s %s', label, op, q), fbr, gist);
@@ -199,6 +207,22 @@ SELECT matches(gis_plan('SELECT id FROM fg_parts WHERE ST_Intersects(geom, ST_Ma
 SELECT results_eq('SELECT id FROM fg_parts WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
                   'SELECT id FROM gg WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
                   'and returns GiST''s rows');
+
+-- An EMPTY's "<#>" distance is FLT_MAX: it comes at that distance, before a point farther away
+CREATE TABLE far (id int, g geometry);
+INSERT INTO far VALUES (1, 'POINT(3.4e38 3.4e38)'), (2, 'POINT EMPTY'), (3, 'POINT(0 0)'), (4, NULL);
+CREATE INDEX ON far USING fbrtree_pm (g);
+SELECT results_eq('SELECT id FROM far ORDER BY g <#> ''POINT(1 1)''', ARRAY[3, 2, 1, 4],
+                  'KNN <#>: EMPTY at its distance FLT_MAX, before a farther point');
+SELECT results_eq('SELECT id FROM far ORDER BY g <-> ''POINT(1 1)'', id', ARRAY[3, 1, 2, 4],
+                  'KNN <->: EMPTY (no distance) after every point');
+-- ST_Equals with an EMPTY constant: the EMPTY rows, as a sequential scan gives
+SELECT results_eq('SELECT id FROM fg WHERE ST_Equals(''POLYGON EMPTY''::geometry, geom) ORDER BY id',
+                  'SELECT id FROM gg WHERE ST_IsEmpty(geom) ORDER BY id',
+                  'ST_Equals(EMPTY, geom) returns the EMPTY rows');
+SELECT results_eq('SELECT id FROM fg WHERE ST_Equals(geom, ''POINT EMPTY''::geometry) ORDER BY id',
+                  'SELECT id FROM gg WHERE ST_IsEmpty(geom) ORDER BY id',
+                  'ST_Equals(geom, EMPTY) returns the EMPTY rows');
 
 SELECT lives_ok('SELECT fbrtree_pm_check(''fg_geom'', true)', 'fbrtree_pm_check of geometries');
 SELECT lives_ok('SELECT fbrtree_pm_check(''srid_f'', true)', 'fbrtree_pm_check of points');

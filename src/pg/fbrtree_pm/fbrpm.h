@@ -109,6 +109,7 @@ extern bool fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 extern bool fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys,
 							 const fbr_box *box, bool is_leaf);
 extern bool fbrpm_key_matches_nothing(const FbrpmKey *key);
+extern bool fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key);
 extern void fbrpm_prepare_orderby(const FbrpmOpclass *oc, ScanKey sk, FbrpmOrderBy *ob);
 extern double fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *box,
 							 bool is_leaf);
@@ -174,7 +175,8 @@ extern IndexBulkDeleteResult *fbrpm_vacuumcleanup(IndexVacuumInfo *info,
 												  IndexBulkDeleteResult *stats);
 
 /* fbrpm_planner.c */
-extern void fbrpm_planner_init(void);
+extern RestrictInfo *fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+										RestrictInfo *rinfo);
 extern bool fbrpm_clause_is_derived(RestrictInfo *rinfo);
 
 /* fbrpm_cost.c */

@@ -484,17 +484,32 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 }
 
 /*
- * Does a key rule out every entry?  As in PostGIS's GiST, a query with no
- * box (EMPTY) matches nothing, although "EMPTY ~= EMPTY" is true.  Empty
- * values match no search key either: the operators say false for them,
- * except that GiST (3.3) also returns an EMPTY for "@" whenever its leaf
- * page's box reaches the query, an accident of its layout that fbrtree_pm
- * does not imitate.
+ * Does a key rule out every entry of the spatial tree?  A query with no box
+ * (EMPTY) matches no value that has one.
  */
 bool
 fbrpm_key_matches_nothing(const FbrpmKey *key)
 {
 	return key->empty_query;
+}
+
+/*
+ * Does a key accept an empty value (the side tree's EMPTY entries)?  The
+ * operator decides, as a sequential scan would: "EMPTY ~= EMPTY" is true,
+ * "EMPTY && x" false.  PostGIS's GiST answers false for every EMPTY query
+ * and every EMPTY entry (and, for "@", returns an EMPTY whenever its leaf
+ * page's box reaches the query, an accident of its layout); fbrtree_pm
+ * answers as the operator.  Every empty value of one SRID is the same to
+ * the box operators, so one call per key decides for all of them.
+ */
+bool
+fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key)
+{
+	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
+
+	if (oc->kind != FBRPM_BOUNDED)
+		return false;
+	return DatumGetBool(FunctionCall2(key->op, fbrpm_entry_value(oc, &empty), key->arg));
 }
 
 void

@@ -6,16 +6,12 @@
  * indexable through a support function (postgis_index_supportfn) that
  * answers SupportRequestIndexCondition only for GiST, SP-GiST and BRIN
  * operator families.  fbrtree_pm cannot change that function or PostGIS's
- * catalogs, so it does the same work from set_rel_pathlist_hook: for a base
- * relation with an fbrtree_pm index on a geometry column, each restriction
- * or join clause calling such a function on that column yields the lossy
- * box condition PostGIS's GiST would get (&&, ~, @ or ~=; for ST_DWithin,
- * && against ST_Expand of the other side), and index paths are built for
- * the fbrtree_pm indexes with those conditions added.  The conditions exist
- * only while those paths are made: the original clause stays in the
- * relation's quals, so the plan rechecks it, as with GiST.  Join clauses
- * give parameterized paths, so a join on ST_Intersects can be a nested loop
- * over an fbrtree_pm index scan.
+ * catalogs, so it derives the same conditions itself (through
+ * pmi_planner.c's hook): for an fbrtree_pm index on a geometry column, each
+ * clause calling such a function on that column yields the lossy box
+ * condition PostGIS's GiST would get (&&, ~, @ or ~=; for ST_DWithin, &&
+ * against ST_Expand of the other side); the original clause stays and
+ * rechecks, as with GiST.
  *
  * Selectivity is PostGIS's: each derived condition is marked redundant
  * (norm_selec > 1, as equivalence classes mark theirs), so row estimates
@@ -61,8 +57,6 @@ static const StPredicate st_predicates[] = {
 	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false},
 };
 
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
 /* The PostGIS predicate a function is, or NULL. */
 static const StPredicate *
 st_predicate(Oid funcid)
@@ -87,15 +81,6 @@ st_predicate(Oid funcid)
 	return found;
 }
 
-static bool
-is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index)
-{
-	if (IsA(arg, RelabelType))
-		arg = (Node *) ((RelabelType *) arg)->arg;
-	return IsA(arg, Var) && ((Var *) arg)->varno == rel->relid &&
-		((Var *) arg)->varattno == index->indexkeys[0] && ((Var *) arg)->varlevelsup == 0;
-}
-
 /* ST_Expand(other, distance), from the schema of the function being rewritten. */
 static Expr *
 expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
@@ -112,8 +97,8 @@ expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
 }
 
 /* The box condition on index's column that clause implies, or NULL. */
-static RestrictInfo *
-derive(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
+RestrictInfo *
+fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
 {
 	FuncExpr   *call;
 	const StPredicate *pred;
@@ -124,14 +109,14 @@ derive(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *ri
 	Expr	   *clause;
 	RestrictInfo *derived;
 
-	if (!IsA(rinfo->clause, FuncExpr))
+	if (!IsA(rinfo->clause, FuncExpr) || type == BOXOID || type == POINTOID)
 		return NULL;
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
 		return NULL;
-	if (is_index_column(linitial(call->args), rel, index))
+	if (pmi_is_index_column(linitial(call->args), rel, index))
 		col = 0;
-	else if (is_index_column(lsecond(call->args), rel, index))
+	else if (pmi_is_index_column(lsecond(call->args), rel, index))
 		col = 1;
 	else
 		return NULL;
@@ -161,89 +146,8 @@ derive(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *ri
 	return derived;
 }
 
-static List *
-derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *clauses)
-{
-	List	   *out = NIL;
-	ListCell   *lc;
-	ListCell   *li;
-
-	foreach(lc, clauses)
-	{
-		foreach(li, indexes)
-		{
-			RestrictInfo *d = derive(root, rel, lfirst(li), lfirst(lc));
-
-			if (d != NULL)
-				out = lappend(out, d);
-		}
-	}
-	return out;
-}
-
 bool
 fbrpm_clause_is_derived(RestrictInfo *rinfo)
 {
 	return rinfo->norm_selec > 1;
-}
-
-static void
-fbrpm_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
-{
-	Oid			amoid;
-	List	   *indexes = NIL;
-	List	   *restrict_derived;
-	List	   *join_derived;
-	ListCell   *lc;
-	ListCell   *li;
-
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-	if (!IS_SIMPLE_REL(rel) || rte->rtekind != RTE_RELATION ||
-		rel->indexlist == NIL || !OidIsValid(amoid = get_am_oid("fbrtree_pm", true)))
-		return;
-	foreach(lc, rel->indexlist)
-	{
-		IndexOptInfo *index = lfirst(lc);
-
-		if (index->relam == amoid && index->indexkeys[0] != 0 &&
-			index->opcintype[0] != BOXOID && index->opcintype[0] != POINTOID)
-			indexes = lappend(indexes, index);
-	}
-	if (indexes == NIL)
-		return;
-	restrict_derived = derive_all(root, rel, indexes, rel->baserestrictinfo);
-	join_derived = derive_all(root, rel, indexes, rel->joininfo);
-	if (restrict_derived != NIL || join_derived != NIL)
-	{
-		List	   *saved_indexes = rel->indexlist;
-		List	   *saved_restrict = rel->baserestrictinfo;
-		List	   *saved_join = rel->joininfo;
-		List	   *saved_indrestrict = NIL;
-
-		/* restriction clauses reach index paths through each index's indrestrictinfo */
-		foreach(lc, indexes)
-		{
-			IndexOptInfo *index = lfirst(lc);
-
-			saved_indrestrict = lappend(saved_indrestrict, index->indrestrictinfo);
-			index->indrestrictinfo = list_concat_copy(index->indrestrictinfo, restrict_derived);
-		}
-		rel->indexlist = indexes;
-		rel->baserestrictinfo = list_concat_copy(saved_restrict, restrict_derived);
-		rel->joininfo = list_concat_copy(saved_join, join_derived);
-		create_index_paths(root, rel);
-		rel->indexlist = saved_indexes;
-		rel->baserestrictinfo = saved_restrict;
-		rel->joininfo = saved_join;
-		forboth(lc, indexes, li, saved_indrestrict)
-			((IndexOptInfo *) lfirst(lc))->indrestrictinfo = lfirst(li);
-	}
-}
-
-void
-fbrpm_planner_init(void)
-{
-	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-	set_rel_pathlist_hook = fbrpm_set_rel_pathlist;
 }

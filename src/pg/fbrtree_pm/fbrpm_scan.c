@@ -36,6 +36,11 @@ typedef struct FbrpmScanOpaqueData
 	fbr_knn    *knn;
 	bool		knn_done;
 	double		last_bound;		/* bounded kinds: the last distance bound returned */
+	bool		empties_inline; /* the EMPTYs (in results) go among the boxes, at: */
+	double		empty_distance;
+	bool		peeked;			/* the best-first walk's next entry, taken early: */
+	fbr_item	peek;
+	double		peek_distance;
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on first use) */
 	MemoryContext distctx;		/* ordered scans: values rebuilt for distances, reset per tuple */
 	MemoryContextCallback cleanup;
@@ -114,12 +119,15 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 			 int norderbys)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	bool		empties_match;
 
 	release_core_state(so);
 	so->started = false;
 	so->knn_done = false;
 	so->next = 0;
 	so->last_bound = 0;
+	so->empties_inline = false;
+	so->peeked = false;
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
@@ -128,6 +136,7 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	so->spatial = true;
 	so->side_flags = FBRPM_PAYLOAD_SIDE;
 	so->nkeys = 0;
+	empties_match = true;
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
@@ -149,15 +158,14 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 			if (!fbrpm_prepare_key(&so->oc, sk, &so->keys[so->nkeys]))
 				elog(ERROR, "fbrtree_pm: unsupported strategy %d", sk->sk_strategy);
 			if (fbrpm_key_matches_nothing(&so->keys[so->nkeys]))
-			{
 				so->spatial = false;
-				so->side_flags = 0;
-			}
+			empties_match = empties_match && fbrpm_key_accepts_empty(&so->oc, &so->keys[so->nkeys]);
 			so->nkeys++;
 		}
 	}
+	/* NULLs match no operator; EMPTYs those that accept them */
 	if (so->nkeys > 0)
-		so->side_flags = 0;		/* NULLs and EMPTYs match no operator */
+		so->side_flags &= empties_match ? FBRPM_PAYLOAD_EMPTY : 0;
 	if (scan->numberOfOrderBys > 0)
 		fbrpm_prepare_orderby(&so->oc, &scan->orderByData[0], &so->ob);
 }
@@ -218,6 +226,33 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 }
 
 
+
+/*
+ * An ordered scan's EMPTY entries: when the operator gives an empty value a
+ * distance ("<#>" gives FLT_MAX), they are returned at that distance among
+ * the boxes, collected now into results; else (NULL, as "<->" gives) after
+ * every box, with the NULLs.
+ */
+static void
+place_empties(IndexScanDesc scan)
+{
+	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
+	bool		isnull;
+	MemoryContext old;
+
+	if ((so->side_flags & FBRPM_PAYLOAD_EMPTY) == 0 || so->ob.null_arg)
+		return;
+	old = MemoryContextSwitchTo(so->distctx);
+	so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_entry_value(&so->oc, &empty), &isnull);
+	MemoryContextSwitchTo(old);
+	if (isnull)
+		return;
+	collect(scan, false, FBRPM_PAYLOAD_EMPTY);
+	so->next = 0;
+	so->empties_inline = true;
+	so->side_flags &= ~FBRPM_PAYLOAD_EMPTY;
+}
 
 static void
 return_entry(IndexScanDesc scan, const fbr_item *item)
@@ -300,22 +335,43 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 									scan_distance, so, &err);
 			if (so->knn == NULL)
 				pmi_report(&err, scan->indexRelation);
+			place_empties(scan);
 		}
-		if (fbr_knn_next(so->knn, &item, &distance, &err))
+		if (!so->peeked)
 		{
-			return_entry(scan, &item);
-			so->last_bound = distance;
-			scan->xs_orderbyvals[0] = Float8GetDatum(distance);
-			scan->xs_orderbynulls[0] = false;
-			scan->xs_recheckorderby = !fbrpm_exact_distances(&so->oc);
-			return true;
+			so->peeked = fbr_knn_next(so->knn, &so->peek, &so->peek_distance, &err);
+			if (!so->peeked && err.code != PM_OK)
+				pmi_report(&err, scan->indexRelation);
 		}
-		if (err.code != PM_OK)
-			pmi_report(&err, scan->indexRelation);
-		fbr_knn_end(so->knn);
-		so->knn = NULL;
-		so->knn_done = true;
-		so->started = false;	/* the side tree's entries come next */
+		/* an EMPTY whose distance the next box's bound passes comes first */
+		if (so->empties_inline && so->next < so->results.n &&
+			(!so->peeked || so->peek_distance > so->empty_distance))
+		{
+			item = so->results.items[so->next++];
+			distance = so->empty_distance;
+		}
+		else if (so->peeked)
+		{
+			item = so->peek;
+			distance = so->peek_distance;
+			so->peeked = false;
+		}
+		else
+		{
+			fbr_knn_end(so->knn);
+			so->knn = NULL;
+			so->knn_done = true;
+			so->started = false;	/* the side tree's other entries come next */
+			so->results.n = 0;
+			so->next = 0;
+			return fbrpm_gettuple(scan, dir);
+		}
+		return_entry(scan, &item);
+		so->last_bound = distance;
+		scan->xs_orderbyvals[0] = Float8GetDatum(distance);
+		scan->xs_orderbynulls[0] = false;
+		scan->xs_recheckorderby = !fbrpm_exact_distances(&so->oc);
+		return true;
 	}
 	if (!so->started)
 	{

@@ -36,15 +36,25 @@ typedef struct NbtpmOptions
 #define NBTPM_REST_NULL		(UINT64_C(1) << 48)
 #define NBTPM_NULL_KEY		UINT64_MAX
 
+/*
+ * Where a scan argument falls among a column's keys: the values of keys
+ * below ge are less than the argument, those of keys below gt are less or
+ * equal; has_ge / has_gt are false when that holds of every key.
+ */
+typedef struct NbtpmCut
+{
+	bool		has_ge;
+	bool		has_gt;
+	uint64		ge;
+	uint64		gt;
+} NbtpmCut;
+
 /* nbtpm_key.c */
 extern bool nbtpm_type_supported(Oid typid);
 extern uint64 nbtpm_encode(Oid typid, Datum value);
 extern Datum nbtpm_decode(Oid typid, uint64 key);
-extern bool nbtpm_encode_bound(Oid coltype, Oid argtype, Datum arg, int strategy,
-							   uint64 *lo, uint64 *hi);
-extern bool nbtpm_same_key_space(Oid coltype, Oid argtype);
-extern bool nbtpm_search_bound(Oid opfamily, Oid coltype, Oid argtype, Datum arg, int strategy,
-							   uint64 *lo, uint64 *hi);
+extern void nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut);
+extern bool nbtpm_narrow(const NbtpmCut *cut, int strategy, uint64 *lo, uint64 *hi);
 extern uint64 nbtpm_rest(ItemPointer tid, bool isnull);
 extern void nbtpm_rest_tid(uint64 rest, ItemPointer tid);
 extern nbt_skey nbtpm_skey(Oid typid, Datum value, bool isnull, ItemPointer tid);
@@ -98,6 +108,10 @@ extern IndexBulkDeleteResult *nbtpm_bulkdelete(IndexVacuumInfo *info,
 											   void *callback_state);
 extern IndexBulkDeleteResult *nbtpm_vacuumcleanup(IndexVacuumInfo *info,
 												  IndexBulkDeleteResult *stats);
+
+/* nbtpm_planner.c */
+extern RestrictInfo *nbtpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+										 RestrictInfo *rinfo);
 
 /* nbtpm_cost.c */
 extern void nbtpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,

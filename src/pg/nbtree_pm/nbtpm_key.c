@@ -6,10 +6,13 @@
  * timestamptz) maps to its int64 value with the sign bit flipped, so one
  * key space serves all integer widths and cross-type comparisons need no
  * conversion.  float4 and float8 map through the double value (float4 ->
- * float8 is exact) with the usual sign-magnitude flip, -0 folded into +0
- * and every NaN into one NaN above +Infinity, as PostgreSQL orders them.
- * bool maps to 0 and 1.  NULL is the key UINT64_MAX with the NULL flag in
- * the rest word, so NULLs sort after every value (btree's NULLS LAST).
+ * float8 is exact) with the usual sign-magnitude flip, every NaN folded into
+ * one NaN above +Infinity, as PostgreSQL orders them; -0 keeps its own key
+ * just below +0's, so that index-only scans return it, and bounds treat the
+ * two keys as one value.  bool maps to 0 and 1.  NULL is the key UINT64_MAX
+ * with the NULL flag in the rest word, so NULLs sort after every value, also
+ * after a value whose key is UINT64_MAX (int8's maximum, +infinity of the
+ * timestamps); a scan presents them first or last as the index's options say.
  */
 #include "nbtpm.h"
 
@@ -99,9 +102,7 @@ encode_double(double v)
 	uint64		bits;
 
 	if (isnan(v))
-		return UINT64_MAX - 1;	/* above +Infinity; UINT64_MAX is NULL's */
-	if (v == 0)
-		v = 0;					/* -0 sorts equal to +0 */
+		return UINT64_MAX - 1;	/* above +Infinity */
 	memcpy(&bits, &v, sizeof(bits));
 	return (bits & SIGN_FLIP) ? ~bits : bits | SIGN_FLIP;
 }
@@ -172,50 +173,102 @@ nbtpm_decode(Oid typid, uint64 key)
 }
 
 /*
- * Narrow [*lo, *hi] (inclusive keys) by "column <strategy> arg".  Returns
- * false when no key can satisfy it.  arg's type is one the operator family
- * pairs with the column's type, so both encode into the same key space.
+ * The keys a column of the type can hold, as inclusive runs in key order:
+ * the type's finite range and, for the datetime types, its infinities.  A
+ * search for a bound probes only these: the cross-type comparison functions
+ * are monotone over valid values, not over arbitrary bit patterns (a "date"
+ * before 4713 BC overflows when converted to a timestamp).
  */
-bool
-nbtpm_encode_bound(Oid coltype, Oid argtype, Datum arg, int strategy, uint64 *lo, uint64 *hi)
+typedef struct KeyRun
 {
-	uint64		k = nbtpm_encode(OidIsValid(argtype) ? argtype : coltype, arg);
+	uint64		first;
+	uint64		last;
+} KeyRun;
 
-	switch (strategy)
-	{
-		case BTLessStrategyNumber:
-			if (k == 0)
-				return false;
-			k--;
-			/* fall through */
-		case BTLessEqualStrategyNumber:
-			if (k < *hi)
-				*hi = k;
-			break;
-		case BTEqualStrategyNumber:
-			if (k > *lo)
-				*lo = k;
-			if (k < *hi)
-				*hi = k;
-			break;
-		case BTGreaterStrategyNumber:
-			if (k == UINT64_MAX)
-				return false;
-			k++;
-			/* fall through */
-		case BTGreaterEqualStrategyNumber:
-			if (k > *lo)
-				*lo = k;
-			break;
-		default:
-			elog(ERROR, "nbtree_pm: unexpected strategy %d", strategy);
-	}
-	return *lo <= *hi;
+static uint64
+int_key(int64 v)
+{
+	return (uint64) v ^ SIGN_FLIP;
 }
 
-/* Do values of both types encode into one key space (no conversion needed)? */
-bool
-nbtpm_same_key_space(Oid coltype, Oid argtype)
+static int
+key_runs(Oid typid, KeyRun *runs)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			runs[0] = (KeyRun) {int_key(PG_INT16_MIN), int_key(PG_INT16_MAX)};
+			return 1;
+		case INT4OID:
+			runs[0] = (KeyRun) {int_key(PG_INT32_MIN), int_key(PG_INT32_MAX)};
+			return 1;
+		case OIDOID:
+			runs[0] = (KeyRun) {int_key(0), int_key(PG_UINT32_MAX)};
+			return 1;
+		case TIMEOID:
+			runs[0] = (KeyRun) {int_key(0), int_key(USECS_PER_DAY)};
+			return 1;
+		case DATEOID:
+			runs[0] = (KeyRun) {int_key(DATEVAL_NOBEGIN), int_key(DATEVAL_NOBEGIN)};
+			runs[1] = (KeyRun) {int_key(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE),
+			int_key(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1)};
+			runs[2] = (KeyRun) {int_key(DATEVAL_NOEND), int_key(DATEVAL_NOEND)};
+			return 3;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			runs[0] = (KeyRun) {int_key(DT_NOBEGIN), int_key(DT_NOBEGIN)};
+			runs[1] = (KeyRun) {int_key(MIN_TIMESTAMP), int_key(END_TIMESTAMP - 1)};
+			runs[2] = (KeyRun) {int_key(DT_NOEND), int_key(DT_NOEND)};
+			return 3;
+		case BOOLOID:
+			runs[0] = (KeyRun) {0, 1};
+			return 1;
+		default:
+			runs[0] = (KeyRun) {0, UINT64_MAX};
+			return 1;
+	}
+}
+
+/*
+ * The first key of the column's type whose value compares above limit with
+ * arg (cmp(value, arg) > limit), or the key just above the type's last key
+ * when none does; false when that would be beyond UINT64_MAX.  The family's
+ * comparison orders both types consistently, so within the valid keys the
+ * answer is a single cut point: skip whole runs, then bisect one.
+ */
+static bool
+first_key_above(FmgrInfo *cmp, Oid coltype, Datum arg, int limit, uint64 *key)
+{
+	KeyRun		runs[3];
+	int			nruns = key_runs(coltype, runs);
+
+	for (int r = 0; r < nruns; r++)
+	{
+		uint64		lo = runs[r].first,
+					hi = runs[r].last;
+
+		if (DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, hi), arg)) <= limit)
+			continue;
+		/* the answer is in [lo, hi]: hi qualifies */
+		while (lo < hi)
+		{
+			uint64		mid = lo + (hi - lo) / 2;
+
+			if (DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, mid), arg)) > limit)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		*key = lo;
+		return true;
+	}
+	*key = runs[nruns - 1].last + 1;
+	return runs[nruns - 1].last != UINT64_MAX;
+}
+
+/* Do values of both types encode into one key space (no search needed)? */
+static bool
+same_key_space(Oid coltype, Oid argtype)
 {
 	if (!OidIsValid(argtype) || argtype == coltype)
 		return true;
@@ -225,110 +278,91 @@ nbtpm_same_key_space(Oid coltype, Oid argtype)
 		(argtype == INT2OID || argtype == INT4OID || argtype == INT8OID);
 }
 
-/* The keys that values of the type can have, inclusive. */
-static void
-key_domain(Oid typid, uint64 *lo, uint64 *hi)
-{
-	switch (typid)
-	{
-		case INT2OID:
-			*lo = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT16_MIN));
-			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT16_MAX));
-			break;
-		case INT4OID:
-		case DATEOID:
-			*lo = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT32_MIN));
-			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_INT32_MAX));
-			break;
-		case OIDOID:
-			*lo = nbtpm_encode(INT8OID, Int64GetDatum(0));
-			*hi = nbtpm_encode(INT8OID, Int64GetDatum(PG_UINT32_MAX));
-			break;
-		case TIMEOID:
-			*lo = nbtpm_encode(INT8OID, Int64GetDatum(0));
-			*hi = nbtpm_encode(INT8OID, Int64GetDatum(USECS_PER_DAY));
-			break;
-		case BOOLOID:
-			*lo = 0;
-			*hi = 1;
-			break;
-		default:
-			*lo = 0;
-			*hi = UINT64_MAX - 1;
-			break;
-	}
-}
-
-/* The first key k in [lo, hi + 1) for which cmp(decode(k), arg) > limit. */
-static uint64
-first_key_above(FmgrInfo *cmp, Oid coltype, Datum arg, int limit, uint64 lo, uint64 hi)
-{
-	uint64		end = hi + 1;	/* hi < UINT64_MAX: NULL's key is never a value */
-
-	while (lo < end)
-	{
-		uint64		mid = lo + (end - lo) / 2;
-		int32		c = DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, mid), arg));
-
-		if (c > limit)
-			end = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
 /*
- * Narrow [*lo, *hi] by "column <strategy> arg" when arg's type has another
- * key space (date against timestamp, timestamp against timestamptz): search
- * the column's key space with the operator family's cross-type comparison,
- * which is monotone because the family orders both types consistently.
+ * Where arg falls among the column's keys: values of keys below ge are < arg,
+ * values of keys below gt are <= arg (has_ge, has_gt false: of all keys).
+ * The keys from ge up to gt are the values equal to arg: one key, none (a
+ * timestamp that is no date), or two for a float zero (-0 and +0 are equal
+ * and keep keys of their own, so that an index-only scan returns the stored
+ * sign).
  */
-bool
-nbtpm_search_bound(Oid opfamily, Oid coltype, Oid argtype, Datum arg, int strategy,
-				   uint64 *lo, uint64 *hi)
+void
+nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut)
 {
-	Oid			cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1);
+	Oid			cmpproc;
 	FmgrInfo	cmp;
-	uint64		dlo,
-				dhi,
-				ge,
-				gt;
 
+	if (!OidIsValid(argtype))
+		argtype = coltype;
+	if (same_key_space(coltype, argtype))
+	{
+		uint64		k = nbtpm_encode(argtype, arg);
+
+		cut->has_ge = true;
+		cut->ge = k;
+		if (class_of(argtype) == KEY_FLOAT && float_value(argtype, arg) == 0)
+		{
+			cut->ge = encode_double(-0.0);
+			k = encode_double(0.0);
+		}
+		cut->has_gt = k != UINT64_MAX;
+		cut->gt = k + 1;
+		return;
+	}
+	cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1);	/* btree's ORDER proc */
 	if (!OidIsValid(cmpproc))
 		elog(ERROR, "nbtree_pm: no comparison function for types %u and %u", coltype, argtype);
 	fmgr_info(cmpproc, &cmp);
-	key_domain(coltype, &dlo, &dhi);
-	ge = first_key_above(&cmp, coltype, arg, -1, dlo, dhi);	/* first with cmp >= 0 */
-	gt = first_key_above(&cmp, coltype, arg, 0, dlo, dhi); /* first with cmp > 0 */
+	cut->has_ge = first_key_above(&cmp, coltype, arg, -1, &cut->ge);
+	cut->has_gt = first_key_above(&cmp, coltype, arg, 0, &cut->gt);
+}
+
+/*
+ * Narrow the inclusive key range [*lo, *hi] by "column <strategy> arg",
+ * where cut places arg.  Returns false when no key can satisfy both.
+ */
+bool
+nbtpm_narrow(const NbtpmCut *cut, int strategy, uint64 *lo, uint64 *hi)
+{
 	switch (strategy)
 	{
 		case BTLessStrategyNumber:
-			if (ge == dlo)
-				return false;
-			*hi = Min(*hi, ge - 1);
+			if (cut->has_ge)
+			{
+				if (cut->ge == 0)
+					return false;
+				*hi = Min(*hi, cut->ge - 1);
+			}
 			break;
 		case BTLessEqualStrategyNumber:
-			if (gt == dlo)
-				return false;
-			*hi = Min(*hi, gt - 1);
+			if (cut->has_gt)
+			{
+				if (cut->gt == 0)
+					return false;
+				*hi = Min(*hi, cut->gt - 1);
+			}
 			break;
 		case BTEqualStrategyNumber:
-			if (ge == gt)
+			if (!cut->has_ge || (cut->has_gt && cut->gt == cut->ge))
 				return false;
-			*lo = Max(*lo, ge);
-			*hi = Min(*hi, gt - 1);
+			*lo = Max(*lo, cut->ge);
+			if (cut->has_gt)
+				*hi = Min(*hi, cut->gt - 1);
 			break;
 		case BTGreaterEqualStrategyNumber:
-			*lo = Max(*lo, ge);
+			if (!cut->has_ge)
+				return false;
+			*lo = Max(*lo, cut->ge);
 			break;
 		case BTGreaterStrategyNumber:
-			*lo = Max(*lo, gt);
+			if (!cut->has_gt)
+				return false;
+			*lo = Max(*lo, cut->gt);
 			break;
 		default:
 			elog(ERROR, "nbtree_pm: unexpected strategy %d", strategy);
 	}
-	return *lo <= *hi && *lo <= dhi;
+	return *lo <= *hi;
 }
 
 uint64

@@ -1,8 +1,10 @@
 /*
  * nbtpm_scan.c
- *	  Index scans.  The scan keys become a sorted list of disjoint ranges of
- *	  (key, rest): one per distinct = ANY element, else one for the operator
- *	  bounds, plus the NULL range when NULLs qualify.  Entries are read one
+ *	  Index scans.  The scan keys become a list of disjoint ranges of (key,
+ *	  rest): one per distinct = ANY element, else one for the operator
+ *	  bounds, plus the NULL range when NULLs qualify, in the order the index
+ *	  presents (ASC or DESC, NULLS FIRST or LAST) although the entries are
+ *	  stored in one order: a DESC index reads each range downwards.  Entries are read one
  *	  leaf at a time (a sorted snapshot of that leaf, taken inside an epoch
  *	  and copied out), and the scan moves to the next leaf by its fence, so
  *	  it neither repeats nor misses an entry across concurrent splits.
@@ -11,6 +13,7 @@
 
 #include "access/relscan.h"
 #include "access/stratnum.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
@@ -29,7 +32,9 @@ typedef struct NbtpmScanOpaqueData
 {
 	PmiIndex *h;
 	Oid			coltype;
-	NbtpmRange *ranges;
+	bool		desc;			/* the index is DESC: values are read from the top */
+	bool		nulls_first;	/* the index is NULLS FIRST */
+	NbtpmRange *ranges;			/* in the index's order */
 	int			nranges;
 	int			cur;			/* current range */
 	bool		positioned;		/* batch/pos are meaningful */
@@ -42,8 +47,9 @@ typedef struct NbtpmScanOpaqueData
 	int			marked_pos;
 	nbt_batch  *marked_batch;	/* allocated by the first mark: merge joins only */
 #ifdef PM_ASSERT_CHECKING
-	/* the last entry returned and its direction (0: none since positioning) */
+	/* the last entry returned, its range and direction (0: none since positioning) */
 	nbt_skey	last_returned;
+	int			last_range;
 	int			last_dir;
 #endif
 } NbtpmScanOpaqueData;
@@ -59,88 +65,155 @@ nbtpm_beginscan(Relation r, int nkeys, int norderbys)
 	NbtpmScanOpaque so = palloc0(sizeof(NbtpmScanOpaqueData));
 
 	so->coltype = nbtpm_column_type(r);
+	so->desc = (r->rd_indoption[0] & INDOPTION_DESC) != 0;
+	so->nulls_first = (r->rd_indoption[0] & INDOPTION_NULLS_FIRST) != 0;
 	scan->opaque = so;
 	return scan;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
+/* An inclusive run of keys. */
+typedef struct KeySpan
 {
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+	uint64		lo;
+	uint64		hi;
+} KeySpan;
+
+static int
+cmp_span(const void *a, const void *b)
+{
+	uint64		x = ((const KeySpan *) a)->lo;
+	uint64		y = ((const KeySpan *) b)->lo;
 
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Sorted, distinct column keys equal to the non-NULL elements of an array
- * argument (for other strategies, the elements' keys bound the range).  An
- * element of another key space contributes the column keys it equals, if
- * any (a timestamp equals a date only at midnight).
- */
-static uint64 *
-array_keys(IndexScanDesc scan, ScanKey key, int *n, bool *inclusive)
+static void
+cut_of(IndexScanDesc scan, Oid argtype, Datum arg, NbtpmCut *cut)
 {
 	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+
+	nbtpm_cut(scan->indexRelation->rd_opfamily[0], so->coltype, argtype, arg, cut);
+}
+
+static ArrayType *
+array_elements(ScanKey key, Datum **elems, bool **nulls, int *nelems)
+{
 	ArrayType  *arr = DatumGetArrayTypeP(key->sk_argument);
-	Oid			elemtype = ARR_ELEMTYPE(arr);
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign, elems, nulls, nelems);
+	return arr;
+}
+
+/*
+ * "column = ANY (array)": the keys equal to some non-NULL element, as
+ * sorted, disjoint spans (an element equals one key, none, or for a float
+ * zero two: -0 and +0).
+ */
+static KeySpan *
+array_equal_spans(IndexScanDesc scan, ScanKey key, int *n)
+{
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
-	uint64	   *keys;
+	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
+	KeySpan    *spans = palloc(sizeof(KeySpan) * Max(nelems, 1));
 	int			m = 0;
 
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &nelems);
-	keys = palloc(sizeof(uint64) * Max(nelems, 1));
 	for (int i = 0; i < nelems; i++)
 	{
-		uint64		klo = 0,
-					khi = UINT64_MAX;
+		NbtpmCut	cut;
 
 		if (nulls[i])
 			continue;
-		if (nbtpm_same_key_space(so->coltype, elemtype))
-			keys[m++] = nbtpm_encode(elemtype, elems[i]);
-		else if (nbtpm_search_bound(scan->indexRelation->rd_opfamily[0], so->coltype, elemtype,
-									elems[i], key->sk_strategy, &klo, &khi))
-			keys[m++] = key->sk_strategy < BTEqualStrategyNumber ? khi : klo;
+		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
+		spans[m] = (KeySpan) {0, UINT64_MAX};
+		if (nbtpm_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
+			m++;
 	}
-	/* converted keys are already the inclusive bounds of their strategy */
-	*inclusive = !nbtpm_same_key_space(so->coltype, elemtype);
-	qsort(keys, m, sizeof(uint64), cmp_u64);
+	qsort(spans, m, sizeof(KeySpan), cmp_span);
 	*n = 0;
 	for (int i = 0; i < m; i++)
-		if (*n == 0 || keys[*n - 1] != keys[i])
-			keys[(*n)++] = keys[i];
-	return keys;
+	{
+		if (*n > 0 && spans[i].lo <= spans[*n - 1].hi)
+			spans[*n - 1].hi = Max(spans[*n - 1].hi, spans[i].hi);
+		else
+			spans[(*n)++] = spans[i];
+	}
+	return spans;
 }
 
-/* Keep only the elements of set (sorted) that are in other (sorted). */
+/*
+ * "column < ANY (array)" is "column < the largest element", "column > ANY
+ * (array)" is "column > the smallest": narrow [*lo, *hi] by the loosest
+ * bound any non-NULL element gives.  False when none gives one.
+ */
+static bool
+narrow_by_any(IndexScanDesc scan, ScanKey key, uint64 *lo, uint64 *hi)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
+	bool		upper = key->sk_strategy < BTEqualStrategyNumber;
+	bool		any = false;
+	uint64		loosest = upper ? 0 : UINT64_MAX;
+
+	for (int i = 0; i < nelems; i++)
+	{
+		NbtpmCut	cut;
+		uint64		elo = 0,
+					ehi = UINT64_MAX;
+
+		if (nulls[i])
+			continue;
+		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
+		if (!nbtpm_narrow(&cut, key->sk_strategy, &elo, &ehi))
+			continue;
+		any = true;
+		loosest = upper ? Max(loosest, ehi) : Min(loosest, elo);
+	}
+	if (!any)
+		return false;
+	if (upper)
+		*hi = Min(*hi, loosest);
+	else
+		*lo = Max(*lo, loosest);
+	return *lo <= *hi;
+}
+
+/* Keep of set (sorted, disjoint spans) only the keys that are in other (the same). */
 static int
-intersect(uint64 *set, int n, const uint64 *other, int m)
+intersect(KeySpan *set, int n, const KeySpan *other, int m)
 {
 	int			out = 0;
 
 	for (int i = 0, j = 0; i < n && j < m;)
 	{
-		if (set[i] < other[j])
+		uint64		lo = Max(set[i].lo, other[j].lo);
+		uint64		hi = Min(set[i].hi, other[j].hi);
+		bool		set_ends_first = set[i].hi < other[j].hi;
+
+		if (lo <= hi)
+			set[out++] = (KeySpan) {lo, hi};
+		/* out <= i: the span just written is never one still to be read */
+		if (set_ends_first)
 			i++;
-		else if (set[i] > other[j])
-			j++;
 		else
-		{
-			set[out++] = set[i];
-			i++;
 			j++;
-		}
 	}
 	return out;
 }
 
+/*
+ * The scan keys as a list of disjoint ranges in the order the index presents
+ * its entries.  Entries are stored in ascending (key, rest) order with NULLs
+ * last; a DESC index reads its value ranges from the top (so->desc flips
+ * every read), and NULLS FIRST puts the NULL range at the front.
+ */
 static void
 compute_ranges(IndexScanDesc scan)
 {
@@ -150,9 +223,10 @@ compute_ranges(IndexScanDesc scan)
 	bool		want_values = true;
 	bool		want_nulls = true;
 	bool		possible = true;
-	uint64	   *set = NULL;
+	KeySpan    *set = NULL;
 	int			nset = 0;
-	int			n = 0;
+	int			nvalues = 0;
+	int			first_value;
 
 	for (int i = 0; i < scan->numberOfKeys && possible; i++)
 	{
@@ -169,86 +243,80 @@ compute_ranges(IndexScanDesc scan)
 			continue;
 		}
 		want_nulls = false;
-		if (key->sk_flags & SK_SEARCHARRAY)
+		if ((key->sk_flags & SK_SEARCHARRAY) && key->sk_strategy == BTEqualStrategyNumber)
 		{
 			int			m;
-			bool		inclusive;
-			uint64	   *keys = array_keys(scan, key, &m, &inclusive);
+			KeySpan    *spans = array_equal_spans(scan, key, &m);
 
-			if (m == 0)
-				possible = false;
-			else if (key->sk_strategy == BTEqualStrategyNumber)
+			if (set == NULL)
 			{
-				if (set == NULL)
-				{
-					set = keys;
-					nset = m;
-				}
-				else
-					nset = intersect(set, nset, keys, m);
+				set = spans;
+				nset = m;
 			}
 			else
 			{
-				/* col < ANY (a) is col < max(a); col > ANY (a) is col > min(a) */
-				uint64		k = (key->sk_strategy < BTEqualStrategyNumber) ? keys[m - 1] : keys[0];
-				uint64		klo = 0,
-							khi = UINT64_MAX;
-
-				if (!inclusive && key->sk_strategy == BTLessStrategyNumber && k-- == 0)
-					possible = false;
-				else if (!inclusive && key->sk_strategy == BTGreaterStrategyNumber && k++ == UINT64_MAX)
-					possible = false;
-				else if (key->sk_strategy < BTEqualStrategyNumber)
-					khi = k;
-				else
-					klo = k;
-				lo = Max(lo, klo);
-				hi = Min(hi, khi);
-				possible = possible && lo <= hi;
+				nset = intersect(set, nset, spans, m);
+				pfree(spans);
 			}
-			continue;
+			possible = nset > 0;
 		}
-		if (nbtpm_same_key_space(so->coltype, key->sk_subtype))
-			possible = nbtpm_encode_bound(so->coltype, key->sk_subtype, key->sk_argument,
-										  key->sk_strategy, &lo, &hi);
+		else if (key->sk_flags & SK_SEARCHARRAY)
+			possible = narrow_by_any(scan, key, &lo, &hi);
 		else
-			possible = nbtpm_search_bound(scan->indexRelation->rd_opfamily[0], so->coltype,
-										  key->sk_subtype, key->sk_argument, key->sk_strategy,
-										  &lo, &hi);
+		{
+			NbtpmCut	cut;
+
+			cut_of(scan, key->sk_subtype, key->sk_argument, &cut);
+			possible = nbtpm_narrow(&cut, key->sk_strategy, &lo, &hi);
+		}
 	}
 
 	if (so->ranges)
 		pfree(so->ranges);
 	so->ranges = palloc(sizeof(NbtpmRange) * (Max(nset, 1) + 1));
-	if (possible && want_values)
+	so->nranges = 0;
+	if (!possible)
+		return;
+	/* the NULL range first or last, the value ranges in key order between */
+	first_value = (want_nulls && so->nulls_first) ? 1 : 0;
+	if (want_values && set != NULL)
 	{
-		if (set != NULL)
+		for (int i = 0; i < nset; i++)
 		{
-			for (int i = 0; i < nset; i++)
-			{
-				if (set[i] < lo || set[i] > hi)
-					continue;
-				so->ranges[n].lo = (nbt_skey) {set[i], 1};
-				so->ranges[n].hi = (nbt_skey) {set[i], REST_NONNULL_MAX};
-				n++;
-			}
-		}
-		else
-		{
-			so->ranges[n].lo = (nbt_skey) {lo, 1};
-			so->ranges[n].hi = (nbt_skey) {hi, REST_NONNULL_MAX};
-			n++;
+			if (set[i].hi < lo || set[i].lo > hi)
+				continue;
+			so->ranges[first_value + nvalues].lo = (nbt_skey) {Max(set[i].lo, lo), 1};
+			so->ranges[first_value + nvalues].hi = (nbt_skey) {Min(set[i].hi, hi), REST_NONNULL_MAX};
+			nvalues++;
 		}
 	}
-	if (possible && want_nulls)
+	else if (want_values)
 	{
-		so->ranges[n].lo = (nbt_skey) {NBTPM_NULL_KEY, NBTPM_REST_NULL};
-		so->ranges[n].hi = (nbt_skey) {NBTPM_NULL_KEY, NBT_REST_MAX};
-		n++;
+		so->ranges[first_value].lo = (nbt_skey) {lo, 1};
+		so->ranges[first_value].hi = (nbt_skey) {hi, REST_NONNULL_MAX};
+		nvalues = 1;
 	}
-	so->nranges = n;
 	if (set)
 		pfree(set);
+	if (so->desc)
+	{
+		for (int i = 0, j = nvalues - 1; i < j; i++, j--)
+		{
+			NbtpmRange	tmp = so->ranges[first_value + i];
+
+			so->ranges[first_value + i] = so->ranges[first_value + j];
+			so->ranges[first_value + j] = tmp;
+		}
+	}
+	so->nranges = nvalues;
+	if (want_nulls)
+	{
+		NbtpmRange *nulls = &so->ranges[so->nulls_first ? 0 : nvalues];
+
+		nulls->lo = (nbt_skey) {NBTPM_NULL_KEY, NBTPM_REST_NULL};
+		nulls->hi = (nbt_skey) {NBTPM_NULL_KEY, NBT_REST_MAX};
+		so->nranges++;
+	}
 }
 
 void
@@ -268,12 +336,12 @@ nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 #endif
 }
 
-/* Load the leaf to start range r in direction dir. */
+/* Load the leaf to start range r, reading keys upwards (kd = 1) or downwards (-1). */
 static void
-position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
+position_at(NbtpmScanOpaque so, int r, int kd)
 {
 	so->cur = r;
-	if (ScanDirectionIsForward(dir))
+	if (kd > 0)
 	{
 		nbt_read_range(&so->h->tree.nbt, &so->ranges[r].lo, false, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
@@ -296,31 +364,34 @@ position_at(NbtpmScanOpaque so, int r, ScanDirection dir)
 }
 
 /*
- * Step to the next qualifying entry in direction dir.  Returns false at the
- * end, leaving the state so that a step the other way starts over from the
- * end just left.
+ * Step to the next qualifying entry in direction dir of the index's order.
+ * Returns false at the end, leaving the state so that a step the other way
+ * starts over from the end just left.  The ranges are in the index's order
+ * (d steps through them); keys are read upwards or, for a DESC index,
+ * downwards (kd).
  */
 static bool
 step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 {
 	int			d = ScanDirectionIsForward(dir) ? 1 : -1;
+	int			kd = so->desc ? -d : d;
 
 	if (so->nranges == 0)
 		return false;
 	if (!so->positioned)
-		position_at(so, d > 0 ? 0 : so->nranges - 1, dir);
+		position_at(so, d > 0 ? 0 : so->nranges - 1, kd);
 	else if (so->cur < 0 || so->cur >= so->nranges)
 	{
 		/* past one end: only a step back from that end finds anything */
 		if ((d > 0 && so->cur >= so->nranges) || (d < 0 && so->cur < 0))
 			return false;
-		position_at(so, d > 0 ? 0 : so->nranges - 1, dir);
+		position_at(so, d > 0 ? 0 : so->nranges - 1, kd);
 	}
 	for (;;)
 	{
 		NbtpmRange *range = &so->ranges[so->cur];
 
-		so->pos += d;
+		so->pos += kd;
 		if (so->pos >= 0 && so->pos < so->batch.n)
 		{
 			nbt_skey   *e = &so->batch.e[so->pos].sk;
@@ -328,20 +399,22 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			if (nbt_skey_cmp(e, &range->lo) >= 0 && nbt_skey_cmp(e, &range->hi) <= 0)
 			{
 #ifdef PM_ASSERT_CHECKING
-				/* strictly ordered in one direction, so never repeated across SMOs */
-				pm_assert(so->last_dir != d || nbt_skey_cmp(e, &so->last_returned) * d > 0);
+				/* strictly ordered within a range, so never repeated across SMOs */
+				pm_assert(so->last_dir != d || so->last_range != so->cur ||
+						  nbt_skey_cmp(e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
+				so->last_range = so->cur;
 				so->last_dir = d;
 #endif
 				*out = *e;
 				return true;
 			}
 			/* before the range's start in this direction: skip; past its end: next range */
-			if ((d > 0 && nbt_skey_cmp(e, &range->hi) <= 0) ||
-				(d < 0 && nbt_skey_cmp(e, &range->lo) >= 0))
+			if ((kd > 0 && nbt_skey_cmp(e, &range->hi) <= 0) ||
+				(kd < 0 && nbt_skey_cmp(e, &range->lo) >= 0))
 				continue;
 		}
-		else if (d > 0 && !nbt_skey_is_max(&so->batch.high) &&
+		else if (kd > 0 && !nbt_skey_is_max(&so->batch.high) &&
 				 nbt_skey_cmp(&so->batch.high, &range->hi) <= 0)
 		{
 			nbt_skey	from = so->batch.high;
@@ -351,7 +424,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			so->pos = -1;
 			continue;
 		}
-		else if (d < 0 && !nbt_skey_is_min(&so->batch.low) &&
+		else if (kd < 0 && !nbt_skey_is_min(&so->batch.low) &&
 				 nbt_skey_cmp(&so->batch.low, &range->lo) > 0)
 		{
 			nbt_skey	from = so->batch.low;
@@ -367,7 +440,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			so->cur += d;
 			return false;
 		}
-		position_at(so, so->cur + d, dir);
+		position_at(so, so->cur + d, kd);
 	}
 }
 

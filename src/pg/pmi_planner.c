@@ -1,0 +1,130 @@
+/*
+ * pmi_planner.c
+ *	  Index conditions that the core planner derives only for its own index
+ *	  access methods, derived for pm_index's from set_rel_pathlist_hook.
+ *
+ * Two kinds of clause never become index conditions of a non-core access
+ * method in PostgreSQL 15: a boolean column used as a condition (WHERE b,
+ * NOT b, b IS TRUE), which indxpath.c matches only for btree's and hash's
+ * boolean operator families, and PostGIS's ST_* predicates, whose support
+ * function answers only for GiST, SP-GiST and BRIN.  For a base relation
+ * with pm_index indexes, each access method's derive function turns such a
+ * restriction or join clause into an operator condition on an index column
+ * (fbrpm_planner.c, nbtpm_planner.c), and index paths are built for those
+ * indexes with the derived conditions added.  The conditions exist only
+ * while those paths are made: the original clause stays in the relation's
+ * quals, so the plan still evaluates it.  Join clauses give parameterized
+ * paths, so a join on ST_Intersects can be a nested loop over an index scan.
+ */
+#include "pm_index.h"
+
+#include "commands/defrem.h"
+#include "optimizer/paths.h"
+#include "fbrtree_pm/fbrpm.h"
+#include "nbtree_pm/nbtpm.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+bool
+pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index)
+{
+	if (IsA(arg, RelabelType))
+		arg = (Node *) ((RelabelType *) arg)->arg;
+	return IsA(arg, Var) && ((Var *) arg)->varno == rel->relid &&
+		((Var *) arg)->varattno == index->indexkeys[0] && ((Var *) arg)->varattno != 0 &&
+		((Var *) arg)->varlevelsup == 0;
+}
+
+static List *
+derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, List *clauses)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+	ListCell   *li;
+	ListCell   *ld;
+
+	foreach(lc, clauses)
+	{
+		forboth(li, indexes, ld, derivers)
+		{
+			PmiDeriveClause derive = (PmiDeriveClause) lfirst(ld);
+			RestrictInfo *d = derive(root, rel, lfirst(li), lfirst(lc));
+
+			if (d != NULL)
+				out = lappend(out, d);
+		}
+	}
+	return out;
+}
+
+static void
+pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Oid			nbtree_pm,
+				fbrtree_pm;
+	List	   *indexes = NIL;
+	List	   *derivers = NIL;
+	List	   *restrict_derived;
+	List	   *join_derived;
+	ListCell   *lc;
+	ListCell   *li;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (!IS_SIMPLE_REL(rel) || rte->rtekind != RTE_RELATION || rel->indexlist == NIL)
+		return;
+	nbtree_pm = get_am_oid("nbtree_pm", true);
+	fbrtree_pm = get_am_oid("fbrtree_pm", true);
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst(lc);
+		PmiDeriveClause derive = NULL;
+
+		if (!OidIsValid(index->relam))
+			continue;
+		if (index->relam == nbtree_pm)
+			derive = nbtpm_derive_clause;
+		else if (index->relam == fbrtree_pm)
+			derive = fbrpm_derive_clause;
+		if (derive == NULL)
+			continue;
+		indexes = lappend(indexes, index);
+		derivers = lappend(derivers, derive);
+	}
+	if (indexes == NIL)
+		return;
+	restrict_derived = derive_all(root, rel, indexes, derivers, rel->baserestrictinfo);
+	join_derived = derive_all(root, rel, indexes, derivers, rel->joininfo);
+	if (restrict_derived != NIL || join_derived != NIL)
+	{
+		List	   *saved_indexes = rel->indexlist;
+		List	   *saved_restrict = rel->baserestrictinfo;
+		List	   *saved_join = rel->joininfo;
+		List	   *saved_indrestrict = NIL;
+
+		/* restriction clauses reach index paths through each index's indrestrictinfo */
+		foreach(lc, indexes)
+		{
+			IndexOptInfo *index = lfirst(lc);
+
+			saved_indrestrict = lappend(saved_indrestrict, index->indrestrictinfo);
+			index->indrestrictinfo = list_concat_copy(index->indrestrictinfo, restrict_derived);
+		}
+		rel->indexlist = indexes;
+		rel->baserestrictinfo = list_concat_copy(saved_restrict, restrict_derived);
+		rel->joininfo = list_concat_copy(saved_join, join_derived);
+		create_index_paths(root, rel);
+		rel->indexlist = saved_indexes;
+		rel->baserestrictinfo = saved_restrict;
+		rel->joininfo = saved_join;
+		forboth(lc, indexes, li, saved_indrestrict)
+			((IndexOptInfo *) lfirst(lc))->indrestrictinfo = lfirst(li);
+	}
+}
+
+void
+pmi_planner_init(void)
+{
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = pmi_set_rel_pathlist;
+}

@@ -1,0 +1,415 @@
+-- The differential oracle for nbtree_pm, loaded by tests/t/090_differential.pl.
+--
+-- For every operator class of nbtree_pm, a table per index ordering (ASC, DESC, NULLS FIRST,
+-- DESC NULLS LAST) holds the type's boundary values, NULLs, a long run of one duplicate and
+-- random values; pm_diff.bt_<type> holds the same rows under a btree index.  Every operator of
+-- the class's operator family (from the catalogs, cross-type members included) is applied to
+-- boundary and random values of its right-hand type, through index, index-only and bitmap scans,
+-- = ANY arrays, two-sided ranges, IS [NOT] NULL, ORDER BY in four orderings with and without
+-- LIMIT, min/max, merge joins and parameterized nested loops; each answer is compared with the
+-- btree index's and with a sequential scan's, in the caller's snapshot.  Each plan is checked to
+-- use the nbtree_pm index (an index that the planner never picks tests nothing).  Mismatches go
+-- to pm_diff.failures with the query, so a failure replays by hand against the same seed's data.
+SET client_min_messages = warning;
+CREATE SCHEMA pm_diff;
+
+CREATE TABLE pm_diff.failures (kind text, query text, got text, want text);
+CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
+
+-- The index orderings each type is indexed in.
+CREATE FUNCTION pm_diff.orderings() RETURNS TABLE (name text, clause text)
+LANGUAGE sql IMMUTABLE AS $$
+  VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST')
+$$;
+
+-- Boundary values of a type, as literals: extremes, infinities, NaN, signed zeros, the
+-- neighbours of the epochs (1970 and PostgreSQL's 2000) and of the other types' limits.
+CREATE FUNCTION pm_diff.edges(t regtype) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE t
+    WHEN 'int2'::regtype THEN
+      '{-32768,-32767,-129,-1,0,1,127,32766,32767}'::text[]
+    WHEN 'int4'::regtype THEN
+      '{-2147483648,-2147483647,-32769,-32768,-1,0,1,32767,32768,2147483646,2147483647}'::text[]
+    WHEN 'int8'::regtype THEN
+      '{-9223372036854775808,-9223372036854775807,-2147483649,-2147483648,-32768,-1,0,1,32767,'
+      '2147483647,2147483648,9223372036854775806,9223372036854775807}'::text[]
+    WHEN 'oid'::regtype THEN
+      '{0,1,2,2147483647,2147483648,4294967294,4294967295}'::text[]
+    WHEN 'float4'::regtype THEN
+      '{-Infinity,-3.4028235e38,-1e10,-1.1754944e-38,-1e-45,-0,0,1e-45,1.1754944e-38,0.1,1,'
+      '16777217,3.4028235e38,Infinity,NaN}'::text[]
+    WHEN 'float8'::regtype THEN
+      '{-Infinity,-1.7976931348623157e308,-3.4028235677973366e38,-1e10,-2.2250738585072014e-308,'
+      '-5e-324,-0,0,5e-324,1.401298464324817e-45,0.1,0.10000000149011612,1,16777217,'
+      '3.4028234663852886e38,1.7976931348623157e308,Infinity,NaN}'::text[]
+    WHEN 'bool'::regtype THEN
+      '{false,true}'::text[]
+    WHEN 'date'::regtype THEN
+      '{-infinity,4714-11-24 BC,4714-11-25 BC,0001-01-01 BC,1899-12-31,1969-12-31,1970-01-01,'
+      '1999-12-30,1999-12-31,2000-01-01,2000-01-02,294276-12-31,294277-01-01,5874897-12-30,'
+      '5874897-12-31,infinity}'::text[]
+    WHEN 'time'::regtype THEN
+      '{00:00,00:00:00.000001,11:59:59.999999,12:00,23:59:59.999999,24:00}'::text[]
+    WHEN 'timestamp'::regtype THEN
+      '{-infinity,4714-11-24 00:00 BC,4714-11-24 00:00:00.000001 BC,1899-12-31 23:59:59.999999,'
+      '1969-12-31 23:59:59.999999,1970-01-01,1999-12-30 12:00,1999-12-31,1999-12-31 12:00,'
+      '2000-01-01,2000-01-01 00:00:00.000001,294276-12-31 23:59:59.999999,infinity}'::text[]
+    WHEN 'timestamptz'::regtype THEN
+      '{-infinity,4714-11-24 00:00+00 BC,4714-11-25 00:00+00 BC,1899-12-31 23:59:59.999999+00,'
+      '1969-12-31 23:59:59.999999+00,1970-01-01 00:00+00,1999-12-31 00:00+00,1999-12-31 12:00+00,'
+      '1999-12-31 23:00-05,2000-01-01 00:00+00,2000-01-01 00:00:00.000001+14,'
+      '294276-12-30 23:59:59.999999+00,infinity}'::text[]
+  END
+$$;
+
+-- A random value of a type (from the session's random(), seeded by the caller): half from a
+-- narrow range, so that values repeat, half from the type's whole range.
+CREATE FUNCTION pm_diff.random_value(t regtype) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  narrow boolean := random() < 0.5;
+  r float8 := random();
+  days bigint;
+BEGIN
+  CASE t
+    WHEN 'int2'::regtype THEN
+      RETURN CASE WHEN narrow THEN floor(r * 41 - 20) ELSE floor(r * 65536 - 32768) END::int2::text;
+    WHEN 'int4'::regtype THEN
+      RETURN CASE WHEN narrow THEN floor(r * 41 - 20) ELSE floor(r * 4294967296 - 2147483648) END::int4::text;
+    WHEN 'int8'::regtype THEN
+      RETURN CASE WHEN narrow THEN floor(r * 41 - 20)::int8
+             ELSE (floor(r * 4294967296 - 2147483648)::int8 * 2147483648
+                   + floor(random() * 2147483648)::int8) END::text;
+    WHEN 'oid'::regtype THEN
+      RETURN CASE WHEN narrow THEN floor(r * 40) ELSE floor(r * 4294967296) END::int8::oid::text;
+    WHEN 'float4'::regtype THEN
+      RETURN CASE WHEN narrow THEN (floor(r * 21 - 10) / 4)::float4
+             ELSE (sign(random() - 0.5) * power(10::float8, r * 76 - 38))::float4 END::text;
+    WHEN 'float8'::regtype THEN
+      RETURN CASE WHEN narrow THEN floor(r * 21 - 10) / 4
+             ELSE sign(random() - 0.5) * power(10::float8, r * 600 - 300) END::text;
+    WHEN 'bool'::regtype THEN
+      RETURN (r < 0.5)::text;
+    WHEN 'time'::regtype THEN
+      RETURN CASE WHEN narrow THEN time '00:00' + floor(r * 20) * interval '1 hour'
+             ELSE time '00:00' + floor(r * 86400e6) * interval '1 microsecond' END::text;
+    ELSE
+      -- date, timestamp, timestamptz: days from 4713 BC, narrow ones around 1970 and 2000
+      IF narrow THEN
+        days := floor(r * 40 - 20) + CASE WHEN random() < 0.5 THEN 0 ELSE -10957 END;
+      ELSIF t = 'date'::regtype THEN
+        days := floor(r * 2147483494) - 2451545;
+      ELSE
+        days := floor(r * 109203489) - 2451545;	-- to the end of the timestamp range
+      END IF;
+      IF t = 'date'::regtype THEN
+        RETURN (date '2000-01-01' + days::int)::text;
+      END IF;
+      RETURN ((date '2000-01-01' + days::int)::timestamp
+              + CASE WHEN narrow THEN floor(random() * 4) * interval '6 hours'
+                ELSE floor(random() * 86400e6) * interval '1 microsecond' END)::text
+             || CASE WHEN t = 'timestamptz'::regtype THEN '+00' ELSE '' END;
+  END CASE;
+END $$;
+
+-- The type's name as it appears in table names (pm_diff.bt_timestamptz).
+CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
+LANGUAGE sql STABLE AS $$ SELECT typname::text FROM pg_type WHERE oid = t $$;
+
+-- Literal of value v (text) of type t, for a query.
+CREATE FUNCTION pm_diff.lit(v text, t regtype) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT format('%L::%s', v, t) $$;
+
+-- Settings of a plan shape, local to the transaction.
+CREATE FUNCTION pm_diff.set_shape(shape text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('enable_seqscan', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_indexscan', (shape IN ('index', 'indexonly', 'merge', 'nestloop', 'btree'))::text, true);
+  PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge'))::text, true);
+  PERFORM set_config('enable_bitmapscan', (shape = 'bitmap')::text, true);
+  PERFORM set_config('enable_sort', (shape NOT IN ('merge'))::text, true);
+  PERFORM set_config('enable_mergejoin', (shape = 'merge')::text, true);
+  PERFORM set_config('enable_hashjoin', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_nestloop', (shape <> 'merge')::text, true);
+  PERFORM set_config('enable_material', 'false', true);
+END $$;
+
+-- The plan of q under a shape, one string.
+CREATE FUNCTION pm_diff.plan(q text, shape text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  plan text := '';
+BEGIN
+  PERFORM pm_diff.set_shape(shape);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || line || E'\n';
+  END LOOP;
+  RETURN plan;
+END $$;
+
+-- q's rows (one text column r) under a shape: sorted when ordered is false, else in q's order.
+CREATE FUNCTION pm_diff.answer(q text, shape text, ordered boolean) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  a text;
+BEGIN
+  PERFORM pm_diff.set_shape(shape);
+  IF ordered THEN
+    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L), %L) FROM (%s) s(r)',
+                   'NULL', E'\n', '', q) INTO a;
+  ELSE
+    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L ORDER BY r COLLATE "C"), %L) FROM (%s) s(r)',
+                   'NULL', E'\n', '', q) INTO a;
+  END IF;
+  RETURN a;
+EXCEPTION WHEN OTHERS THEN
+  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+CREATE FUNCTION pm_diff.fail(kind text, q text, got text, want text) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO pm_diff.failures VALUES (kind, q, left(got, 2000), left(want, 2000))
+$$;
+
+CREATE FUNCTION pm_diff.count(shape text) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO pm_diff.counts VALUES (shape, 1) ON CONFLICT (shape) DO UPDATE SET n = counts.n + 1
+$$;
+
+-- Ordered answers compare by the type's equality (-0 equals 0 there, as ties may come in either
+-- order); everything else compares exactly, as text.
+CREATE FUNCTION pm_diff.same_order(a text, b text, t regtype) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  eq boolean;
+BEGIN
+  IF a = b THEN
+    RETURN true;
+  END IF;
+  IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', t)
+    INTO eq USING a, b, E'\n', 'NULL';
+  RETURN eq;
+END $$;
+
+-- Compare q (with %1$s for the table) on the nbtree_pm table under each shape with the btree
+-- table and a sequential scan; the plan must use the nbtree_pm index as the shape says.
+CREATE FUNCTION pm_diff.check(q text, t regtype, ord text, shapes text[], ordered boolean DEFAULT false)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  pm_table text := format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord);
+  index_name text := format('pm_%s_%s_v', pm_diff.tname(t), ord);
+  bt_table text := format('pm_diff.bt_%s', pm_diff.tname(t));
+  by_seq text := pm_diff.answer(format(q, bt_table), 'seq', ordered);
+  by_btree text := pm_diff.answer(format(q, bt_table), 'btree', ordered);
+  shape text;
+  got text;
+  plan text;
+  want_node text;
+BEGIN
+  IF NOT pm_diff.same_order(by_seq, by_btree, t) THEN
+    PERFORM pm_diff.fail('oracles disagree', format(q, bt_table), by_btree, by_seq);
+  END IF;
+  FOREACH shape IN ARRAY shapes LOOP
+    plan := pm_diff.plan(format(q, pm_table), shape);
+    want_node := CASE shape
+      WHEN 'index' THEN 'Index Scan% using ' || index_name
+      WHEN 'indexonly' THEN 'Index Only Scan% using ' || index_name
+      WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
+      WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
+      ELSE '% ' || index_name
+    END;
+    IF plan NOT LIKE '%' || want_node || '%' THEN
+      PERFORM pm_diff.fail('plan ' || shape, format(q, pm_table), plan, want_node);
+      CONTINUE;
+    END IF;
+    PERFORM pm_diff.count(shape);
+    got := pm_diff.answer(format(q, pm_table), shape, ordered);
+    IF (ordered AND NOT pm_diff.same_order(got, by_seq, t)) OR (NOT ordered AND got <> by_seq) THEN
+      PERFORM pm_diff.fail(shape, format(q, pm_table), got, by_seq);
+    END IF;
+  END LOOP;
+END $$;
+
+-- The tables of one type: the same rows in pm_<type>_<ordering> (one nbtree_pm index each) and
+-- bt_<type> (btree).  nrandom random rows besides the edges, NULLs and the duplicate run.
+CREATE FUNCTION pm_diff.setup_type(t regtype, nrandom int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  n text := pm_diff.tname(t);
+  o record;
+  v text;
+BEGIN
+  EXECUTE format('CREATE TABLE pm_diff.bt_%s (id serial, v %s)', n, t);
+  FOREACH v IN ARRAY pm_diff.edges(t) || pm_diff.edges(t) LOOP
+    EXECUTE format('INSERT INTO pm_diff.bt_%s (v) VALUES (%s)', n, pm_diff.lit(v, t));
+  END LOOP;
+  EXECUTE format('INSERT INTO pm_diff.bt_%s (v) SELECT NULL FROM generate_series(1, 8)', n);
+  -- a run of one value longer than a leaf (62 entries)
+  EXECUTE format('INSERT INTO pm_diff.bt_%s (v) SELECT %s FROM generate_series(1, 150)', n,
+                 pm_diff.lit(pm_diff.random_value(t), t));
+  FOR i IN 1 .. nrandom LOOP
+    EXECUTE format('INSERT INTO pm_diff.bt_%s (v) VALUES (%s)', n, pm_diff.lit(pm_diff.random_value(t), t));
+  END LOOP;
+  EXECUTE format('CREATE INDEX bt_%s_v ON pm_diff.bt_%s (v)', n, n);
+  FOR o IN SELECT * FROM pm_diff.orderings() LOOP
+    EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM pm_diff.bt_%s', n, o.name, n);
+    EXECUTE format('CREATE INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING nbtree_pm (v %s)',
+                   n, o.name, n, o.name, o.clause);
+  END LOOP;
+END $$;
+
+-- The right-hand types of t's operators in its nbtree_pm operator family, t first.
+CREATE FUNCTION pm_diff.arg_types(t regtype) RETURNS SETOF regtype
+LANGUAGE sql STABLE AS $$
+  SELECT r FROM (
+    SELECT DISTINCT ao.amoprighttype::regtype AS r
+      FROM pg_opclass oc
+      JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
+      JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype
+     WHERE oc.opcintype = t AND oc.opcdefault AND ao.amoppurpose = 's') s
+   ORDER BY r <> t, r
+$$;
+
+-- Values of type a to compare with a column of type t: a's edges, random values, and (when
+-- a = t) values drawn from the table.
+CREATE FUNCTION pm_diff.args(t regtype, a regtype, nrandom int) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  v text;
+BEGIN
+  RETURN QUERY SELECT unnest(pm_diff.edges(a));
+  FOR i IN 1 .. nrandom LOOP
+    RETURN NEXT pm_diff.random_value(a);
+  END LOOP;
+  IF a = t THEN
+    FOR v IN EXECUTE format('SELECT v::text FROM pm_diff.bt_%s WHERE v IS NOT NULL ORDER BY random() LIMIT %s',
+                            pm_diff.tname(t), nrandom) LOOP
+      RETURN NEXT v;
+    END LOOP;
+  END IF;
+END $$;
+
+-- A condition on v, through index and bitmap scans (rows) and an index-only scan (values).
+CREATE FUNCTION pm_diff.check_where(cond text, t regtype, ord text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pm_diff.check(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
+                               ':', 'NULL', replace(cond, '%', '%%')),
+                        t, ord, ARRAY['index', 'bitmap']);
+  PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
+                        t, ord, ARRAY['indexonly']);
+END $$;
+
+-- Every query of one type and one index ordering.
+CREATE FUNCTION pm_diff.run_type(t regtype, ord text, nrandom int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  n text := pm_diff.tname(t);
+  a regtype;
+  op record;
+  v text;
+  v2 text;
+  arr text;
+  o text;
+  ordered_shapes text[] := ARRAY['index', 'indexonly'];
+BEGIN
+  CREATE TEMP TABLE IF NOT EXISTS diff_args (x text);
+  FOR a IN SELECT pm_diff.arg_types(t) LOOP
+    TRUNCATE diff_args;
+    INSERT INTO diff_args SELECT pm_diff.args(t, a, nrandom);
+    FOR op IN
+      SELECT o.oprname
+        FROM pg_opclass oc
+        JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
+        JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = t AND ao.amoprighttype = a
+        JOIN pg_operator o ON o.oid = ao.amopopr
+       WHERE oc.opcintype = t AND oc.opcdefault AND ao.amoppurpose = 's'
+       ORDER BY ao.amopstrategy
+    LOOP
+      FOR v IN SELECT x FROM diff_args LOOP
+        PERFORM pm_diff.check_where(format('v %s %s', op.oprname, pm_diff.lit(v, a)), t, ord);
+      END LOOP;
+      -- op ANY (array of edges and random values, with a NULL)
+      SELECT format('ARRAY[%s, NULL]::%s[]', string_agg(pm_diff.lit(x, a), ', '), a) INTO arr
+        FROM (SELECT x FROM diff_args ORDER BY random() LIMIT 6) s;
+      PERFORM pm_diff.check_where(format('v %s ANY (%s)', op.oprname, arr), t, ord);
+      -- a parameterized nested loop with the arguments as the outer relation
+      PERFORM pm_diff.check(format(
+        'SELECT x || %L || v FROM (SELECT x::%s AS y, x FROM diff_args) d JOIN %%1$s ON v %s y',
+        ':', a, op.oprname), t, ord, ARRAY['index']);
+    END LOOP;
+    -- two-sided ranges between arguments of this type
+    FOR v, v2 IN SELECT x, lead(x) OVER (ORDER BY random()) FROM diff_args LOOP
+      CONTINUE WHEN v2 IS NULL;
+      PERFORM pm_diff.check_where(format('v >= %s AND v < %s', pm_diff.lit(v, a), pm_diff.lit(v2, a)), t, ord);
+      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE v > %s AND v <= %s ORDER BY v DESC',
+                                   pm_diff.lit(v, a), pm_diff.lit(v2, a)), t, ord, ordered_shapes, true);
+    END LOOP;
+  END LOOP;
+  PERFORM pm_diff.check_where('v IS NULL', t, ord);
+  PERFORM pm_diff.check_where('v IS NOT NULL', t, ord);
+  -- orderings, whole, limited, and from a bound
+  FOREACH o IN ARRAY ARRAY['v', 'v DESC', 'v NULLS FIRST', 'v DESC NULLS LAST'] LOOP
+    -- a whole scan in an order the index does not have (nor its reverse) is a sort of the heap
+    IF (ord IN ('asc', 'desc')) = (o IN ('v', 'v DESC')) THEN
+      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
+      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
+    END IF;
+    EXECUTE format('SELECT v::text FROM pm_diff.bt_%s WHERE v IS NOT NULL ORDER BY random() LIMIT 1', n) INTO v;
+    PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
+                                 pm_diff.lit(v, t), o), t, ord, ordered_shapes, true);
+  END LOOP;
+  IF to_regprocedure(format('min(%s)', t)) IS NOT NULL THEN
+    PERFORM pm_diff.check('SELECT min(v)::text FROM %1$s', t, ord, ordered_shapes);
+    PERFORM pm_diff.check('SELECT max(v)::text FROM %1$s', t, ord, ordered_shapes);
+  END IF;
+  -- a merge join of the table with itself (mark and restore over duplicates)
+  PERFORM pm_diff.check('SELECT x.v::text FROM %1$s x JOIN %1$s y ON x.v = y.v', t, ord, ARRAY['merge']);
+END $$;
+
+-- The default operator classes of nbtree_pm, by input type.
+CREATE FUNCTION pm_diff.types() RETURNS SETOF regtype
+LANGUAGE sql STABLE AS $$
+  SELECT oc.opcintype::regtype
+    FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
+   WHERE oc.opcdefault
+   ORDER BY 1
+$$;
+
+-- A writer for the concurrent pass: each round inserts, updates and deletes the same rows in
+-- bt_<type> and every pm_<type>_<ordering> in one transaction (so any snapshot sees identical
+-- tables), then pauses 10 ms, until rounds are done or pm_diff.stop has a row.
+CREATE TABLE pm_diff.stop (at timestamptz);
+CREATE PROCEDURE pm_diff.write(t regtype, rounds int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  n text := pm_diff.tname(t);
+  tables text[];
+  tab text;
+  id int;
+  v text;
+  v2 text;
+BEGIN
+  SELECT array_agg(format('pm_diff.pm_%s_%s', n, name)) || format('pm_diff.bt_%s', n) INTO tables
+    FROM pm_diff.orderings();
+  FOR i IN 1 .. rounds LOOP
+    EXIT WHEN EXISTS (SELECT FROM pm_diff.stop);
+    id := nextval(format('pm_diff.bt_%s_id_seq', n));
+    v := pm_diff.lit(pm_diff.random_value(t), t);
+    v2 := pm_diff.lit(pm_diff.random_value(t), t);
+    FOREACH tab IN ARRAY tables LOOP
+      EXECUTE format('INSERT INTO %s VALUES (%s, %s)', tab, id, v);
+      EXECUTE format('UPDATE %s SET v = %s WHERE id = %s', tab, v2, id / 2);
+      EXECUTE format('DELETE FROM %s WHERE id = %s', tab, id / 3);
+    END LOOP;
+    COMMIT;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;

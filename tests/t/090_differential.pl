@@ -1,0 +1,109 @@
+# PostgreSQL as the oracle: every operator class of nbtree_pm, every operator of its family
+# (cross-type members too), over boundary and random values, every plan shape and index
+# ordering, compared with btree on an identical table and with a sequential scan
+# (tests/diff/nbtree_pm.sql).  Then one pass in a single snapshot while writers change the
+# tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
+# PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
+# PM_DIFF_ROWS (default 200) the random rows per table; tests/torture raises both.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
+
+my $seed = $ENV{PM_DIFF_SEED} // int(rand(1_000_000_000));
+my $values = $ENV{PM_DIFF_VALUES} || 5;
+my $rows = $ENV{PM_DIFF_ROWS} || 200;
+my @zones = ('UTC', 'America/New_York', 'Asia/Kolkata', 'Pacific/Kiritimati', 'America/St_Johns',
+	'Europe/Berlin');
+my $zone = $zones[ $seed % @zones ];
+diag("differential: seed $seed, TimeZone $zone, $values values, $rows rows "
+	  . "(replay: PM_DIFF_SEED=$seed PM_TAP_FILTER=090_differential tests/run --only tap)");
+
+my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
+$node->safe_psql('postgres', slurp_file("$FindBin::Bin/../diff/nbtree_pm.sql"));
+# setseed() takes [-1, 1]
+my $setseed = sprintf('SELECT setseed(%.9f);', ($seed % 2_000_000_001) / 1_000_000_000 - 1);
+
+# The first failures of a pass, with the first line where the answers part.
+sub report
+{
+	my ($where) = @_;
+	my $failures = $node->safe_psql(
+		'postgres', qq{
+		SELECT count(*) FROM pm_diff.failures WHERE $where});
+	ok($failures == 0, "no failures: $where") or do
+	{
+		diag(
+			$node->safe_psql(
+				'postgres', qq{
+			SELECT format(E'%s: %s\n    got:  %s\n    want: %s', kind, query,
+			         coalesce(g, '(end)'), coalesce(w, '(end)'))
+			  FROM (SELECT kind, query, string_to_array(got, E'\n') ga, string_to_array(want, E'\n') wa
+			          FROM pm_diff.failures WHERE $where LIMIT 5) f,
+			       LATERAL (SELECT ga[i] g, wa[i] w FROM generate_series(1, greatest(cardinality(ga), cardinality(wa), 1)) i
+			                 WHERE ga[i] IS DISTINCT FROM wa[i] LIMIT 1) d}));
+	};
+}
+
+my @types = split /\n/, $node->safe_psql('postgres', 'SELECT pm_diff.tname(t) FROM pm_diff.types() t');
+my @orderings = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM pm_diff.orderings()');
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.setup_type(t, $rows) FROM pm_diff.types() t");
+$node->safe_psql('postgres', 'VACUUM ANALYZE');
+for my $t (@types)
+{
+	for my $o (@orderings)
+	{
+		$node->safe_psql('postgres', "$setseed SELECT pm_diff.run_type('$t', '$o', $values)");
+		report("query LIKE '%pm_diff.pm\\_${t}\\_$o %'");
+	}
+}
+# every shape was planned and run (a check the planner never reached tests nothing)
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT string_agg(s, ',' ORDER BY s) FROM unnest('{bitmap,index,indexonly,merge}'::text[]) s
+	 WHERE NOT EXISTS (SELECT FROM pm_diff.counts c WHERE c.shape = s AND c.n > 0)}),
+	'', 'every plan shape ran');
+diag('differential: ' . $node->safe_psql('postgres',
+	q{SELECT string_agg(format('%s %s', n, shape), ', ' ORDER BY shape) FROM pm_diff.counts}));
+report('true');
+ok( $node->safe_psql('postgres', q{SELECT bool_and(nbtree_pm_check(i.indexrelid, true) IS NOT NULL)
+	  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	 WHERE c.relnamespace = 'pm_diff'::regnamespace AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'nbtree_pm')}) eq 't',
+	'every index verifies');
+
+# The concurrent pass: two types, a writer on each (at most 3,000 rounds of 10 ms), VACUUM in
+# a loop, the checks of each table in one REPEATABLE READ snapshot.
+$node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
+my @busy;
+for my $t ('int8', 'timestamptz')
+{
+	my ($out, $err, $vout, $verr) = ('', '', '', '');
+	push @busy, [ psql_start($node, \$out, \$err, $setseed, "CALL pm_diff.write('$t', 3000)"), \$err ];
+	push @busy, [ psql_start($node, \$vout, \$verr,
+		map { ('SELECT pg_sleep(0.2)', "VACUUM pm_diff.bt_$t", map { "VACUUM pm_diff.pm_${t}_$_" } @orderings) } 1 .. 50), \$verr ];
+}
+for my $t ('int8', 'timestamptz')
+{
+	for my $o (@orderings)
+	{
+		$node->safe_psql('postgres', qq{BEGIN ISOLATION LEVEL REPEATABLE READ; $setseed
+			SELECT pm_diff.run_type('$t', '$o', 2); COMMIT;});
+	}
+}
+$node->safe_psql('postgres', 'INSERT INTO pm_diff.stop VALUES (now())');
+for my $b (@busy)
+{
+	$b->[0]->finish;
+	is(${ $b->[1] }, '', 'writer or VACUUM loop ran without an error');
+}
+report('true');
+ok( $node->safe_psql('postgres', q{SELECT bool_and(nbtree_pm_check(i.indexrelid, true) IS NOT NULL)
+	  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	 WHERE c.relnamespace = 'pm_diff'::regnamespace AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'nbtree_pm')}) eq 't',
+	'every index verifies after the concurrent pass');
+$node->stop;
+done_testing();
