@@ -16,7 +16,9 @@
  * exactly the indexes dropped, reindexed, truncated, or created and rolled
  * back; their pools are removed then.  Pools created in an aborted
  * subtransaction are removed at top-level end if their relation's file is
- * gone by then.  Anything missed (a crash in between, two-phase commit) is
+ * gone by then.  DROP DATABASE removes its directories without pending
+ * deletes: the pools of a database dropped by the transaction are removed
+ * at its commit.  Anything missed (a crash in between, two-phase commit) is
  * removed by the orphan sweep at the next startup.
  */
 #include "pm_index.h"
@@ -25,6 +27,8 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
 #include "catalog/storage.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
@@ -33,6 +37,8 @@
 #include "nbtree_pm/nbtpm.h"
 
 static List *pools_created = NIL;	/* RelFileNodes, in TopMemoryContext */
+static List *databases_dropped = NIL;	/* Oids, in TopMemoryContext */
+static object_access_hook_type prev_object_access_hook = NULL;
 
 void
 pmi_registry_init_backend(void)
@@ -199,6 +205,24 @@ relation_file_gone(RelFileNode rnode)
 	return gone;
 }
 
+/*
+ * DROP DATABASE removes the database's directories itself, not through
+ * pending deletes: note the database, and remove its pools at commit.
+ */
+static void
+pmi_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == DatabaseRelationId)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		databases_dropped = lappend_oid(databases_dropped, objectId);
+		MemoryContextSwitchTo(old);
+	}
+}
+
 static void
 at_xact_end(bool commit)
 {
@@ -210,6 +234,18 @@ at_xact_end(bool commit)
 		drop_pool(rnodes[i]);
 	if (n > 0)
 		pfree(rnodes);
+
+	foreach(lc, commit ? databases_dropped : NIL)
+	{
+		List	   *pools = pmi_pools_of_database(lfirst_oid(lc));
+		ListCell   *lp;
+
+		foreach(lp, pools)
+			drop_pool(*(RelFileNode *) lfirst(lp));
+		list_free_deep(pools);
+	}
+	list_free(databases_dropped);
+	databases_dropped = NIL;
 
 	/* creations rolled back by a subtransaction are no longer pending anywhere */
 	foreach(lc, pools_created)
@@ -240,6 +276,8 @@ xact_callback(XactEvent event, void *arg)
 			/* the commit happens elsewhere: the startup sweep handles it */
 			list_free_deep(pools_created);
 			pools_created = NIL;
+			list_free(databases_dropped);
+			databases_dropped = NIL;
 			break;
 		default:
 			break;
@@ -250,4 +288,6 @@ void
 pmi_lifecycle_init(void)
 {
 	RegisterXactCallback(xact_callback, NULL);
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = pmi_object_access;
 }

@@ -224,6 +224,7 @@ extern char *pmi_pool_path(RelFileNode rnode);
 extern void pmi_pool_remove(RelFileNode rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNode *rnode);
 extern bool pmi_relfilenode_exists(RelFileNode rnode);
+extern List *pmi_pools_of_database(Oid dbid);
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNode rnode);

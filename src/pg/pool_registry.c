@@ -276,6 +276,31 @@ pmi_pool_forget(RelFileNode rnode)
 	hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
 }
 
+/* The relfilenodes of the pools of one database (a list of palloc'd RelFileNodes). */
+List *
+pmi_pools_of_database(Oid dbid)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	List	   *found = NIL;
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNode rnode;
+
+		if (pmi_parse_pool_name(de->d_name, &rnode) && rnode.dbNode == dbid)
+		{
+			RelFileNode *copy = palloc(sizeof(RelFileNode));
+
+			*copy = rnode;
+			found = lappend(found, copy);
+		}
+	}
+	FreeDir(d);
+	return found;
+}
+
 /*
  * Remove pools whose relfilenode is gone, and temporary files that an
  * interrupted pool creation left before this postmaster started.  Returns

@@ -1,4 +1,4 @@
--- The differential oracle for nbtree_pm, loaded by tests/t/090_differential.pl.
+-- The differential oracle for nbtree_pm (after tests/diff/common.sql).
 --
 -- For every operator class of nbtree_pm, a table per index ordering (ASC, DESC, NULLS FIRST,
 -- DESC NULLS LAST) holds the type's boundary values, NULLs, a long run of one duplicate and
@@ -8,13 +8,16 @@
 -- = ANY arrays, two-sided ranges, IS [NOT] NULL, ORDER BY in four orderings with and without
 -- LIMIT, min/max, merge joins and parameterized nested loops; each answer is compared with the
 -- btree index's and with a sequential scan's, in the caller's snapshot.  Each plan is checked to
--- use the nbtree_pm index (an index that the planner never picks tests nothing).  Mismatches go
--- to pm_diff.failures with the query, so a failure replays by hand against the same seed's data.
-SET client_min_messages = warning;
-CREATE SCHEMA pm_diff;
+-- use the nbtree_pm index (an index that the planner never picks tests nothing).
 
-CREATE TABLE pm_diff.failures (kind text, query text, got text, want text);
-CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
+-- check for the nbtree_pm table of type t and index ordering ord, against bt_<t>.
+CREATE FUNCTION pm_diff.check_nbt(q text, t regtype, ord text, shapes text[], ordered boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql AS $$
+  SELECT pm_diff.check(q, t, format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord),
+                       format('pm_%s_%s_v', pm_diff.tname(t), ord), format('pm_diff.bt_%s', pm_diff.tname(t)),
+                       shapes, ordered)
+$$;
 
 -- The index orderings each type is indexed in.
 CREATE FUNCTION pm_diff.orderings() RETURNS TABLE (name text, clause text)
@@ -113,130 +116,6 @@ BEGIN
   END CASE;
 END $$;
 
--- The type's name as it appears in table names (pm_diff.bt_timestamptz).
-CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
-LANGUAGE sql STABLE AS $$ SELECT typname::text FROM pg_type WHERE oid = t $$;
-
--- Literal of value v (text) of type t, for a query.
-CREATE FUNCTION pm_diff.lit(v text, t regtype) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$ SELECT format('%L::%s', v, t) $$;
-
--- Settings of a plan shape, local to the transaction.
-CREATE FUNCTION pm_diff.set_shape(shape text) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM set_config('enable_seqscan', (shape = 'seq')::text, true);
-  PERFORM set_config('enable_indexscan', (shape IN ('index', 'indexonly', 'merge', 'nestloop', 'btree'))::text, true);
-  PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge'))::text, true);
-  PERFORM set_config('enable_bitmapscan', (shape = 'bitmap')::text, true);
-  PERFORM set_config('enable_sort', (shape NOT IN ('merge'))::text, true);
-  PERFORM set_config('enable_mergejoin', (shape = 'merge')::text, true);
-  PERFORM set_config('enable_hashjoin', (shape = 'seq')::text, true);
-  PERFORM set_config('enable_nestloop', (shape <> 'merge')::text, true);
-  PERFORM set_config('enable_material', 'false', true);
-END $$;
-
--- The plan of q under a shape, one string.
-CREATE FUNCTION pm_diff.plan(q text, shape text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  line text;
-  plan text := '';
-BEGIN
-  PERFORM pm_diff.set_shape(shape);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    plan := plan || line || E'\n';
-  END LOOP;
-  RETURN plan;
-END $$;
-
--- q's rows (one text column r) under a shape: sorted when ordered is false, else in q's order.
-CREATE FUNCTION pm_diff.answer(q text, shape text, ordered boolean) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  a text;
-BEGIN
-  PERFORM pm_diff.set_shape(shape);
-  IF ordered THEN
-    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L), %L) FROM (%s) s(r)',
-                   'NULL', E'\n', '', q) INTO a;
-  ELSE
-    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L ORDER BY r COLLATE "C"), %L) FROM (%s) s(r)',
-                   'NULL', E'\n', '', q) INTO a;
-  END IF;
-  RETURN a;
-EXCEPTION WHEN OTHERS THEN
-  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
-END $$;
-
-CREATE FUNCTION pm_diff.fail(kind text, q text, got text, want text) RETURNS void
-LANGUAGE sql AS $$
-  INSERT INTO pm_diff.failures VALUES (kind, q, left(got, 2000), left(want, 2000))
-$$;
-
-CREATE FUNCTION pm_diff.count(shape text) RETURNS void
-LANGUAGE sql AS $$
-  INSERT INTO pm_diff.counts VALUES (shape, 1) ON CONFLICT (shape) DO UPDATE SET n = counts.n + 1
-$$;
-
--- Ordered answers compare by the type's equality (-0 equals 0 there, as ties may come in either
--- order); everything else compares exactly, as text.
-CREATE FUNCTION pm_diff.same_order(a text, b text, t regtype) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-  eq boolean;
-BEGIN
-  IF a = b THEN
-    RETURN true;
-  END IF;
-  IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' THEN
-    RETURN false;
-  END IF;
-  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', t)
-    INTO eq USING a, b, E'\n', 'NULL';
-  RETURN eq;
-END $$;
-
--- Compare q (with %1$s for the table) on the nbtree_pm table under each shape with the btree
--- table and a sequential scan; the plan must use the nbtree_pm index as the shape says.
-CREATE FUNCTION pm_diff.check(q text, t regtype, ord text, shapes text[], ordered boolean DEFAULT false)
-RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  pm_table text := format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord);
-  index_name text := format('pm_%s_%s_v', pm_diff.tname(t), ord);
-  bt_table text := format('pm_diff.bt_%s', pm_diff.tname(t));
-  by_seq text := pm_diff.answer(format(q, bt_table), 'seq', ordered);
-  by_btree text := pm_diff.answer(format(q, bt_table), 'btree', ordered);
-  shape text;
-  got text;
-  plan text;
-  want_node text;
-BEGIN
-  IF NOT pm_diff.same_order(by_seq, by_btree, t) THEN
-    PERFORM pm_diff.fail('oracles disagree', format(q, bt_table), by_btree, by_seq);
-  END IF;
-  FOREACH shape IN ARRAY shapes LOOP
-    plan := pm_diff.plan(format(q, pm_table), shape);
-    want_node := CASE shape
-      WHEN 'index' THEN 'Index Scan% using ' || index_name
-      WHEN 'indexonly' THEN 'Index Only Scan% using ' || index_name
-      WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
-      WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
-      ELSE '% ' || index_name
-    END;
-    IF plan NOT LIKE '%' || want_node || '%' THEN
-      PERFORM pm_diff.fail('plan ' || shape, format(q, pm_table), plan, want_node);
-      CONTINUE;
-    END IF;
-    PERFORM pm_diff.count(shape);
-    got := pm_diff.answer(format(q, pm_table), shape, ordered);
-    IF (ordered AND NOT pm_diff.same_order(got, by_seq, t)) OR (NOT ordered AND got <> by_seq) THEN
-      PERFORM pm_diff.fail(shape, format(q, pm_table), got, by_seq);
-    END IF;
-  END LOOP;
-END $$;
-
 -- The tables of one type: the same rows in pm_<type>_<ordering> (one nbtree_pm index each) and
 -- bt_<type> (btree).  nrandom random rows besides the edges, NULLs and the duplicate run.
 CREATE FUNCTION pm_diff.setup_type(t regtype, nrandom int) RETURNS void
@@ -300,10 +179,10 @@ END $$;
 CREATE FUNCTION pm_diff.check_where(cond text, t regtype, ord text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pm_diff.check(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
+  PERFORM pm_diff.check_nbt(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
                                ':', 'NULL', replace(cond, '%', '%%')),
                         t, ord, ARRAY['index', 'bitmap']);
-  PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
+  PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
                         t, ord, ARRAY['indexonly']);
 END $$;
 
@@ -341,7 +220,7 @@ BEGIN
         FROM (SELECT x FROM diff_args ORDER BY random() LIMIT 6) s;
       PERFORM pm_diff.check_where(format('v %s ANY (%s)', op.oprname, arr), t, ord);
       -- a parameterized nested loop with the arguments as the outer relation
-      PERFORM pm_diff.check(format(
+      PERFORM pm_diff.check_nbt(format(
         'SELECT x || %L || v FROM (SELECT x::%s AS y, x FROM diff_args) d JOIN %%1$s ON v %s y',
         ':', a, op.oprname), t, ord, ARRAY['index']);
     END LOOP;
@@ -349,7 +228,7 @@ BEGIN
     FOR v, v2 IN SELECT x, lead(x) OVER (ORDER BY random()) FROM diff_args LOOP
       CONTINUE WHEN v2 IS NULL;
       PERFORM pm_diff.check_where(format('v >= %s AND v < %s', pm_diff.lit(v, a), pm_diff.lit(v2, a)), t, ord);
-      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE v > %s AND v <= %s ORDER BY v DESC',
+      PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE v > %s AND v <= %s ORDER BY v DESC',
                                    pm_diff.lit(v, a), pm_diff.lit(v2, a)), t, ord, ordered_shapes, true);
     END LOOP;
   END LOOP;
@@ -359,19 +238,19 @@ BEGIN
   FOREACH o IN ARRAY ARRAY['v', 'v DESC', 'v NULLS FIRST', 'v DESC NULLS LAST'] LOOP
     -- a whole scan in an order the index does not have (nor its reverse) is a sort of the heap
     IF (ord IN ('asc', 'desc')) = (o IN ('v', 'v DESC')) THEN
-      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
-      PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
+      PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
+      PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
     END IF;
     EXECUTE format('SELECT v::text FROM pm_diff.bt_%s WHERE v IS NOT NULL ORDER BY random() LIMIT 1', n) INTO v;
-    PERFORM pm_diff.check(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
+    PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
                                  pm_diff.lit(v, t), o), t, ord, ordered_shapes, true);
   END LOOP;
   IF to_regprocedure(format('min(%s)', t)) IS NOT NULL THEN
-    PERFORM pm_diff.check('SELECT min(v)::text FROM %1$s', t, ord, ordered_shapes);
-    PERFORM pm_diff.check('SELECT max(v)::text FROM %1$s', t, ord, ordered_shapes);
+    PERFORM pm_diff.check_nbt('SELECT min(v)::text FROM %1$s', t, ord, ordered_shapes);
+    PERFORM pm_diff.check_nbt('SELECT max(v)::text FROM %1$s', t, ord, ordered_shapes);
   END IF;
   -- a merge join of the table with itself (mark and restore over duplicates)
-  PERFORM pm_diff.check('SELECT x.v::text FROM %1$s x JOIN %1$s y ON x.v = y.v', t, ord, ARRAY['merge']);
+  PERFORM pm_diff.check_nbt('SELECT x.v::text FROM %1$s x JOIN %1$s y ON x.v = y.v', t, ord, ARRAY['merge']);
 END $$;
 
 -- The default operator classes of nbtree_pm, by input type.

@@ -1,8 +1,10 @@
 # PostgreSQL as the oracle: every operator class of nbtree_pm, every operator of its family
 # (cross-type members too), over boundary and random values, every plan shape and index
 # ordering, compared with btree on an identical table and with a sequential scan
-# (tests/diff/nbtree_pm.sql).  Then one pass in a single snapshot while writers change the
-# tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
+# (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
+# search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
+# scan (tests/diff/fbrtree_pm.sql).  Then one pass in a single snapshot while writers change
+# the tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
 # PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
 # PM_DIFF_ROWS (default 200) the random rows per table; tests/torture raises both.
 use strict;
@@ -19,12 +21,16 @@ my $values = $ENV{PM_DIFF_VALUES} || 5;
 my $rows = $ENV{PM_DIFF_ROWS} || 200;
 my @zones = ('UTC', 'America/New_York', 'Asia/Kolkata', 'Pacific/Kiritimati', 'America/St_Johns',
 	'Europe/Berlin');
-my $zone = $zones[ $seed % @zones ];
+srand($seed);
+my $zone = $zones[ int(rand(@zones)) ];
 diag("differential: seed $seed, TimeZone $zone, $values values, $rows rows "
 	  . "(replay: PM_DIFF_SEED=$seed PM_TAP_FILTER=090_differential tests/run --only tap)");
 
 my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
-$node->safe_psql('postgres', slurp_file("$FindBin::Bin/../diff/nbtree_pm.sql"));
+my $postgis = $node->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
+$node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
+$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm)));
 # setseed() takes [-1, 1]
 my $setseed = sprintf('SELECT setseed(%.9f);', ($seed % 2_000_000_001) / 1_000_000_000 - 1);
 
@@ -61,6 +67,19 @@ for my $t (@types)
 		report("query LIKE '%pm_diff.pm\\_${t}\\_$o %'");
 	}
 }
+# fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
+diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows) FROM pm_diff.fbr_types() t");
+$node->safe_psql('postgres', 'VACUUM ANALYZE');
+for my $t (split /\n/, $node->safe_psql('postgres', 'SELECT pm_diff.tname(t) FROM pm_diff.fbr_types() t'))
+{
+	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_type('$t', @{[ 4 * $values ]})");
+	report("query LIKE '%pm_diff.fbr\\_$t %' AND kind <> 'builtin differs'");
+}
+diag('differential: GiST differs from a sequential scan in '
+	  . $node->safe_psql('postgres', q{SELECT count(*) FROM pm_diff.failures WHERE kind = 'builtin differs'})
+	  . ' fbrtree_pm checks (fbrtree_pm answers as the sequential scan)');
+
 # every shape was planned and run (a check the planner never reached tests nothing)
 is( $node->safe_psql(
 		'postgres', q{
@@ -69,11 +88,15 @@ is( $node->safe_psql(
 	'', 'every plan shape ran');
 diag('differential: ' . $node->safe_psql('postgres',
 	q{SELECT string_agg(format('%s %s', n, shape), ', ' ORDER BY shape) FROM pm_diff.counts}));
-report('true');
+report(q{kind <> 'builtin differs' OR query LIKE '%pm_diff.bt\_%'});
 ok( $node->safe_psql('postgres', q{SELECT bool_and(nbtree_pm_check(i.indexrelid, true) IS NOT NULL)
 	  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 	 WHERE c.relnamespace = 'pm_diff'::regnamespace AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'nbtree_pm')}) eq 't',
 	'every index verifies');
+ok( $node->safe_psql('postgres', q{SELECT bool_and(fbrtree_pm_check(i.indexrelid, true) IS NOT NULL)
+	  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	 WHERE c.relnamespace = 'pm_diff'::regnamespace AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'fbrtree_pm')}) eq 't',
+	'every fbrtree_pm index verifies');
 
 # The concurrent pass: two types, a writer on each (at most 3,000 rounds of 10 ms), VACUUM in
 # a loop, the checks of each table in one REPEATABLE READ snapshot.

@@ -222,6 +222,8 @@ fbr_recover_alloc(pm_pool *pool, const int *meta_roots, int ntrees, pm_error *er
 		fbr_attach(&t, pool, meta_roots[i], NULL, 0, 0);
 		rc = mark(&t, &a, fbr_root(&t), err);
 	}
-	pm_alloc_recover_end(&a);
+	/* unfinished marks would free reachable blocks: leave the allocator for the next try */
+	if (rc == PM_OK)
+		pm_alloc_recover_end(&a);
 	return rc;
 }

@@ -255,6 +255,34 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
 	}
 }
 
+/*
+ * The PM allocator's recovery after the DRAM layer is built: every block a
+ * leaf names, and the host's roots, are marked; the rest is free.  It comes
+ * last so that a rebuild that fails for want of DRAM leaves the pool as it
+ * was.  A block that does not mark is corruption: the allocator is then left
+ * unfinished (recover_end would free reachable blocks), and the next rebuild
+ * meets the same error.
+ */
+static pm_errcode
+recover_pm_allocator(nbt_tree *t, pm_error *err)
+{
+	pm_errcode	rc;
+
+	pm_alloc_recover_begin(&t->pm);
+	/* root 0 is the meta block; roots 1.. are the host's (its reconciliation ring) */
+	rc = pm_recon_mark_roots(&t->pm, t->pool, err);
+	for (uint64_t off = nbt_droot_at(t)->first; off != 0 && rc == PM_OK;)
+	{
+		nbt_leaf   *l = nbt_leaf_at(t, off);
+
+		rc = pm_alloc_mark(&t->pm, l->kv, err);
+		off = l->next;
+	}
+	if (rc == PM_OK)
+		pm_alloc_recover_end(&t->pm);
+	return rc;
+}
+
 pm_errcode
 nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 {
@@ -267,14 +295,6 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 
 	if (rc != PM_OK)
 		return rc;
-	if (recover_alloc)
-	{
-		pm_alloc_recover_begin(&t->pm);
-		/* root 0 is the meta block; roots 1.. are the host's (its reconciliation ring) */
-		rc = pm_recon_mark_roots(&t->pm, t->pool, err);
-		if (rc != PM_OK)
-			return rc;
-	}
 	t->dram_root = pm_alloc_block(t->dram, sizeof(nbt_droot), err);
 	if (t->dram_root == 0)
 		return err->code;
@@ -296,8 +316,6 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 							  t->pool->path, (unsigned long long) off);
 			goto fail;
 		}
-		if (recover_alloc && (rc = pm_alloc_mark(&t->pm, off, err)) != PM_OK)
-			goto fail;
 		kv = nbt_kv_at(t, off);
 		next = kv->next;
 		if (prev != NULL && nbt_skey_cmp(&kv->low, &prev->low) <= 0)
@@ -356,8 +374,8 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	rc = build_inner(t, &leaves, err);
 	if (rc != PM_OK)
 		goto fail;
-	if (recover_alloc)
-		pm_alloc_recover_end(&t->pm);
+	if (recover_alloc && (rc = recover_pm_allocator(t, err)) != PM_OK)
+		goto fail;
 	/* kept in DRAM only: a crash frees it (unreachable), and the next rebuild takes it again */
 	nbt_keep_spare(t);
 	return PM_OK;
@@ -365,8 +383,6 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 fail:
 	vec_free(&leaves);
 	nbt_release_dram(t);
-	if (recover_alloc)
-		pm_alloc_recover_end(&t->pm);
 	return rc;
 }
 

@@ -77,10 +77,14 @@ nbtpm_canreturn(Relation index, int attno)
 	return true;
 }
 
+/*
+ * The type keys are encoded from: the operator class's input type, which is
+ * the column's type or, for a domain, the type the domain is over.
+ */
 Oid
 nbtpm_column_type(Relation index)
 {
-	return TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+	return index->rd_opcintype[0];
 }
 
 /*
@@ -192,7 +196,7 @@ nbtree_pm_handler(PG_FUNCTION_ARGS)
 	amroutine->amsearcharray = true;
 	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
+	amroutine->amclusterable = true;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
 	amroutine->amcaninclude = false;

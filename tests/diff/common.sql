@@ -1,0 +1,137 @@
+-- The differential oracle's common part: plan shapes, answers, comparisons and the record of
+-- failures, loaded before tests/diff/nbtree_pm.sql and tests/diff/fbrtree_pm.sql by
+-- tests/t/090_differential.pl.  A check runs one query (a format string, %1$s the table) on the
+-- table with the tested index under each plan shape, and on an identical table with the
+-- built-in index and by a sequential scan, in the caller's snapshot; mismatches go to
+-- pm_diff.failures with the query, so a failure replays by hand against the same seed's data.
+SET client_min_messages = warning;
+CREATE SCHEMA pm_diff;
+
+CREATE TABLE pm_diff.failures (kind text, query text, got text, want text);
+CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
+
+-- The type's name as it appears in table names (pm_diff.bt_timestamptz).
+CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
+LANGUAGE sql STABLE AS $$ SELECT typname::text FROM pg_type WHERE oid = t $$;
+
+-- Literal of value v (text) of type t, for a query.
+CREATE FUNCTION pm_diff.lit(v text, t regtype) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT format('%L::%s', v, t) $$;
+
+-- Settings of a plan shape, local to the transaction.
+CREATE FUNCTION pm_diff.set_shape(shape text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('enable_seqscan', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_indexscan', (shape IN ('index', 'indexonly', 'merge', 'nestloop', 'builtin'))::text, true);
+  PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge'))::text, true);
+  PERFORM set_config('enable_bitmapscan', (shape = 'bitmap')::text, true);
+  PERFORM set_config('enable_sort', (shape NOT IN ('merge'))::text, true);
+  PERFORM set_config('enable_mergejoin', (shape = 'merge')::text, true);
+  PERFORM set_config('enable_hashjoin', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_nestloop', (shape <> 'merge')::text, true);
+  PERFORM set_config('enable_material', 'false', true);
+END $$;
+
+-- The plan of q under a shape, one string.
+CREATE FUNCTION pm_diff.plan(q text, shape text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  plan text := '';
+BEGIN
+  PERFORM pm_diff.set_shape(shape);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || line || E'\n';
+  END LOOP;
+  RETURN plan;
+END $$;
+
+-- q's rows (one text column r) under a shape: sorted when ordered is false, else in q's order.
+CREATE FUNCTION pm_diff.answer(q text, shape text, ordered boolean) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  a text;
+BEGIN
+  PERFORM pm_diff.set_shape(shape);
+  IF ordered THEN
+    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L), %L) FROM (%s) s(r)',
+                   'NULL', E'\n', '', q) INTO a;
+  ELSE
+    EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L ORDER BY r COLLATE "C"), %L) FROM (%s) s(r)',
+                   'NULL', E'\n', '', q) INTO a;
+  END IF;
+  RETURN a;
+EXCEPTION WHEN OTHERS THEN
+  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+CREATE FUNCTION pm_diff.fail(kind text, q text, got text, want text) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO pm_diff.failures VALUES (kind, q, left(got, 2000), left(want, 2000))
+$$;
+
+CREATE FUNCTION pm_diff.count(shape text) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO pm_diff.counts VALUES (shape, 1) ON CONFLICT (shape) DO UPDATE SET n = counts.n + 1
+$$;
+
+-- Ordered answers compare by the type's equality (-0 equals 0 there, as ties may come in either
+-- order); everything else compares exactly, as text.
+CREATE FUNCTION pm_diff.same_order(a text, b text, t regtype) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  eq boolean;
+BEGIN
+  IF a = b THEN
+    RETURN true;
+  END IF;
+  IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', t)
+    INTO eq USING a, b, E'\n', 'NULL';
+  RETURN eq;
+END $$;
+
+-- Compare q (with %1$s for the table) on the tested table under each shape with the oracle
+-- table (same rows, a built-in index: the "builtin" shape) and a sequential scan.  The plan must
+-- use the tested index as the shape says.  The sequential scan is the truth: where the built-in
+-- index differs from it, that is recorded as kind 'builtin differs' (GiST has known quirks).
+-- Ordered answers are compared as arrays of answer_type.
+CREATE FUNCTION pm_diff.check(q text, answer_type regtype, tested text, index_name text, oracle text,
+                              shapes text[], ordered boolean DEFAULT false)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  by_seq text := pm_diff.answer(format(q, oracle), 'seq', ordered);
+  by_builtin text := pm_diff.answer(format(q, oracle), 'builtin', ordered);
+  shape text;
+  got text;
+  plan text;
+  want_node text;
+BEGIN
+  IF NOT pm_diff.same_order(by_seq, by_builtin, answer_type) THEN
+    PERFORM pm_diff.fail('builtin differs', format(q, oracle), by_builtin, by_seq);
+  END IF;
+  FOREACH shape IN ARRAY shapes LOOP
+    plan := pm_diff.plan(format(q, tested), shape);
+    want_node := CASE shape
+      WHEN 'index' THEN 'Index Scan% using ' || index_name
+      WHEN 'indexonly' THEN 'Index Only Scan% using ' || index_name
+      WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
+      WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
+      ELSE '% ' || index_name
+    END;
+    IF plan NOT LIKE '%' || want_node || '%' THEN
+      PERFORM pm_diff.fail('plan ' || shape, format(q, tested), plan, want_node);
+      CONTINUE;
+    END IF;
+    PERFORM pm_diff.count(shape);
+    got := pm_diff.answer(format(q, tested), shape, ordered);
+    IF (ordered AND NOT pm_diff.same_order(got, by_seq, answer_type)) OR (NOT ordered AND got <> by_seq) THEN
+      PERFORM pm_diff.fail(shape, format(q, tested), got, by_seq);
+    END IF;
+  END LOOP;
+END $$;
+
