@@ -292,6 +292,7 @@ _PG_init(void)
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = pmi_get_relation_info;
 	pmi_planner_init();
+	pmi_storage_init();
 	pmi_lifecycle_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */

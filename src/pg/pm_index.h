@@ -225,6 +225,7 @@ extern void pmi_pool_remove(RelFileNode rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNode *rnode);
 extern bool pmi_relfilenode_exists(RelFileNode rnode);
 extern List *pmi_pools_of_database(Oid dbid);
+extern void pmi_pool_copy(RelFileNode from, RelFileNode to, bool move);
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNode rnode);
@@ -248,5 +249,8 @@ typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
 										  IndexOptInfo *index, RestrictInfo *rinfo);
 extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index);
 extern void pmi_planner_init(void);
+
+/* pmi_storage.c */
+extern void pmi_storage_init(void);
 
 #endif							/* PM_INDEX_PG_H */

@@ -19,6 +19,7 @@
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "storage/copydir.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "utils/hsearch.h"
@@ -274,6 +275,52 @@ pmi_pool_forget(RelFileNode rnode)
 		return;
 	pm_pool_close(e->pool);
 	hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+}
+
+/*
+ * Copy the pool of relfilenode from to the name of relfilenode to (through a
+ * temporary file, synced, then renamed), or with move rename it.  Nothing
+ * to do when from has no pool.  The caller makes sure nobody writes the
+ * pool meanwhile.
+ */
+void
+pmi_pool_copy(RelFileNode from, RelFileNode to, bool move)
+{
+	char	   *src = pmi_pool_path(from);
+	char	   *dst = pmi_pool_path(to);
+	char	   *tmp = psprintf("%s.tmp", dst);
+	struct stat st;
+
+	if (stat(src, &st) != 0)
+	{
+		if (errno != ENOENT)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not stat pool file \"%s\": %m", src)));
+		return;
+	}
+	pmi_pool_forget(from);
+	if (move)
+	{
+		durable_rename(src, dst, ERROR);
+		return;
+	}
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m", tmp)));
+	PG_TRY();
+	{
+		copy_file(src, tmp);
+		fsync_fname(tmp, false);
+		durable_rename(tmp, dst, ERROR);
+	}
+	PG_CATCH();
+	{
+		unlink(tmp);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 /* The relfilenodes of the pools of one database (a list of palloc'd RelFileNodes). */
