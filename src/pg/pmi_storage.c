@@ -198,7 +198,8 @@ pmi_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 	Oid			moved_db = InvalidOid;
 	Oid			moved_from = InvalidOid;
 
-	if (IsA(stmt, AlterTableMoveAllStmt) || (IsA(stmt, AlterTableStmt) && sets_tablespace((AlterTableStmt *) stmt)))
+	if (IsA(stmt, AlterTableMoveAllStmt) ||
+		(IsA(stmt, AlterTableStmt) && sets_tablespace((AlterTableStmt *) stmt)))
 		indexes = pm_indexes();
 	else if (IsA(stmt, AlterDatabaseStmt) &&
 			 option_string(((AlterDatabaseStmt *) stmt)->options, "tablespace") != NULL)

@@ -299,9 +299,9 @@ pmi_pool_copy(RelFileNode from, RelFileNode to, bool move)
 					 errmsg("could not stat pool file \"%s\": %m", src)));
 		return;
 	}
-	pmi_pool_forget(from);
 	if (move)
 	{
+		pmi_pool_forget(from);
 		durable_rename(src, dst, ERROR);
 		return;
 	}
@@ -323,7 +323,12 @@ pmi_pool_copy(RelFileNode from, RelFileNode to, bool move)
 	PG_END_TRY();
 }
 
-/* The relfilenodes of the pools of one database (a list of palloc'd RelFileNodes). */
+/*
+ * The relfilenodes of the pools of one database (a list of palloc'd
+ * RelFileNodes).  Raises no error of its own (it runs at commit): a
+ * directory it cannot read is logged, and its list is then short; the
+ * orphan sweep removes what it missed.
+ */
 List *
 pmi_pools_of_database(Oid dbid)
 {
@@ -332,7 +337,7 @@ pmi_pools_of_database(Oid dbid)
 	struct dirent *de;
 	List	   *found = NIL;
 
-	while ((de = ReadDir(d, dir)) != NULL)
+	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
 	{
 		RelFileNode rnode;
 
@@ -344,7 +349,8 @@ pmi_pools_of_database(Oid dbid)
 			found = lappend(found, copy);
 		}
 	}
-	FreeDir(d);
+	if (d != NULL)
+		FreeDir(d);
 	return found;
 }
 

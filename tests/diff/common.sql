@@ -135,3 +135,27 @@ BEGIN
   END LOOP;
 END $$;
 
+
+-- The oracle's table of type t, built-in index of method oracle_am: the edges twice, 8 NULLs,
+-- a run of dups copies of one random value (longer than a leaf or node) and nrandom random
+-- values, each random value from the function random_fn(t).
+CREATE FUNCTION pm_diff.oracle_table(tbl text, t regtype, oracle_am text, edges text[],
+                                     random_fn regproc, dups int, nrandom int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v text;
+  one_random text := format('pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
+BEGIN
+  EXECUTE format('CREATE TABLE %s (id serial, v %s)', tbl, t);
+  FOREACH v IN ARRAY edges || edges LOOP
+    EXECUTE format('INSERT INTO %s (v) VALUES (%s)', tbl, pm_diff.lit(v, t));
+  END LOOP;
+  EXECUTE format('INSERT INTO %s (v) SELECT NULL FROM generate_series(1, 8)', tbl);
+  EXECUTE format('SELECT %s', one_random) INTO v;
+  EXECUTE format('INSERT INTO %s (v) SELECT %s FROM generate_series(1, %s)', tbl, v, dups);
+  FOR i IN 1 .. nrandom LOOP
+    EXECUTE format('SELECT %s', one_random) INTO v;
+    EXECUTE format('INSERT INTO %s (v) VALUES (%s)', tbl, v);
+  END LOOP;
+  EXECUTE format('CREATE INDEX ON %s USING %s (v)', tbl, oracle_am);
+END $$;

@@ -63,24 +63,15 @@ BEGIN
   END CASE;
 END $$;
 
--- Rows of a type: the edges twice, NULLs, a run of one value longer than a node, random ones.
+-- The tables of one type: the same rows in fbr_<type> (fbrtree_pm) and gist_<type> (GiST),
+-- nrandom random rows besides the edges, NULLs and a run of 80 duplicates (longer than a node).
 CREATE FUNCTION pm_diff.fbr_setup_type(t regtype, nrandom int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   n text := pm_diff.tname(t);
-  v text;
 BEGIN
-  EXECUTE format('CREATE TABLE pm_diff.gist_%s (id serial, v %s)', n, t);
-  FOREACH v IN ARRAY pm_diff.fbr_edges(t) || pm_diff.fbr_edges(t) LOOP
-    EXECUTE format('INSERT INTO pm_diff.gist_%s (v) VALUES (%s)', n, pm_diff.lit(v, t));
-  END LOOP;
-  EXECUTE format('INSERT INTO pm_diff.gist_%s (v) SELECT NULL FROM generate_series(1, 8)', n);
-  EXECUTE format('INSERT INTO pm_diff.gist_%s (v) SELECT %s FROM generate_series(1, 80)', n,
-                 pm_diff.lit(pm_diff.fbr_random_value(t), t));
-  FOR i IN 1 .. nrandom LOOP
-    EXECUTE format('INSERT INTO pm_diff.gist_%s (v) VALUES (%s)', n, pm_diff.lit(pm_diff.fbr_random_value(t), t));
-  END LOOP;
-  EXECUTE format('CREATE INDEX gist_%s_v ON pm_diff.gist_%s USING gist (v)', n, n);
+  PERFORM pm_diff.oracle_table(format('pm_diff.gist_%s', n), t, 'gist', pm_diff.fbr_edges(t),
+                               'pm_diff.fbr_random_value', 80, nrandom);
   EXECUTE format('CREATE TABLE pm_diff.fbr_%s AS SELECT * FROM pm_diff.gist_%s', n, n);
   EXECUTE format('CREATE INDEX fbr_%s_v ON pm_diff.fbr_%s USING fbrtree_pm (v)', n, n);
 END $$;

@@ -117,26 +117,16 @@ BEGIN
 END $$;
 
 -- The tables of one type: the same rows in pm_<type>_<ordering> (one nbtree_pm index each) and
--- bt_<type> (btree).  nrandom random rows besides the edges, NULLs and the duplicate run.
+-- bt_<type> (btree).  nrandom random rows besides the edges, NULLs and a run of 150 duplicates
+-- (longer than a leaf of 62 entries).
 CREATE FUNCTION pm_diff.setup_type(t regtype, nrandom int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   n text := pm_diff.tname(t);
   o record;
-  v text;
 BEGIN
-  EXECUTE format('CREATE TABLE pm_diff.bt_%s (id serial, v %s)', n, t);
-  FOREACH v IN ARRAY pm_diff.edges(t) || pm_diff.edges(t) LOOP
-    EXECUTE format('INSERT INTO pm_diff.bt_%s (v) VALUES (%s)', n, pm_diff.lit(v, t));
-  END LOOP;
-  EXECUTE format('INSERT INTO pm_diff.bt_%s (v) SELECT NULL FROM generate_series(1, 8)', n);
-  -- a run of one value longer than a leaf (62 entries)
-  EXECUTE format('INSERT INTO pm_diff.bt_%s (v) SELECT %s FROM generate_series(1, 150)', n,
-                 pm_diff.lit(pm_diff.random_value(t), t));
-  FOR i IN 1 .. nrandom LOOP
-    EXECUTE format('INSERT INTO pm_diff.bt_%s (v) VALUES (%s)', n, pm_diff.lit(pm_diff.random_value(t), t));
-  END LOOP;
-  EXECUTE format('CREATE INDEX bt_%s_v ON pm_diff.bt_%s (v)', n, n);
+  PERFORM pm_diff.oracle_table(format('pm_diff.bt_%s', n), t, 'btree', pm_diff.edges(t),
+                               'pm_diff.random_value', 150, nrandom);
   FOR o IN SELECT * FROM pm_diff.orderings() LOOP
     EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM pm_diff.bt_%s', n, o.name, n);
     EXECUTE format('CREATE INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING nbtree_pm (v %s)',

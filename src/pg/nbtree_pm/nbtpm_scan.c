@@ -1,13 +1,14 @@
 /*
  * nbtpm_scan.c
  *	  Index scans.  The scan keys become a list of disjoint ranges of (key,
- *	  rest): one per distinct = ANY element, else one for the operator
- *	  bounds, plus the NULL range when NULLs qualify, in the order the index
- *	  presents (ASC or DESC, NULLS FIRST or LAST) although the entries are
- *	  stored in one order: a DESC index reads each range downwards.  Entries are read one
- *	  leaf at a time (a sorted snapshot of that leaf, taken inside an epoch
- *	  and copied out), and the scan moves to the next leaf by its fence, so
- *	  it neither repeats nor misses an entry across concurrent splits.
+ *	  rest): one per span of keys equal to an = ANY element, else one for
+ *	  the operator bounds, plus the NULL range when NULLs qualify, in the
+ *	  order the index presents (ASC or DESC, NULLS FIRST or LAST); the
+ *	  entries are stored in one order, and a DESC index reads each range
+ *	  downwards.  Entries are read one leaf at a time (a sorted snapshot of
+ *	  that leaf, taken inside an epoch and copied out), and the scan moves to
+ *	  the next leaf by its fence, so it neither repeats nor misses an entry
+ *	  across concurrent splits.
  */
 #include "nbtpm.h"
 
