@@ -276,7 +276,7 @@ recover_pm_allocator(nbt_tree *t, pm_error *err)
 		nbt_leaf   *l = nbt_leaf_at(t, off);
 
 		rc = pm_alloc_mark(&t->pm, l->kv, err);
-		off = l->next;
+		off = l->next & ~NBT_FROZEN;
 	}
 	if (rc == PM_OK)
 		pm_alloc_recover_end(&t->pm);
