@@ -159,3 +159,32 @@ BEGIN
   END LOOP;
   EXECUTE format('CREATE INDEX ON %s USING %s (v)', tbl, oracle_am);
 END $$;
+
+-- A writer for the concurrent pass: each round inserts, updates and deletes the same rows in
+-- every table of the list (values of type t from random_fn; ids from the last table's
+-- sequence) in one transaction, so that any snapshot sees identical tables, then pauses 10 ms,
+-- until rounds are done or pm_diff.stop has a row.
+CREATE TABLE pm_diff.stop (at timestamptz);
+CREATE PROCEDURE pm_diff.write(tables text[], t regtype, random_fn regproc, rounds int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  one_random text := format('SELECT pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
+  tab text;
+  id int;
+  v text;
+  v2 text;
+BEGIN
+  FOR i IN 1 .. rounds LOOP
+    EXIT WHEN EXISTS (SELECT FROM pm_diff.stop);
+    id := nextval(pg_get_serial_sequence(tables[cardinality(tables)], 'id'));
+    EXECUTE one_random INTO v;
+    EXECUTE one_random INTO v2;
+    FOREACH tab IN ARRAY tables LOOP
+      EXECUTE format('INSERT INTO %s VALUES (%s, %s)', tab, id, v);
+      EXECUTE format('UPDATE %s SET v = %s WHERE id = %s', tab, v2, id / 2);
+      EXECUTE format('DELETE FROM %s WHERE id = %s', tab, id / 3);
+    END LOOP;
+    COMMIT;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;

@@ -252,33 +252,9 @@ LANGUAGE sql STABLE AS $$
    ORDER BY 1
 $$;
 
--- A writer for the concurrent pass: each round inserts, updates and deletes the same rows in
--- bt_<type> and every pm_<type>_<ordering> in one transaction (so any snapshot sees identical
--- tables), then pauses 10 ms, until rounds are done or pm_diff.stop has a row.
-CREATE TABLE pm_diff.stop (at timestamptz);
-CREATE PROCEDURE pm_diff.write(t regtype, rounds int)
-LANGUAGE plpgsql AS $$
-DECLARE
-  n text := pm_diff.tname(t);
-  tables text[];
-  tab text;
-  id int;
-  v text;
-  v2 text;
-BEGIN
-  SELECT array_agg(format('pm_diff.pm_%s_%s', n, name)) || format('pm_diff.bt_%s', n) INTO tables
-    FROM pm_diff.orderings();
-  FOR i IN 1 .. rounds LOOP
-    EXIT WHEN EXISTS (SELECT FROM pm_diff.stop);
-    id := nextval(format('pm_diff.bt_%s_id_seq', n));
-    v := pm_diff.lit(pm_diff.random_value(t), t);
-    v2 := pm_diff.lit(pm_diff.random_value(t), t);
-    FOREACH tab IN ARRAY tables LOOP
-      EXECUTE format('INSERT INTO %s VALUES (%s, %s)', tab, id, v);
-      EXECUTE format('UPDATE %s SET v = %s WHERE id = %s', tab, v2, id / 2);
-      EXECUTE format('DELETE FROM %s WHERE id = %s', tab, id / 3);
-    END LOOP;
-    COMMIT;
-    PERFORM pg_sleep(0.01);
-  END LOOP;
-END $$;
+-- The tables the concurrent pass writes for type t: every pm_<type>_<ordering>, then bt_<type>.
+CREATE FUNCTION pm_diff.tables(t regtype) RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT array_agg(format('pm_diff.pm_%s_%s', pm_diff.tname(t), name)) || format('pm_diff.bt_%s', pm_diff.tname(t))
+    FROM pm_diff.orderings()
+$$;
