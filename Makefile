@@ -29,7 +29,7 @@ PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/p
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity vacuum_wal_boundary drop_database
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
 # make PM_ASSERTS=1 (tests/run does): pm_assert() checks on, in the extension and every test

@@ -214,7 +214,7 @@ fbrtree_pm_handler(PG_FUNCTION_ARGS)
 	amroutine->amsearcharray = false;
 	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
+	amroutine->amclusterable = true;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
 	amroutine->amcaninclude = false;

@@ -53,7 +53,8 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 
 	memset(oc, 0, sizeof(*oc));
 	oc->index = index;
-	oc->type = att->atttypid;
+	/* the operator class's input type: the column's, or for a domain the type it is over */
+	oc->type = index->rd_opcintype[0];
 	if (oc->type == BOXOID)
 		oc->kind = FBRPM_BOX;
 	else if (oc->type == POINTOID)
