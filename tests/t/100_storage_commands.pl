@@ -1,8 +1,8 @@
 # Every PostgreSQL 15 command that creates, moves, copies or drops an index's files, on a table
-# with an nbtree_pm and an fbrtree_pm index: each SET TABLESPACE form, REINDEX in each form,
-# CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, partition DETACH/ATTACH, CREATE DATABASE
-# ... TEMPLATE, ALTER DATABASE ... SET TABLESPACE, DROP DATABASE.  Transactional ones run once
-# rolled back and once committed.  After each: an INSERT, counts through each index equal to a
+# with an nbtree_pm and an fbrtree_pm index: each SET TABLESPACE form, REINDEX in each form
+# (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, partition DETACH/ATTACH,
+# CREATE DATABASE ... TEMPLATE, ALTER DATABASE ... SET TABLESPACE, DROP DATABASE.  Transactional
+# ones run once rolled back and once committed.  After each: an INSERT, counts through each index equal to a
 # sequential scan's, both indexes verified with heapallindexed, and no pool without its index.
 use strict;
 use warnings;
@@ -98,6 +98,7 @@ my @transactional = (
 	'ALTER INDEX pt1_k_idx SET TABLESPACE ts2',
 	'REINDEX INDEX m_k',
 	'REINDEX TABLE m',
+	'REINDEX (TABLESPACE ts2) TABLE m',
 	'CLUSTER m USING m_k',
 	'CLUSTER m USING m_p',
 	'TRUNCATE m; INSERT INTO m SELECT g, point(g % 100, g / 100) FROM generate_series(1, 5000) g',
@@ -120,7 +121,8 @@ check_after('ATTACH PARTITION');
 
 # commands outside a transaction block
 for my $cmd ('REINDEX SCHEMA public', 'REINDEX DATABASE postgres', 'REINDEX SYSTEM postgres', 'REINDEX INDEX CONCURRENTLY m_k',
-	'REINDEX TABLE CONCURRENTLY m', 'REINDEX SCHEMA CONCURRENTLY public', 'VACUUM FULL m', 'VACUUM FULL pt')
+	'REINDEX TABLE CONCURRENTLY m', 'REINDEX (TABLESPACE ts1) TABLE CONCURRENTLY m',
+	'REINDEX SCHEMA CONCURRENTLY public', 'VACUUM FULL m', 'VACUUM FULL pt')
 {
 	$node->safe_psql('postgres', $cmd);
 	check_after($cmd);
