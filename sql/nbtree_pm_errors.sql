@@ -15,9 +15,6 @@ CREATE INDEX ON e USING nbtree_pm (i) WITH (pages_per_range = 4);
 CREATE INDEX ON e USING nbtree_pm (i) WITH (fillfactor = 5);
 CREATE INDEX e_ff ON e USING nbtree_pm (i) WITH (fillfactor = 70);
 SELECT reloptions FROM pg_class WHERE relname = 'e_ff';
--- temporary tables
-CREATE TEMP TABLE tmp_e (i int4);
-CREATE INDEX ON tmp_e USING nbtree_pm (i);
 -- the verifier and stats take only nbtree_pm indexes
 CREATE INDEX e_btree ON e (j);
 SELECT nbtree_pm_check('e_btree');

@@ -338,7 +338,154 @@ sync_file(pm_pool *pool, pm_error *err)
 	return PM_OK;
 }
 
+/* ---------- operating-system crashes ---------- */
+
+/* The kernel's random boot id; PM_INDEX_BOOT_ID_FILE names another file (tests fake a reboot). */
+#define PM_BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
+
+uint64_t
+pm_current_boot(void)
+{
+	const char *path = getenv("PM_INDEX_BOOT_ID_FILE");
+	char		buf[128];
+	ssize_t		n;
+	size_t		len;
+	int			fd;
+	uint64_t	tag;
+
+	if (path == NULL || path[0] == '\0')
+		path = PM_BOOT_ID_FILE;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	len = strcspn(buf, "\n");
+	if (len > (size_t) n)
+		len = (size_t) n;
+	if (len == 0)
+		return 0;
+	tag = pm_fnv1a64(buf, len);
+	return tag != 0 ? tag : 1;
+}
+
+bool
+pm_header_torn(const pm_pool_header *hdr, uint64_t current_boot)
+{
+	return current_boot != 0 &&
+		pm_load(&hdr->clean_shutdown) == PM_POOL_IN_USE &&
+		pm_load(&hdr->writer_boot) != current_boot;
+}
+
+/* Would a kernel crash lose stores the pool has made visible? */
+static bool
+loses_writes_at_os_crash(const pm_pool *pool)
+{
+	return !pool->is_pmem && pool->persist.mode != PM_MODE_MSYNC;
+}
+
+/* Sync the header page itself, whatever the mode: the marks must precede any store. */
+static pm_errcode
+sync_header(pm_pool *pool, pm_error *err)
+{
+	if (pool->is_pmem)
+	{
+		pmem_persist(pool->hdr, sizeof(pm_pool_header));
+		return PM_OK;
+	}
+	if (msync(pool->hdr, PM_POOL_HEADER_SIZE, MS_SYNC) != 0)
+		return sys_error(err, "sync", pool->path);
+	return PM_OK;
+}
+
+/* The open's part of the protocol in pool.h. */
+static pm_errcode
+mark_boot(pm_pool *pool, pm_error *err)
+{
+	uint64_t	boot = pm_current_boot();
+	bool		in_use = pm_load(&pool->hdr->clean_shutdown) == PM_POOL_IN_USE;
+
+	pool->torn = pm_header_torn(pool->hdr, boot);
+	if (pool->torn)
+		return PM_OK;
+	if (loses_writes_at_os_crash(pool))
+	{
+		if (in_use && pm_load(&pool->hdr->writer_boot) == boot)
+			return PM_OK;
+		pm_store(&pool->hdr->writer_boot, boot);
+		pm_store(&pool->hdr->clean_shutdown, PM_POOL_IN_USE);
+		return sync_header(pool, err);
+	}
+	if (!in_use)
+		return PM_OK;
+	if (fdatasync(pool->fd) != 0)
+		return sys_error(err, "sync", pool->path);
+	pm_store(&pool->hdr->clean_shutdown, PM_POOL_CLEAN);
+	return sync_header(pool, err);
+}
+
+pm_errcode
+pm_pool_file_close_clean(const char *path, bool *marked, pm_error *err)
+{
+	pm_pool_header hdr;
+	uint64_t	clean = PM_POOL_CLEAN;
+	pm_errcode	rc;
+	int			fd;
+
+	*marked = false;
+	rc = pm_pool_read_header(path, &hdr, NULL, err);
+	if (rc != PM_OK)
+		return rc;
+	if (hdr.clean_shutdown == PM_POOL_CLEAN || (hdr.flags & PM_POOL_FLAG_UNTRUSTED) != 0 ||
+		pm_header_torn(&hdr, pm_current_boot()))
+		return PM_OK;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return sys_error(err, "open", path);
+	if (fdatasync(fd) != 0 ||
+		pwrite(fd, &clean, sizeof(clean), offsetof(pm_pool_header, clean_shutdown)) != (ssize_t) sizeof(clean) ||
+		fdatasync(fd) != 0)
+	{
+		rc = sys_error(err, "mark clean", path);
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	*marked = true;
+	return PM_OK;
+}
+
 /* ---------- open / create / close ---------- */
+
+/* Make a new name in path's directory survive an OS crash. */
+static pm_errcode
+sync_directory_of(const char *path, pm_error *err)
+{
+	char		dir[4096];
+	const char *slash = strrchr(path, '/');
+	int			fd;
+	pm_errcode	rc = PM_OK;
+	size_t		len = slash == NULL ? 0 : slash == path ? 1 : (size_t) (slash - path);
+
+	if (len >= sizeof(dir))
+		return pm_error_set(err, PM_ERR_INVALID, 0, "pool path \"%s\" is too long", path);
+	if (len == 0)
+		strcpy(dir, ".");
+	else
+	{
+		memcpy(dir, path, len);
+		dir[len] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_error(err, "open", dir);
+	if (fsync(fd) != 0)
+		rc = sys_error(err, "sync", dir);
+	close(fd);
+	return rc;
+}
 
 /*
  * Map fd with a window of len bytes.  MAP_SYNC is tried first: only a DAX
@@ -438,6 +585,9 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 		pm_store(&pool->hdr->mode, (uint64_t) pool->persist.mode);
 		pm_persist(&pool->persist, &pool->hdr->mode, sizeof(uint64_t));
 	}
+	rc = mark_boot(pool, err);
+	if (rc != PM_OK)
+		goto fail;
 	*out = pool;
 	return PM_OK;
 
@@ -508,18 +658,17 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	hdr.size = size;
 	hdr.mode = hdr.created_mode;
 	hdr.clean_shutdown = PM_POOL_IN_USE;
+	hdr.writer_boot = pm_current_boot();
 	if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
 	{
 		rc = sys_error(err, "write", tmp);
 		goto fail;
 	}
-	if (opts->mode == PM_MODE_ADR || opts->mode == PM_MODE_MSYNC)
+	/* in every mode: an OS crash must find either no pool or a valid header */
+	if (fsync(fd) != 0)
 	{
-		if (fsync(fd) != 0)
-		{
-			rc = sys_error(err, "sync", tmp);
-			goto fail;
-		}
+		rc = sys_error(err, "sync", tmp);
+		goto fail;
 	}
 	close(fd);
 	fd = -1;
@@ -541,6 +690,9 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 		}
 		(void) unlink(tmp);
 	}
+	rc = sync_directory_of(path, err);
+	if (rc != PM_OK)
+		return rc;
 	return pm_pool_open(path, opts->mode, out, err);
 
 fail:
@@ -635,13 +787,6 @@ pm_pool_set_root(pm_pool *pool, int i, uint64_t off)
 {
 	pm_store(&pool->hdr->roots[i], off);
 	pm_persist(&pool->persist, &pool->hdr->roots[i], sizeof(uint64_t));
-}
-
-void
-pm_pool_set_clean(pm_pool *pool, bool clean)
-{
-	pm_store(&pool->hdr->clean_shutdown, clean ? PM_POOL_CLEAN : PM_POOL_IN_USE);
-	pm_persist(&pool->persist, &pool->hdr->clean_shutdown, sizeof(uint64_t));
 }
 
 void

@@ -148,6 +148,7 @@ typedef struct pm_pool_header
 	uint64_t	clean_shutdown; /* PM_POOL_CLEAN or PM_POOL_IN_USE */
 	uint64_t	flags;			/* PM_POOL_FLAG_* */
 	uint64_t	roots[PM_POOL_NROOTS];
+	uint64_t	writer_boot;	/* pm_current_boot() when last marked in use */
 } pm_pool_header;
 
 /* The pool cannot be proven current (copied by a backup, written before a promotion). */
@@ -173,6 +174,7 @@ typedef struct pm_pool
 	pm_persister persist;
 	bool		is_pmem;
 	bool		weak_durability;	/* auto chose eadr on a non-PM file */
+	bool		torn;			/* in use at an OS crash on storage that loses writes */
 	pthread_mutex_t grow_mutex; /* threads of this process; fcntl across */
 	pm_trace_hooks trace;
 } pm_pool;
@@ -190,8 +192,32 @@ extern pm_errcode pm_pool_read_header(const char *path, pm_pool_header *hdr,
 /* Make the committed extent at least min_size bytes; ENOSPC is an error. */
 extern pm_errcode pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err);
 
+/*
+ * Operating-system crashes.  On a non-PM file in any mode but msync, stores
+ * reach the file only when the kernel writes the page cache back, so a
+ * kernel crash or power loss can leave any mix of old and new pages.  Each
+ * open on such storage marks the pool in use under the current kernel boot
+ * (the mark is synced before the caller can store anything); a clean server
+ * shutdown writes the pool back and marks it clean.  A pool found in use
+ * under another boot may be torn: pool->torn is set and the header left as
+ * it is, so the verdict holds until the pool is replaced.  An open on
+ * durable storage (PM, or msync) writes back what earlier weak opens of
+ * this boot left and marks the pool clean.
+ */
+
+/* A nonzero tag of the kernel boot this process runs under, or 0 if unknown. */
+extern uint64_t pm_current_boot(void);
+
+/* Was the pool, as this header shows it, in use when its boot ended? */
+extern bool pm_header_torn(const pm_pool_header *hdr, uint64_t current_boot);
+
+/*
+ * Write a pool file that no process has open back to its storage and mark it
+ * clean; a torn or untrusted pool is left as it is (*marked = false).
+ */
+extern pm_errcode pm_pool_file_close_clean(const char *path, bool *marked, pm_error *err);
+
 extern void pm_pool_set_root(pm_pool *pool, int i, uint64_t off);
-extern void pm_pool_set_clean(pm_pool *pool, bool clean);
 extern void pm_pool_set_flag(pm_pool *pool, uint64_t flag);
 
 /* Install test hooks (instrumented persistence). */

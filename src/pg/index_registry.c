@@ -18,8 +18,9 @@
  * subtransaction are removed at top-level end if their relation's file is
  * gone by then.  DROP DATABASE removes its directories without pending
  * deletes: the pools of a database dropped by the transaction are removed
- * at its commit.  Anything missed (a crash in between, two-phase commit) is
- * removed by the orphan sweep at the next startup.
+ * at its commit.  Temporary indexes are handled apart (drop_temp_pools).
+ * Anything missed (a crash in between, two-phase commit) is removed by the
+ * orphan sweep at the next startup.
  */
 #include "pm_index.h"
 
@@ -32,11 +33,13 @@
 #include "catalog/storage.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/memutils.h"
 
 #include "nbtree_pm/nbtpm.h"
 
-static List *pools_created = NIL;	/* RelFileNodes, in TopMemoryContext */
+static List *pools_created = NIL;	/* RelFileNodeBackends, in TopMemoryContext */
+static List *temp_pools = NIL;	/* this backend's temporary indexes' pools, likewise */
 static List *databases_dropped = NIL;	/* Oids, in TopMemoryContext */
 static object_access_hook_type prev_object_access_hook = NULL;
 
@@ -57,7 +60,7 @@ pmi_registry_init_backend(void)
  * full.
  */
 int
-pmi_registry_attach(RelFileNode rnode, uint32 *generation)
+pmi_registry_attach(RelFileNodeBackend rnode, uint32 *generation)
 {
 	int			free_slot = -1;
 
@@ -67,7 +70,7 @@ pmi_registry_attach(RelFileNode rnode, uint32 *generation)
 	{
 		PmiSlot    *s = pmi_slot(i);
 
-		if (s->state != PMI_SLOT_FREE && RelFileNodeEquals(s->rnode, rnode))
+		if (s->state != PMI_SLOT_FREE && RelFileNodeBackendEquals(s->rnode, rnode))
 		{
 			*generation = s->generation;
 			LWLockRelease(pmi_shared->registry_lock);
@@ -103,13 +106,13 @@ pmi_registry_attach(RelFileNode rnode, uint32 *generation)
 }
 
 static int
-find_slot(RelFileNode rnode)
+find_slot(RelFileNodeBackend rnode)
 {
 	for (int i = 0; i < pmi_shared->nindexes; i++)
 	{
 		PmiSlot    *s = pmi_slot(i);
 
-		if (s->state != PMI_SLOT_FREE && RelFileNodeEquals(s->rnode, rnode))
+		if (s->state != PMI_SLOT_FREE && RelFileNodeBackendEquals(s->rnode, rnode))
 			return i;
 	}
 	return -1;
@@ -121,7 +124,7 @@ find_slot(RelFileNode rnode)
  * being dropped at commit).  Raises no error: runs after commit.
  */
 void
-pmi_registry_release(RelFileNode rnode)
+pmi_registry_release(RelFileNodeBackend rnode)
 {
 	int			slotno;
 
@@ -167,20 +170,9 @@ pmi_free_retired(uint32 space, uint32 tag, uint64 off)
 		elog(LOG, "pm_index: %s", err.msg);
 }
 
-void
-pmi_note_pool_created(RelFileNode rnode)
-{
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	RelFileNode *copy = palloc(sizeof(RelFileNode));
-
-	*copy = rnode;
-	pools_created = lappend(pools_created, copy);
-	MemoryContextSwitchTo(old);
-}
-
 /* Remove the pool and registry slot of a relfilenode that is going away. */
 static void
-drop_pool(RelFileNode rnode)
+drop_pool(RelFileNodeBackend rnode)
 {
 	char	   *path = pmi_pool_path(rnode);
 	struct stat st;
@@ -195,9 +187,9 @@ drop_pool(RelFileNode rnode)
 
 /* A relation whose main fork is missing or empty was removed by this transaction. */
 static bool
-relation_file_gone(RelFileNode rnode)
+relation_file_gone(RelFileNodeBackend rnode)
 {
-	char	   *path = relpathperm(rnode, MAIN_FORKNUM);
+	char	   *path = relpath(rnode, MAIN_FORKNUM);
 	struct stat st;
 	bool		gone = stat(path, &st) != 0 || st.st_size == 0;
 
@@ -223,6 +215,59 @@ pmi_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	}
 }
 
+/*
+ * Temporary relations: smgr's pending deletes leave them out, and their
+ * files go after the transaction-end callbacks.  A temporary index's pool
+ * is therefore removed at the end of the next transaction of its backend
+ * that finds the index's file gone, or when the backend exits.
+ */
+static void
+drop_temp_pools(bool all)
+{
+	ListCell   *lc;
+
+	foreach(lc, temp_pools)
+	{
+		RelFileNodeBackend *rnode = lfirst(lc);
+
+		if (all || relation_file_gone(*rnode))
+		{
+			drop_pool(*rnode);
+			temp_pools = foreach_delete_current(temp_pools, lc);
+			pfree(rnode);
+		}
+	}
+}
+
+static void
+drop_temp_pools_at_exit(int code, Datum arg)
+{
+	drop_temp_pools(true);
+}
+
+void
+pmi_note_pool_created(RelFileNodeBackend rnode)
+{
+	static bool exit_callback_registered = false;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	RelFileNodeBackend *copy = palloc(sizeof(RelFileNodeBackend));
+
+	*copy = rnode;
+	pools_created = lappend(pools_created, copy);
+	if (RelFileNodeBackendIsTemp(rnode))
+	{
+		copy = palloc(sizeof(RelFileNodeBackend));
+		*copy = rnode;
+		temp_pools = lappend(temp_pools, copy);
+		if (!exit_callback_registered)
+		{
+			before_shmem_exit(drop_temp_pools_at_exit, (Datum) 0);
+			exit_callback_registered = true;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
 static void
 at_xact_end(bool commit)
 {
@@ -231,9 +276,14 @@ at_xact_end(bool commit)
 	ListCell   *lc;
 
 	for (int i = 0; i < n; i++)
-		drop_pool(rnodes[i]);
+	{
+		RelFileNodeBackend rnode = {rnodes[i], InvalidBackendId};
+
+		drop_pool(rnode);
+	}
 	if (n > 0)
 		pfree(rnodes);
+	drop_temp_pools(false);
 
 	foreach(lc, commit ? databases_dropped : NIL)
 	{
@@ -241,7 +291,7 @@ at_xact_end(bool commit)
 		ListCell   *lp;
 
 		foreach(lp, pools)
-			drop_pool(*(RelFileNode *) lfirst(lp));
+			drop_pool(*(RelFileNodeBackend *) lfirst(lp));
 		list_free_deep(pools);
 	}
 	list_free(databases_dropped);
@@ -250,7 +300,7 @@ at_xact_end(bool commit)
 	/* creations rolled back by a subtransaction are no longer pending anywhere */
 	foreach(lc, pools_created)
 	{
-		RelFileNode rnode = *(RelFileNode *) lfirst(lc);
+		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
 
 		if (relation_file_gone(rnode))
 			drop_pool(rnode);

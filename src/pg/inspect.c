@@ -59,7 +59,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	{
 		Datum		values[POOLS_COLS] = {0};
 		bool		nulls[POOLS_COLS] = {0};
-		RelFileNode rnode;
+		RelFileNodeBackend rnode;
 		char	   *path;
 		struct stat st;
 		pm_pool_header hdr;
@@ -83,18 +83,18 @@ pm_index_pools(PG_FUNCTION_ARGS)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
 		}
-		if (rnode.dbNode == MyDatabaseId)
+		if (rnode.node.dbNode == MyDatabaseId)
 		{
-			Oid			relid = RelidByRelfilenode(rnode.spcNode == MyDatabaseTableSpace ? 0 : rnode.spcNode,
-												   rnode.relNode);
+			Oid			relid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ?
+												   0 : rnode.node.spcNode, rnode.node.relNode);
 
 			values[1] = ObjectIdGetDatum(relid);
 			nulls[1] = !OidIsValid(relid);
 		}
 		else
 			nulls[1] = true;
-		values[2] = ObjectIdGetDatum(rnode.dbNode);
-		values[3] = ObjectIdGetDatum(rnode.relNode);
+		values[2] = ObjectIdGetDatum(rnode.node.dbNode);
+		values[3] = ObjectIdGetDatum(rnode.node.relNode);
 		nulls[5] = nulls[6] = nulls[8] = true;
 		if (pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK)
 		{
@@ -117,7 +117,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		else if (nulls[5])
 			values[7] = CStringGetTextDatum(pm_errcode_is_access(err.code) ?
 											"inaccessible" : "corrupt");
-		else if (hdr.flags & PM_POOL_FLAG_UNTRUSTED)
+		else if ((hdr.flags & PM_POOL_FLAG_UNTRUSTED) || pm_header_torn(&hdr, pm_current_boot()))
 			values[7] = CStringGetTextDatum("needs reindex");
 		else
 			values[7] = CStringGetTextDatum(hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use");

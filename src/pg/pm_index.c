@@ -294,6 +294,7 @@ _PG_init(void)
 	pmi_planner_init();
 	pmi_storage_init();
 	pmi_lifecycle_init();
+	pmi_os_crash_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));

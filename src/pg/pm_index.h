@@ -56,7 +56,7 @@ extern bool pmi_started_from_elsewhere;
  */
 typedef struct PmiSlot
 {
-	RelFileNode rnode;
+	RelFileNodeBackend rnode;
 	uint32		generation;
 	uint32		state;
 	uint64		dram_root;
@@ -138,7 +138,7 @@ typedef struct PmiMetaPageData
 /* This backend's handle on one index: pool, registry slot, tree. */
 struct PmiIndex
 {
-	RelFileNode rnode;			/* hash key */
+	RelFileNodeBackend rnode;	/* hash key */
 	const PmiAmOps *ops;
 	int			slotno;
 	uint32		generation;
@@ -191,7 +191,6 @@ extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
-extern void pmi_reject_temp(Relation index, const PmiAmOps *ops, const char *alternative);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 
 /* pmi_reconcile.c */
@@ -220,29 +219,35 @@ extern void pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 c
 extern const PmiAmOps *pmi_am_ops(Oid amoid);
 
 /* pool_registry.c */
-extern char *pmi_pool_path(RelFileNode rnode);
-extern void pmi_pool_remove(RelFileNode rnode);
-extern bool pmi_parse_pool_name(const char *name, RelFileNode *rnode);
-extern bool pmi_relfilenode_exists(RelFileNode rnode);
+extern RelFileNodeBackend pmi_index_rnode(Relation index);
+extern char *pmi_pool_path(RelFileNodeBackend rnode);
+extern void pmi_pool_remove(RelFileNodeBackend rnode);
+extern bool pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode);
+extern bool pmi_relfilenode_exists(RelFileNodeBackend rnode);
 extern List *pmi_pools_of_database(Oid dbid);
-extern void pmi_pool_copy(RelFileNode from, RelFileNode to, bool move);
+extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
-extern pm_pool *pmi_pool_lookup(RelFileNode rnode);
+extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
-extern void pmi_pool_forget(RelFileNode rnode);
+extern void pmi_pool_forget(RelFileNodeBackend rnode);
 extern int	pmi_sweep_orphans(void);
 
 PGDLLEXPORT void pmi_sweeper_main(Datum arg);
 
+/* pmi_os_crash.c */
+extern void pmi_os_crash_init(void);
+extern void pmi_launch_rebuilds(void);
+PGDLLEXPORT void pmi_rebuild_main(Datum arg);
+
 /* index_registry.c */
 extern void pmi_registry_init_backend(void);
-extern int	pmi_registry_attach(RelFileNode rnode, uint32 *generation);
-extern void pmi_registry_release(RelFileNode rnode);
+extern int	pmi_registry_attach(RelFileNodeBackend rnode, uint32 *generation);
+extern void pmi_registry_release(RelFileNodeBackend rnode);
 extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
-extern void pmi_note_pool_created(RelFileNode rnode);
+extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 
 /* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
 typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,

@@ -160,7 +160,8 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 pm_pool *
 pmi_create_pool(Relation index, const PmiAmOps *ops)
 {
-	char	   *path = pmi_pool_path(index->rd_node);
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	char	   *path = pmi_pool_path(rnode);
 	pm_pool_create_opts o = {0};
 	pm_pool    *pool;
 	pm_error	err;
@@ -176,10 +177,10 @@ pmi_create_pool(Relation index, const PmiAmOps *ops)
 	o.mode = (pm_mode) pmi_persistence_guc;
 	o.max_size = (uint64) pmi_max_pool_mb << 20;
 	o.replace = true;
-	pmi_pool_forget(index->rd_node);
+	pmi_pool_forget(rnode);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		pmi_report(&err, index);
-	pmi_note_pool_created(index->rd_node);
+	pmi_note_pool_created(rnode);
 	pm_alloc_attach_pool(&a, pool);
 	if (ops->format(pool, &err) != PM_OK || (ring = pm_recon_create(pool, &a, &err)) == 0)
 	{
@@ -314,7 +315,7 @@ handle_current(PmiIndex *h, Relation index)
 	PmiSlot    *s = pmi_slot(h->slotno);
 
 	return h->pool != NULL && s->state == PMI_SLOT_READY && s->generation == h->generation &&
-		RelFileNodeEquals(s->rnode, index->rd_node);
+		RelFileNodeBackendEquals(s->rnode, pmi_index_rnode(index));
 }
 
 PmiIndex *
@@ -324,6 +325,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	bool		found;
 	uint8		uuid[16];
 	PmiSlot    *s;
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
 
 	/*
 	 * Fast path: the handle cached in the relcache entry, which any
@@ -340,13 +342,13 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	{
 		HASHCTL		ctl;
 
-		ctl.keysize = sizeof(RelFileNode);
+		ctl.keysize = sizeof(RelFileNodeBackend);
 		ctl.entrysize = sizeof(PmiIndex);
 		ctl.hcxt = TopMemoryContext;
 		handles = hash_create("pm_index handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		before_shmem_exit(publish_all_at_exit, 0);
 	}
-	h = hash_search(handles, &index->rd_node, HASH_ENTER, &found);
+	h = hash_search(handles, &rnode, HASH_ENTER, &found);
 	if (!found)
 		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
 	if (found && handle_current(h, index) && pmi_pool_open(index) == h->pool)
@@ -355,7 +357,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	h->ops = ops;
 
 	read_metapage(index, ops, uuid);
-	h->slotno = pmi_registry_attach(index->rd_node, &h->generation);
+	h->slotno = pmi_registry_attach(rnode, &h->generation);
 	ensure_ready(index, ops, h->slotno, h->generation, uuid);
 	s = pmi_slot(h->slotno);
 	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
@@ -375,20 +377,6 @@ cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
 	return h;
-}
-
-/*
- * A temporary relation is private to its backend and its file names carry the
- * backend id, which pool files and the registry do not: refuse them.
- */
-void
-pmi_reject_temp(Relation index, const PmiAmOps *ops, const char *alternative)
-{
-	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s indexes on temporary tables are not supported", ops->amname),
-				 errhint("Use a %s index on temporary tables.", alternative)));
 }
 
 /* Open an index, checking that it belongs to the access method a function is for. */

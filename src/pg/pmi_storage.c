@@ -36,6 +36,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
@@ -50,17 +51,19 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 typedef struct IndexFiles
 {
 	Oid			relid;
-	RelFileNode rnode;
+	RelFileNodeBackend rnode;
 } IndexFiles;
 
-static RelFileNode
+/* The relfilenode of an index of this database (a temporary one is this backend's). */
+static RelFileNodeBackend
 rnode_of(Form_pg_class c)
 {
-	RelFileNode r;
+	RelFileNodeBackend r;
 
-	r.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
-	r.dbNode = MyDatabaseId;
-	r.relNode = c->relfilenode;
+	r.node.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
+	r.node.dbNode = MyDatabaseId;
+	r.node.relNode = c->relfilenode;
+	r.backend = c->relpersistence == RELPERSISTENCE_TEMP ? MyBackendId : InvalidBackendId;
 	return r;
 }
 
@@ -84,8 +87,9 @@ pm_indexes(void)
 		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
 		IndexFiles *f;
 
-		if (c->relkind != RELKIND_INDEX || c->relpersistence == RELPERSISTENCE_TEMP ||
-			!OidIsValid(c->relam) || (c->relam != nbtree_pm && c->relam != fbrtree_pm))
+		if (c->relkind != RELKIND_INDEX ||
+			!OidIsValid(c->relam) || (c->relam != nbtree_pm && c->relam != fbrtree_pm) ||
+			(c->relpersistence == RELPERSISTENCE_TEMP && !isTempNamespace(c->relnamespace)))
 			continue;
 		f = palloc(sizeof(IndexFiles));
 		f->relid = c->oid;
@@ -107,13 +111,13 @@ follow_moved_indexes(List *before)
 	{
 		IndexFiles *f = lfirst(lc);
 		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(f->relid));
-		RelFileNode now;
+		RelFileNodeBackend now;
 
 		if (!HeapTupleIsValid(tup))
 			continue;
 		now = rnode_of((Form_pg_class) GETSTRUCT(tup));
 		ReleaseSysCache(tup);
-		if (RelFileNodeEquals(now, f->rnode))
+		if (RelFileNodeBackendEquals(now, f->rnode))
 			continue;
 		pmi_note_pool_created(now);
 		pmi_pool_copy(f->rnode, now, false);
@@ -146,14 +150,16 @@ follow_database(Oid from, Oid from_spc, Oid to, Oid to_spc, bool move)
 
 	foreach(lc, pools)
 	{
-		RelFileNode old = *(RelFileNode *) lfirst(lc);
-		RelFileNode new = old;
+		RelFileNodeBackend old = *(RelFileNodeBackend *) lfirst(lc);
+		RelFileNodeBackend new = old;
 
 		CHECK_FOR_INTERRUPTS();
-		new.dbNode = to;
-		if (old.spcNode == from_spc)
-			new.spcNode = to_spc;
-		if (RelFileNodeEquals(old, new))
+		if (RelFileNodeBackendIsTemp(old))
+			continue;			/* an orphan: no session is connected to from */
+		new.node.dbNode = to;
+		if (old.node.spcNode == from_spc)
+			new.node.spcNode = to_spc;
+		if (RelFileNodeBackendEquals(old, new))
 			continue;
 		if (move)
 			pmi_registry_release(old);

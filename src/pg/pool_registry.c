@@ -31,7 +31,7 @@
 
 typedef struct PoolCacheEntry
 {
-	RelFileNode rnode;			/* hash key */
+	RelFileNodeBackend rnode;	/* hash key */
 	Oid			relid;			/* index that opened it, for invalidation */
 	pm_pool    *pool;
 	dev_t		dev;			/* identity of the mapped file */
@@ -41,16 +41,35 @@ typedef struct PoolCacheEntry
 
 static HTAB *pool_cache = NULL;
 
-/* The pool file name of rnode, into buf; no allocation, no error. */
-static void
-format_pool_path(char *buf, size_t len, RelFileNode rnode)
+/* What names an index's pool: its relfilenode, and for a temporary index its backend. */
+RelFileNodeBackend
+pmi_index_rnode(Relation index)
 {
-	snprintf(buf, len, "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.spcNode, rnode.dbNode,
-			 rnode.relNode, PMI_POOL_SUFFIX);
+	RelFileNodeBackend rnode;
+
+	rnode.node = index->rd_node;
+	rnode.backend = index->rd_backend;
+	return rnode;
+}
+
+/*
+ * The pool file name of rnode, into buf; no allocation, no error.  As with
+ * relation files, a temporary relation's name carries its backend
+ * ("t<backend>_"): two backends' temporary relfilenodes may be equal.
+ */
+static void
+format_pool_path(char *buf, size_t len, RelFileNodeBackend rnode)
+{
+	if (RelFileNodeBackendIsTemp(rnode))
+		snprintf(buf, len, "%s/t%d_%u_%u_%u%s", pmi_pool_dir(), rnode.backend,
+				 rnode.node.spcNode, rnode.node.dbNode, rnode.node.relNode, PMI_POOL_SUFFIX);
+	else
+		snprintf(buf, len, "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.node.spcNode,
+				 rnode.node.dbNode, rnode.node.relNode, PMI_POOL_SUFFIX);
 }
 
 char *
-pmi_pool_path(RelFileNode rnode)
+pmi_pool_path(RelFileNodeBackend rnode)
 {
 	char		buf[MAXPGPATH];
 
@@ -59,28 +78,36 @@ pmi_pool_path(RelFileNode rnode)
 }
 
 bool
-pmi_parse_pool_name(const char *name, RelFileNode *rnode)
+pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode)
 {
 	unsigned	spc,
 				db,
 				rel;
+	int			backend = InvalidBackendId;
 	int			consumed = 0;
 
-	if (sscanf(name, "%u_%u_%u%n", &spc, &db, &rel, &consumed) != 3 ||
-		strcmp(name + consumed, PMI_POOL_SUFFIX) != 0)
+	if (name[0] == 't')
+	{
+		if (sscanf(name, "t%d_%u_%u_%u%n", &backend, &spc, &db, &rel, &consumed) != 4 ||
+			backend <= 0)
+			return false;
+	}
+	else if (sscanf(name, "%u_%u_%u%n", &spc, &db, &rel, &consumed) != 3)
 		return false;
-	rnode->spcNode = spc;
-	rnode->dbNode = db;
-	rnode->relNode = rel;
+	if (strcmp(name + consumed, PMI_POOL_SUFFIX) != 0)
+		return false;
+	rnode->node.spcNode = spc;
+	rnode->node.dbNode = db;
+	rnode->node.relNode = rel;
+	rnode->backend = backend;
 	return true;
 }
 
 /* Does the relation's main fork exist?  (It does while the relfilenode is live.) */
 bool
-pmi_relfilenode_exists(RelFileNode rnode)
+pmi_relfilenode_exists(RelFileNodeBackend rnode)
 {
-	char	   *path = GetRelationPath(rnode.dbNode, rnode.spcNode, rnode.relNode,
-									   InvalidBackendId, MAIN_FORKNUM);
+	char	   *path = relpath(rnode, MAIN_FORKNUM);
 	struct stat st;
 	bool		exists = stat(path, &st) == 0 || errno != ENOENT;
 
@@ -136,7 +163,7 @@ pool_cache_init(void)
 {
 	HASHCTL		ctl;
 
-	ctl.keysize = sizeof(RelFileNode);
+	ctl.keysize = sizeof(RelFileNodeBackend);
 	ctl.entrysize = sizeof(PoolCacheEntry);
 	ctl.hcxt = TopMemoryContext;
 	pool_cache = hash_create("pm_index pool cache", 64, &ctl,
@@ -164,7 +191,7 @@ cache_entry_set(PoolCacheEntry *e, pm_pool *pool, const struct stat *st)
 pm_pool *
 pmi_pool_open(Relation index)
 {
-	RelFileNode rnode = index->rd_node;
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
 	PoolCacheEntry *e;
 	bool		found;
 	char	   *path = NULL;
@@ -216,7 +243,7 @@ pmi_pool_open(Relation index)
  * it cannot be opened.  Never raises an error (epoch callbacks use it).
  */
 pm_pool *
-pmi_pool_lookup(RelFileNode rnode)
+pmi_pool_lookup(RelFileNodeBackend rnode)
 {
 	PoolCacheEntry *e;
 	char		path[MAXPGPATH];
@@ -250,7 +277,7 @@ pmi_pool_lookup(RelFileNode rnode)
 
 /* Remove a pool file and this backend's mapping of it; logs, never raises. */
 void
-pmi_pool_remove(RelFileNode rnode)
+pmi_pool_remove(RelFileNodeBackend rnode)
 {
 	char	   *path = pmi_pool_path(rnode);
 
@@ -264,7 +291,7 @@ pmi_pool_remove(RelFileNode rnode)
 
 /* Drop this backend's mapping of a pool (before removing or replacing it). */
 void
-pmi_pool_forget(RelFileNode rnode)
+pmi_pool_forget(RelFileNodeBackend rnode)
 {
 	PoolCacheEntry *e;
 
@@ -284,7 +311,7 @@ pmi_pool_forget(RelFileNode rnode)
  * pool meanwhile.
  */
 void
-pmi_pool_copy(RelFileNode from, RelFileNode to, bool move)
+pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 {
 	char	   *src = pmi_pool_path(from);
 	char	   *dst = pmi_pool_path(to);
@@ -325,7 +352,7 @@ pmi_pool_copy(RelFileNode from, RelFileNode to, bool move)
 
 /*
  * The relfilenodes of the pools of one database (a list of palloc'd
- * RelFileNodes).  Raises no error of its own (it runs at commit): a
+ * RelFileNodeBackends, temporary ones included).  Raises no error of its own (it runs at commit): a
  * directory it cannot read is logged, and its list is then short; the
  * orphan sweep removes what it missed.
  */
@@ -339,11 +366,11 @@ pmi_pools_of_database(Oid dbid)
 
 	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
 	{
-		RelFileNode rnode;
+		RelFileNodeBackend rnode;
 
-		if (pmi_parse_pool_name(de->d_name, &rnode) && rnode.dbNode == dbid)
+		if (pmi_parse_pool_name(de->d_name, &rnode) && rnode.node.dbNode == dbid)
 		{
-			RelFileNode *copy = palloc(sizeof(RelFileNode));
+			RelFileNodeBackend *copy = palloc(sizeof(RelFileNodeBackend));
 
 			*copy = rnode;
 			found = lappend(found, copy);
@@ -370,7 +397,7 @@ pmi_sweep_orphans(void)
 
 	while ((de = ReadDir(d, dir)) != NULL)
 	{
-		RelFileNode rnode;
+		RelFileNodeBackend rnode;
 		char	   *path;
 		struct stat st;
 		size_t		len = strlen(de->d_name);
@@ -403,9 +430,10 @@ pmi_sweep_orphans(void)
 }
 
 /*
- * Is the pool not provably current?  Its flag says so, or this server
- * started from a backup or in archive recovery and the pool predates that
- * start (it was copied, or written before a promotion).
+ * Is the pool not provably current?  An OS crash may have torn it, its flag
+ * says so, or this server started from a backup or in archive recovery and
+ * the pool predates that start (it was copied, or written before a
+ * promotion).
  */
 bool
 pmi_pool_untrusted(pm_pool *pool)
@@ -413,7 +441,7 @@ pmi_pool_untrusted(pm_pool *pool)
 	uint64		start_us = (uint64) (PgStartTime +
 									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 
-	return (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
+	return pool->torn || (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
 		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us);
 }
 
@@ -423,6 +451,14 @@ pmi_reject_untrusted(pm_pool *pool, const char *index_name)
 {
 	if (!pmi_pool_untrusted(pool))
 		return;
+	if (pool->torn)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
+				 errdetail("Its pool file \"%s\" was in use when the operating system stopped, "
+						   "on storage that may lose writes then.", pool->path),
+				 errhint("A background worker rebuilds it after startup; REINDEX the index to "
+						 "rebuild it now.")));
 	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -443,7 +479,7 @@ mark_untrusted_pools(void)
 
 	while ((de = ReadDir(d, dir)) != NULL)
 	{
-		RelFileNode rnode;
+		RelFileNodeBackend rnode;
 		char	   *path;
 		pm_pool    *pool;
 		pm_error	err;
@@ -515,5 +551,6 @@ pmi_sweeper_main(Datum arg)
 	(void) pmi_sweep_orphans();
 	if (pmi_started_from_elsewhere)
 		mark_untrusted_pools();
+	pmi_launch_rebuilds();
 	proc_exit(0);
 }

@@ -1,7 +1,8 @@
 /*
  * test_pool.c
- *	  Pool files: create, reopen, grow, roots, clean marker, corrupt and
- *	  truncated headers (clear error, never a crash), persistence counters.
+ *	  Pool files: create, reopen, grow, roots, the marks that detect an OS
+ *	  crash, corrupt and truncated headers (clear error, never a crash),
+ *	  persistence counters.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -56,6 +57,95 @@ expect_open_error(pm_errcode want, const char *what, const char *needle)
 	pm_pool_close(pool);
 }
 
+/* Pretend the kernel booted as boot_id (NULL: the boot id cannot be read). */
+static void
+set_boot(const char *dir, const char *boot_id)
+{
+	static char file[700];
+	FILE	   *f;
+
+	snprintf(file, sizeof(file), "%s/boot_id", dir);
+	setenv("PM_INDEX_BOOT_ID_FILE", file, 1);
+	unlink(file);
+	if (boot_id != NULL && ((f = fopen(file, "w")) == NULL || fprintf(f, "%s\n", boot_id) < 0 ||
+							fclose(f) != 0))
+		tap_diag("could not write %s: %s", file, strerror(errno));
+}
+
+static bool
+header_is(bool clean, uint64_t boot)
+{
+	pm_pool_header hdr;
+	pm_error	err = {0};
+
+	return pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK &&
+		hdr.clean_shutdown == (clean ? PM_POOL_CLEAN : PM_POOL_IN_USE) && hdr.writer_boot == boot;
+}
+
+/* The marks that tell an OS crash from a process crash (pool.h). */
+static void
+test_os_crash_marks(const char *dir)
+{
+	pm_error	err = {0};
+	pm_pool    *pool;
+	uint64_t	boot_a,
+				boot_b;
+	bool		marked;
+
+	set_boot(dir, "boot-a");
+	boot_a = pm_current_boot();
+	set_boot(dir, "boot-b");
+	boot_b = pm_current_boot();
+	tap_ok(boot_a != 0 && boot_b != 0 && boot_a != boot_b, "boot ids give distinct nonzero tags");
+
+	set_boot(dir, "boot-a");
+	pool = make_pool(PM_MODE_EADR, &err);
+	tap_ok(pool != NULL && !pool->torn && header_is(false, boot_a),
+		   "a new pool on a non-PM file is in use under the boot that created it");
+	pm_pool_close(pool);
+
+	/* a process crash: same boot, still in use, trusted */
+	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK && !pool->torn,
+		   "reopened in the same boot it is not torn");
+	pm_pool_close(pool);
+
+	/* an OS crash: in use under another boot; the verdict sticks, in any mode */
+	set_boot(dir, "boot-b");
+	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK && pool->torn &&
+		   header_is(false, boot_a), "in use under another boot: torn, header left as it was");
+	pm_pool_close(pool);
+	tap_ok(pm_pool_open(path, PM_MODE_MSYNC, &pool, &err) == PM_OK && pool->torn &&
+		   header_is(false, boot_a), "an msync open does not clear the verdict");
+	pm_pool_close(pool);
+	tap_ok(pm_pool_file_close_clean(path, &marked, &err) == PM_OK && !marked &&
+		   header_is(false, boot_a), "a torn pool is never marked clean");
+
+	/* a clean shutdown, then a reboot: trusted, and marked under the new boot at open */
+	set_boot(dir, "boot-a");
+	tap_ok(pm_pool_file_close_clean(path, &marked, &err) == PM_OK && marked &&
+		   header_is(true, boot_a), "closed clean in its own boot");
+	set_boot(dir, "boot-b");
+	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK && !pool->torn &&
+		   header_is(false, boot_b), "after a clean close a new boot trusts it and marks it in use");
+	pm_pool_close(pool);
+
+	/* durable storage (msync here) writes back and marks clean: an OS crash loses nothing */
+	tap_ok(pm_pool_open(path, PM_MODE_MSYNC, &pool, &err) == PM_OK && !pool->torn &&
+		   header_is(true, boot_b), "an msync open writes back and marks the pool clean");
+	pm_pool_close(pool);
+	set_boot(dir, "boot-c");
+	tap_ok(pm_pool_open(path, PM_MODE_MSYNC, &pool, &err) == PM_OK && !pool->torn &&
+		   header_is(true, boot_b), "so the next boot trusts it");
+	pm_pool_close(pool);
+
+	/* where the boot id cannot be read, nothing is ever judged torn */
+	set_boot(dir, NULL);
+	tap_ok(pm_current_boot() == 0 && pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK &&
+		   !pool->torn && header_is(false, 0), "an unknown boot marks 0 and judges nothing torn");
+	pm_pool_close(pool);
+	unsetenv("PM_INDEX_BOOT_ID_FILE");
+}
+
 int
 main(void)
 {
@@ -67,7 +157,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(32);
+	tap_plan(43);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -106,12 +196,16 @@ main(void)
 		tap_ok(pm_pool_grow(pool, (uint64_t) 1 << 40, &err) == PM_ERR_LIMIT,
 			   "growth past the maximum size is refused: %s", err.msg);
 	}
-	pm_pool_set_clean(pool, true);
 	pm_pool_close(pool);
+	{
+		bool		marked;
 
-	tap_ok(pm_pool_read_header(path, &hdr, &fsize, &err) == PM_OK &&
-		   hdr.clean_shutdown == PM_POOL_CLEAN && hdr.size >= PM_POOL_HEADER_SIZE + 5 * PM_POOL_CHUNK_SIZE,
-		   "header readable without mapping; clean marker and size persisted");
+		tap_ok(pm_pool_file_close_clean(path, &marked, &err) == PM_OK && marked &&
+			   pm_pool_read_header(path, &hdr, &fsize, &err) == PM_OK &&
+			   hdr.clean_shutdown == PM_POOL_CLEAN &&
+			   hdr.size >= PM_POOL_HEADER_SIZE + 5 * PM_POOL_CHUNK_SIZE,
+			   "header readable without mapping; clean marker and size persisted");
+	}
 
 	/* a pool others may write, or that belongs to another user, is refused */
 	{
@@ -172,6 +266,8 @@ main(void)
 		tap_ok(pm_tls_counters.flushes - before.flushes == 1, "msync: range counted");
 		pm_pool_close(p);
 	}
+
+	test_os_crash_marks(dir);
 
 	/* mode resolution */
 	tap_ok(pm_mode_resolve(PM_MODE_AUTO, true, true, &weak) == PM_MODE_EADR && !weak &&

@@ -76,8 +76,6 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	fbr_tree	spatial;
 	fbr_tree	side;
 
-	pmi_reject_temp(index, &fbrpm_am_ops, "GiST");
-
 	/* pool first, then the metapage naming it: a pool never outlives its relfilenode */
 	pool = pmi_create_pool(index, &fbrpm_am_ops);
 	pmi_write_metapage(index, MAIN_FORKNUM, &fbrpm_am_ops, pool->hdr->uuid);
@@ -94,7 +92,7 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->index_tuples = bs.spatial.n + bs.side.n;
 
 	/* the slot only names the epoch space of nodes freed later; the build itself frees none */
-	slotno = pmi_registry_attach(index->rd_node, &generation);
+	slotno = pmi_registry_attach(pmi_index_rnode(index), &generation);
 	fbrpm_attach_trees(pool, slotno, generation, &spatial, &side);
 	load(index, &spatial, &bs.spatial, fillfactor);
 	load(index, &side, &bs.side, fillfactor);

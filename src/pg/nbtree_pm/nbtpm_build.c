@@ -173,7 +173,6 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	int			slotno;
 	nbt_tree	t;
 
-	pmi_reject_temp(index, &nbtpm_am_ops, "btree");
 	if (!nbtpm_type_supported(nbtpm_column_type(index)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -214,7 +213,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	ExecDropSingleTupleTableSlot(bs.slot);
 
 	/* the DRAM layer, published through the registry slot */
-	slotno = pmi_registry_attach(index->rd_node, &generation);
+	slotno = pmi_registry_attach(pmi_index_rnode(index), &generation);
 	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
 	if (nbt_rebuild(&t, false, &err) != PM_OK)
 	{

@@ -1,0 +1,193 @@
+/*
+ * pmi_os_crash.c
+ *	  Pools across operating-system crashes: marked clean when the server
+ *	  shuts down, rebuilt from their tables when an OS crash may have torn
+ *	  them.
+ *
+ * On storage that is not persistent memory (and in any mode but msync) a
+ * pool survives process and server crashes, since its stores sit in the
+ * kernel's page cache, but not a kernel crash or power loss, which may keep
+ * any mix of old and new pages.  The core marks such a pool in use under the
+ * current kernel boot when a process opens it (pool.h).  At a clean shutdown
+ * the postmaster, the last process alive, writes every pool back and marks
+ * it clean.  A pool still in use under an earlier boot was open when the
+ * operating system stopped: no process serves it (pmi_reject_untrusted), and
+ * after startup one background worker per database rebuilds its index from
+ * the table with REINDEX, which gives the index a new pool.
+ */
+#include "pm_index.h"
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/relfilenodemap.h"
+#include "utils/snapmgr.h"
+
+/*
+ * on_proc_exit callback of the postmaster (or of a single-user backend): no
+ * other process can be storing into a pool any more.
+ */
+static void
+close_pools_clean(int code, Datum arg)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int			marked = 0;
+
+	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	{
+		RelFileNodeBackend rnode;
+		char	   *path;
+		bool		was_marked;
+		pm_error	err;
+
+		if (!pmi_parse_pool_name(de->d_name, &rnode))
+			continue;
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (pm_pool_file_close_clean(path, &was_marked, &err) != PM_OK)
+			ereport(LOG,
+					(errmsg("pm_index: could not mark pool file \"%s\" clean: %s", path, err.msg),
+					 errdetail("After an operating system crash its index will be rebuilt.")));
+		marked += was_marked;
+		pfree(path);
+	}
+	if (d != NULL)
+		FreeDir(d);
+	ereport(DEBUG1, (errmsg_internal("pm_index: wrote back %d pools and marked them clean", marked)));
+}
+
+void
+pmi_os_crash_init(void)
+{
+	if (!IsUnderPostmaster)
+		on_proc_exit(close_pools_clean, (Datum) 0);
+}
+
+/* Is the pool of rnode torn by an OS crash? */
+static bool
+pool_torn(RelFileNodeBackend rnode)
+{
+	char	   *path = pmi_pool_path(rnode);
+	pm_pool_header hdr;
+	pm_error	err;
+	bool		torn;
+
+	torn = pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK &&
+		pm_header_torn(&hdr, pm_current_boot());
+	pfree(path);
+	return torn;
+}
+
+/* Start one rebuild worker for each database that has a torn pool (the sweeper calls this). */
+void
+pmi_launch_rebuilds(void)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	List	   *databases = NIL;
+	ListCell   *lc;
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNodeBackend rnode;
+
+		/* a temporary index's pool went with its relation: the sweep removed it */
+		if (pmi_parse_pool_name(de->d_name, &rnode) && !RelFileNodeBackendIsTemp(rnode) &&
+			pool_torn(rnode))
+			databases = list_append_unique_oid(databases, rnode.node.dbNode);
+	}
+	FreeDir(d);
+
+	foreach(lc, databases)
+	{
+		BackgroundWorker worker;
+		Oid			dbid = lfirst_oid(lc);
+
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = BGW_NEVER_RESTART;
+		worker.bgw_main_arg = ObjectIdGetDatum(dbid);
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_rebuild_main");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index rebuild of database %u", dbid);
+		snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index rebuild");
+		if (!RegisterDynamicBackgroundWorker(&worker, NULL))
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("pm_index: could not start a worker to rebuild the indexes of database %u "
+							"after an operating system crash", dbid),
+					 errhint("Raise max_worker_processes, or REINDEX the indexes that report "
+							 "they cannot be used until they are rebuilt.")));
+	}
+}
+
+/* REINDEX the index of rnode if its pool is still the torn one. */
+static void
+rebuild_index(RelFileNodeBackend rnode)
+{
+	Oid			indexid;
+	Oid			heapid;
+	Relation	index;
+	bool		still_torn;
+	char		persistence;
+	ReindexParams params = {0};
+
+	indexid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ? InvalidOid :
+								 rnode.node.spcNode, rnode.node.relNode);
+	if (!OidIsValid(indexid) || !OidIsValid(heapid = IndexGetRelation(indexid, true)))
+		return;
+
+	/* the locks REINDEX INDEX takes, in its order */
+	LockRelationOid(heapid, ShareLock);
+	LockRelationOid(indexid, AccessExclusiveLock);
+	index = try_relation_open(indexid, NoLock);
+	if (index == NULL)
+		return;
+	still_torn = RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) && pool_torn(rnode);
+	persistence = index->rd_rel->relpersistence;
+	relation_close(index, NoLock);
+	if (!still_torn)
+		return;
+
+	reindex_index(indexid, false, persistence, &params);
+	ereport(LOG,
+			(errmsg("pm_index: rebuilt index \"%s\" from its table",
+					get_rel_name(indexid)),
+			 errdetail("Its pool file was in use when the operating system stopped.")));
+}
+
+void
+pmi_rebuild_main(Datum arg)
+{
+	Oid			dbid = DatumGetObjectId(arg);
+	List	   *pools;
+	ListCell   *lc;
+
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, BGWORKER_BYPASS_ALLOWCONN);
+
+	pools = pmi_pools_of_database(dbid);
+	foreach(lc, pools)
+	{
+		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		if (RelFileNodeBackendIsTemp(rnode) || !pool_torn(rnode))
+			continue;
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		rebuild_index(rnode);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	proc_exit(0);
+}

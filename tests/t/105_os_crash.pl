@@ -1,0 +1,247 @@
+# An operating-system crash on storage that is not persistent memory.  There a pool survives
+# process and server crashes (its stores sit in the page cache) but not a kernel crash or power
+# loss, which may keep any mix of old and new pages.  The test fakes a reboot by changing the boot
+# id the server reads (PM_INDEX_BOOT_ID_FILE) and fakes the lost writeback by writing a pool file
+# whose pages mix an earlier copy and the latest content.  Such a pool is never served, and a
+# background worker rebuilds its index from the table; a clean shutdown, a server crash without a
+# reboot, and a reboot under pm_index.persistence = msync rebuild nothing.
+use strict;
+use warnings;
+use File::Copy;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
+
+my $boot_file = PostgreSQL::Test::Utils::tempdir() . '/boot_id';
+
+sub boot_as
+{
+	my ($id) = @_;
+	open(my $fh, '>', $boot_file) or die "$boot_file: $!";
+	print $fh "$id\n";
+	close($fh) or die "$boot_file: $!";
+	return;
+}
+
+boot_as('boot-1');
+$ENV{PM_INDEX_BOOT_ID_FILE} = $boot_file;
+my $node = pm_node('os_crash');
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', 'CREATE EXTENSION pm_index');
+my %indexes = (
+	postgres => [ 't_k', 't_b' ],
+	other => ['u_k']);
+$node->safe_psql(
+	'postgres', q{
+	CREATE TABLE t (k int8, b box);
+	INSERT INTO t SELECT g, box(point(g % 300, g / 300), point(g % 300 + 1, g / 300 + 1))
+	  FROM generate_series(1, 30000) g;
+	CREATE INDEX t_k ON t USING nbtree_pm (k);
+	CREATE INDEX t_b ON t USING fbrtree_pm (b);
+	VACUUM ANALYZE t;});
+$node->safe_psql(
+	'other', q{
+	CREATE TABLE u AS SELECT g::int8 AS k FROM generate_series(1, 20000) g;
+	CREATE INDEX u_k ON u USING nbtree_pm (k);
+	VACUUM ANALYZE u;});
+
+# Queries that must go through each index, with what a heap scan says.
+my %probes = (
+	t_k => [ 'postgres', 'SELECT count(*), sum(k) FROM t WHERE k BETWEEN 1000 AND 40000' ],
+	t_b => [ 'postgres', q{SELECT count(*), sum(k) FROM t WHERE b && box '((10,10),(120,60))'} ],
+	u_k => [ 'other', 'SELECT count(*), sum(k) FROM u WHERE k > 5000' ]);
+
+sub filenode
+{
+	my ($db, $index) = @_;
+	return $node->safe_psql($db, "SELECT pg_relation_filenode('$index')");
+}
+
+sub filenodes
+{
+	return { map { my $db = $_; map { ($_ => filenode($db, $_)) } @{ $indexes{$db} } } keys %indexes };
+}
+
+# Every probe answers through its index as the heap does; the indexes verify.
+sub answers_right
+{
+	my ($what) = @_;
+	for my $index (sort keys %probes)
+	{
+		my ($db, $q) = @{ $probes{$index} };
+		my $plan = $node->safe_psql($db, "${BY_INDEX}EXPLAIN (COSTS OFF) $q");
+		like($plan, qr/\b$index\b/, "$what: $index answers the probe");
+		is($node->safe_psql($db, "$BY_INDEX$q"), $node->safe_psql($db, "$BY_HEAP$q"),
+			"$what: $index answers as the heap does");
+	}
+	is( $node->safe_psql(
+			'postgres', q{SELECT count(*) FROM (SELECT nbtree_pm_check('t_k', true),
+				fbrtree_pm_check('t_b', true)) s}),
+		'1', "$what: t_k and t_b verify, every heap tuple indexed");
+	return;
+}
+
+# SIGKILL to the postmaster and all its children: nothing runs an exit callback.
+sub crash_server
+{
+	my $pid = $node->{_pid};
+	my @children = split /\s+/, `pgrep -P $pid`;
+	kill 'KILL', $pid, grep { /^\d+$/ } @children;
+	for (1 .. 100)
+	{
+		last unless grep { kill 0, $_ } $pid, grep { /^\d+$/ } @children;
+		select(undef, undef, undef, 0.1);
+	}
+	$node->{_pid} = undef;
+	return;
+}
+
+# Start after crash_server, retrying while a killed process is still on its way out.
+sub start_after_crash
+{
+	for (1 .. 60)
+	{
+		return if $node->start(fail_ok => 1);
+		$node->{_pid} = undef;
+		sleep(1);
+	}
+	BAIL_OUT('the server did not start after the crash');
+}
+
+sub pool_path
+{
+	my ($db, $index) = @_;
+	return $node->safe_psql($db, "SELECT path FROM pm_index_pools() WHERE index = '$index'::regclass");
+}
+
+sub write_some
+{
+	my ($from) = @_;
+	$node->safe_psql('postgres',
+		"INSERT INTO t SELECT g, box(point(g % 300, 0), point(g % 300 + 2, 2)) FROM generate_series($from, $from + 4999) g;
+		 DELETE FROM t WHERE k % 7 = 0 AND k < $from; VACUUM t;");
+	$node->safe_psql('other', "INSERT INTO u SELECT generate_series($from, $from + 4999); DELETE FROM u WHERE k % 5 = 0;");
+	return;
+}
+
+answers_right('as built');
+
+# A clean shutdown writes the pools back and marks them clean: a reboot trusts them.
+my $before = filenodes();
+$node->stop;
+boot_as('boot-2');
+$node->start;
+is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()}),
+	'clean', 'after a clean shutdown the pools are marked clean');
+answers_right('clean shutdown, reboot');
+is_deeply(filenodes(), $before, 'nothing was rebuilt');
+is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()}),
+	'in use', 'used again, the pools are in use under the new boot');
+
+# A server crash without a reboot: the page cache kept every store.
+write_some(100001);
+crash_server();
+start_after_crash();
+answers_right('server crash, same boot');
+is_deeply(filenodes(), $before, 'nothing was rebuilt');
+
+my $crashes = 0;
+
+# An OS crash under boot id $boot: the pools' pages are a mix of an earlier copy and the latest
+# content; the server starts again with the settings in @conf.  Returns the torn pools' paths.
+sub os_crash
+{
+	my ($boot, @conf) = @_;
+	my %copy;
+	for my $db (keys %indexes)
+	{
+		for my $index (@{ $indexes{$db} })
+		{
+			my $path = pool_path($db, $index);
+			copy($path, "$path.earlier") or die "copy $path: $!";
+			$copy{$index} = $path;
+		}
+	}
+	write_some(200001 + 100000 * $crashes++);
+	crash_server();
+	for my $path (values %copy)
+	{
+		my $latest = slurp_file($path);
+		my $earlier = slurp_file("$path.earlier");
+		my $torn = '';
+		for (my $page = 0; $page * 4096 < length($latest); $page++)
+		{
+			my $from = ($page % 2 == 1 && $page * 4096 < length($earlier)) ? \$earlier : \$latest;
+			$torn .= substr($$from, $page * 4096, 4096);
+		}
+		isnt($torn, $latest, "the torn image of $path differs from the pool's latest content");
+		open(my $fh, '>', $path) or die "$path: $!";
+		binmode($fh);
+		print $fh $torn;
+		close($fh) or die "$path: $!";
+		unlink("$path.earlier");
+	}
+	boot_as($boot);
+	$node->append_conf('postgresql.conf', join("\n", @conf));
+	start_after_crash();
+	return \%copy;
+}
+
+# With no worker slot free for the rebuild (the logical replication launcher and the sweeper take both), the indexes refuse to answer, say why, and take a REINDEX.
+my $log_offset = -s $node->logfile;
+my $torn = os_crash('boot-3', 'max_worker_processes = 2');
+$node->wait_for_log(qr/could not start a worker to rebuild the indexes of database/, $log_offset);
+for my $index (sort keys %probes)
+{
+	my ($db, $q) = @{ $probes{$index} };
+	my ($rc, $out, $err) = $node->psql($db, "$BY_INDEX$q");
+	like($err, qr/index "$index" cannot be used until it is rebuilt.*DETAIL:  .*was in use when the operating system stopped.*HINT:  A background worker rebuilds it after startup; REINDEX the index/s,
+		"after an OS crash $index refuses to answer from its torn pool");
+	is($node->safe_psql($db, "SELECT state FROM pm_index_pools() WHERE index = '$index'::regclass"),
+		'needs reindex', "pm_index_pools() says $index needs a REINDEX");
+	$node->safe_psql($db, "REINDEX INDEX $index");
+}
+ok(!-e $torn->{$_}, "REINDEX removed the torn pool of $_") for sort keys %$torn;
+answers_right('OS crash, REINDEX by hand');
+
+# With a worker slot, a background worker per database rebuilds them.
+$before = filenodes();
+$log_offset = -s $node->logfile;
+$torn = os_crash('boot-4', 'max_worker_processes = 8');
+my ($rc, $out, $err) = $node->psql('postgres', "$BY_INDEX$probes{t_k}[1]");
+ok( ($rc != 0 && $err =~ /index "t_k" cannot be used until it is rebuilt/)
+	  || ($rc == 0 && $out eq $node->safe_psql('postgres', "$BY_HEAP$probes{t_k}[1]")),
+	'right after the reboot t_k refuses to answer or has been rebuilt already')
+  or diag("rc $rc, stdout '$out', stderr '$err'");
+for my $index (sort keys %probes)
+{
+	$node->wait_for_log(qr/pm_index: rebuilt index "$index" from its table/, $log_offset);
+	pass("a background worker rebuilt $index");
+}
+my $after = filenodes();
+isnt($after->{$_}, $before->{$_}, "$_ has a new relfilenode") for sort keys %probes;
+ok(!-e $torn->{$_}, "the torn pool of $_ is gone") for sort keys %$torn;
+answers_right('OS crash, rebuilt');
+write_some(900001);
+answers_right('OS crash, rebuilt, written again');
+
+# Under msync every write is durable: an OS crash loses nothing and nothing is rebuilt.
+$node->append_conf('postgresql.conf', 'pm_index.persistence = msync');
+$node->restart;
+answers_right('msync');
+is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()}),
+	'clean', 'under msync the pools in use are clean');
+write_some(400001);
+$before = filenodes();
+crash_server();
+$log_offset = -s $node->logfile;
+boot_as('boot-5');
+start_after_crash();
+answers_right('msync, OS crash');
+is_deeply(filenodes(), $before, 'nothing was rebuilt');
+$node->stop;
+unlike(substr(slurp_file($node->logfile), $log_offset), qr/rebuilt index/, 'and no worker rebuilt one');
+done_testing();
