@@ -16,12 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog/pg_tablespace_d.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "storage/copydir.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/bufpage.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -381,10 +383,84 @@ pmi_pools_of_database(Oid dbid)
 	return found;
 }
 
+/* Does the metapage of the index at rnode name the pool with this UUID? */
+static bool
+metapage_names_pool(RelFileNodeBackend rnode, const uint8 *uuid)
+{
+	char	   *path = relpath(rnode, MAIN_FORKNUM);
+	PGAlignedBlock page;
+	PmiMetaPageData *meta = (PmiMetaPageData *) PageGetContents(page.data);
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		names;
+
+	pfree(path);
+	if (fd < 0)
+		return false;
+	names = pg_pread(fd, page.data, BLCKSZ, 0) == BLCKSZ && meta->version == PMI_META_VERSION &&
+		memcmp(meta->pool_uuid, uuid, 16) == 0;
+	CloseTransientFile(fd);
+	return names;
+}
+
 /*
- * Remove pools whose relfilenode is gone, and temporary files that an
- * interrupted pool creation left before this postmaster started.  Returns
- * the number of files removed.
+ * A pool under its index's old tablespace after ALTER DATABASE ... SET
+ * TABLESPACE: the command renames the pools after it has committed, and a
+ * crash can come between.  Its index is then the relation with the same
+ * relfilenode in another tablespace whose metapage names this pool; give the
+ * pool that relation's name.  True if it did.
+ */
+static bool
+adopt_moved_pool(RelFileNodeBackend rnode, const char *path)
+{
+	pm_pool_header hdr;
+	pm_error	err;
+	List	   *tablespaces = list_make1_oid(DEFAULTTABLESPACE_OID);
+	DIR		   *d;
+	struct dirent *de;
+	ListCell   *lc;
+	bool		adopted = false;
+
+	if (RelFileNodeBackendIsTemp(rnode) || pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK)
+		return false;
+	d = AllocateDir("pg_tblspc");
+	while ((de = ReadDirExtended(d, "pg_tblspc", LOG)) != NULL)
+	{
+		Oid			spc = atooid(de->d_name);
+
+		if (OidIsValid(spc))
+			tablespaces = lappend_oid(tablespaces, spc);
+	}
+	if (d != NULL)
+		FreeDir(d);
+	foreach(lc, tablespaces)
+	{
+		RelFileNodeBackend moved = rnode;
+		char	   *moved_path;
+		struct stat st;
+
+		moved.node.spcNode = lfirst_oid(lc);
+		if (moved.node.spcNode == rnode.node.spcNode || !metapage_names_pool(moved, hdr.uuid))
+			continue;
+		moved_path = pmi_pool_path(moved);
+		if (stat(moved_path, &st) != 0 && errno == ENOENT &&
+			durable_rename(path, moved_path, LOG) == 0)
+		{
+			ereport(LOG,
+					(errmsg("pm_index: renamed pool file \"%s\" to \"%s\"", path, moved_path),
+					 errdetail("Its index's database moved to another tablespace.")));
+			adopted = true;
+		}
+		pfree(moved_path);
+		break;
+	}
+	list_free(tablespaces);
+	return adopted;
+}
+
+/*
+ * Remove pools whose relfilenode is gone (unless a database move left them
+ * under an old name), and temporary files that an interrupted pool creation
+ * left before this postmaster started.  Returns the number of files removed.
  */
 int
 pmi_sweep_orphans(void)
@@ -408,7 +484,7 @@ pmi_sweep_orphans(void)
 		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
 			orphan = stat(path, &st) == 0 && st.st_mtime < started;
 		else if (pmi_parse_pool_name(de->d_name, &rnode))
-			orphan = !pmi_relfilenode_exists(rnode);
+			orphan = !pmi_relfilenode_exists(rnode) && !adopt_moved_pool(rnode, path);
 		if (orphan)
 		{
 			if (unlink(path) == 0)

@@ -8,7 +8,7 @@ use Exporter 'import';
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(pm_node psql_start $BY_INDEX $BY_HEAP);
+our @EXPORT = qw(pm_node psql_start start_after_kill $BY_INDEX $BY_HEAP);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
 our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
@@ -26,6 +26,21 @@ sub pm_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 	return $node;
+}
+
+# Start a node whose server was killed, retrying while the old processes still hold its shared
+# memory.  A failed start leaves the stale postmaster.pid's pid in the node object, which would
+# make the next start refuse: forget it.
+sub start_after_kill
+{
+	my ($node) = @_;
+	for (1 .. 60)
+	{
+		return if $node->start(fail_ok => 1);
+		$node->{_pid} = undef;
+		sleep(1);
+	}
+	die 'the server did not start after the kill';
 }
 
 # psql in the background running the statements (one -c each) in database postgres; its

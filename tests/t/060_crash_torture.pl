@@ -49,20 +49,6 @@ for my $name (sort keys %scripts)
 	push @pgbench_scripts, '-f', "$dir/$name.sql\@$weight{$name}";
 }
 
-# The server is gone (killed): start it, retrying while the old backends still hold its
-# shared memory.  A failed start leaves the stale postmaster.pid's pid in the node object,
-# which would make the next start refuse: forget it.
-sub restart
-{
-	for (1 .. 60)
-	{
-		return if $node->start(fail_ok => 1);
-		$node->{_pid} = undef;
-		sleep(1);
-	}
-	BAIL_OUT('the server did not start after the kill');
-}
-
 # SIGKILL of the postmaster (and of $pid with it), pg_ctl stop -m immediate, or SIGKILL of the
 # backend $pid alone (a pgbench one if none is given), after which the postmaster restarts all.
 sub kill_server
@@ -91,7 +77,7 @@ sub kill_server
 	{
 		$node->stop('immediate');
 	}
-	restart();
+	start_after_kill($node);
 	return;
 }
 

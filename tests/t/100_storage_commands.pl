@@ -149,6 +149,31 @@ $node->safe_psql('postgres', 'DROP DATABASE copy');
 is($node->safe_psql('postgres', "SELECT count(*) FROM pm_index_pools() WHERE database = $copy_oid"),
 	'0', 'DROP DATABASE removes its pools');
 
+# A crash after ALTER DATABASE ... SET TABLESPACE committed and before it renamed the pools: the
+# startup sweep finds each pool's index in the new tablespace by the UUID in its metapage.
+my ($ts1_oid, $ts2_oid, $copy2_oid) = split /\|/, $node->safe_psql('postgres',
+	q{SELECT (SELECT oid FROM pg_tablespace WHERE spcname = 'ts1'),
+		(SELECT oid FROM pg_tablespace WHERE spcname = 'ts2'),
+		(SELECT oid FROM pg_database WHERE datname = 'copy2')});
+my $pool_dir = $node->safe_psql('postgres', 'SELECT min(path) FROM pm_index_pools()') =~ s{/[^/]*$}{}r;
+$node->safe_psql('postgres', 'ALTER DATABASE copy2 SET TABLESPACE ts1');
+$node->stop('immediate');
+my @renamed = glob("$pool_dir/${ts1_oid}_${copy2_oid}_*.pmpool");
+for my $new (@renamed)
+{
+	(my $old = $new) =~ s{/${ts1_oid}_}{/${ts2_oid}_};
+	rename($new, $old) or die "rename $new: $!";
+}
+ok(@renamed > 0, 'pools of the moved database put back under their old names');
+my $log_offset = -s $node->logfile;
+$node->start;
+$node->wait_for_log(qr/pm_index: renamed pool file/, $log_offset);
+$node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pm_index_pools() WHERE path LIKE '%/${ts2_oid}_${copy2_oid}_%'")
+  or die 'the sweep left pools under the old names';
+is(scalar(() = glob("$pool_dir/${ts1_oid}_${copy2_oid}_*.pmpool")), scalar(@renamed),
+	'the startup sweep gave every pool its new name back');
+check_after('a crash before ALTER DATABASE ... SET TABLESPACE renamed the pools', 'copy2');
+
 # after a restart (the startup sweep) everything still answers and nothing was swept wrongly
 $node->restart;
 check_after('after a restart');

@@ -99,18 +99,6 @@ sub crash_server
 	return;
 }
 
-# Start after crash_server, retrying while a killed process is still on its way out.
-sub start_after_crash
-{
-	for (1 .. 60)
-	{
-		return if $node->start(fail_ok => 1);
-		$node->{_pid} = undef;
-		sleep(1);
-	}
-	BAIL_OUT('the server did not start after the crash');
-}
-
 sub pool_path
 {
 	my ($db, $index) = @_;
@@ -144,7 +132,7 @@ is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm
 # A server crash without a reboot: the page cache kept every store.
 write_some(100001);
 crash_server();
-start_after_crash();
+start_after_kill($node);
 answers_right('server crash, same boot');
 is_deeply(filenodes(), $before, 'nothing was rebuilt');
 
@@ -186,7 +174,7 @@ sub os_crash
 	}
 	boot_as($boot);
 	$node->append_conf('postgresql.conf', join("\n", @conf));
-	start_after_crash();
+	start_after_kill($node);
 	return \%copy;
 }
 
@@ -239,7 +227,7 @@ $before = filenodes();
 crash_server();
 $log_offset = -s $node->logfile;
 boot_as('boot-5');
-start_after_crash();
+start_after_kill($node);
 answers_right('msync, OS crash');
 is_deeply(filenodes(), $before, 'nothing was rebuilt');
 $node->stop;

@@ -105,6 +105,7 @@ extern bool fbrpm_can_return(const FbrpmOpclass *oc);
 extern bool fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid,
 						fbr_item *item);
 extern Datum fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item);
+extern Datum fbrpm_empty_value(const FbrpmOpclass *oc);
 extern bool fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key);
 extern bool fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys,
 							 const fbr_box *box, bool is_leaf);

@@ -169,6 +169,15 @@ fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid, f
 	return false;
 }
 
+/* The empty value of the column's SRID, which the side tree's EMPTY entries stand for. */
+Datum
+fbrpm_empty_value(const FbrpmOpclass *oc)
+{
+	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
+
+	return fbrpm_entry_value(oc, &empty);
+}
+
 /* The column value an entry was made from (fbrpm_can_return says whether it can be). */
 Datum
 fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
@@ -506,11 +515,9 @@ fbrpm_key_matches_nothing(const FbrpmKey *key)
 bool
 fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key)
 {
-	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
-
 	if (oc->kind != FBRPM_BOUNDED)
 		return false;
-	return DatumGetBool(FunctionCall2(key->op, fbrpm_entry_value(oc, &empty), key->arg));
+	return DatumGetBool(FunctionCall2(key->op, fbrpm_empty_value(oc), key->arg));
 }
 
 void

@@ -225,8 +225,6 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	so->results.n = from;
 }
 
-
-
 /*
  * An ordered scan's EMPTY entries: when the operator gives an empty value a
  * distance ("<#>" gives FLT_MAX), they are returned at that distance among
@@ -237,14 +235,13 @@ static void
 place_empties(IndexScanDesc scan)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
-	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
 	bool		isnull;
 	MemoryContext old;
 
 	if ((so->side_flags & FBRPM_PAYLOAD_EMPTY) == 0 || so->ob.null_arg)
 		return;
 	old = MemoryContextSwitchTo(so->distctx);
-	so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_entry_value(&so->oc, &empty), &isnull);
+	so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_empty_value(&so->oc), &isnull);
 	MemoryContextSwitchTo(old);
 	if (isnull)
 		return;
