@@ -36,8 +36,6 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "nbtree_pm/nbtpm.h"
-
 static List *pools_created = NIL;	/* RelFileNodeBackends, in TopMemoryContext */
 static List *temp_pools = NIL;	/* this backend's temporary indexes' pools, likewise */
 static List *databases_dropped = NIL;	/* Oids, in TopMemoryContext */
@@ -60,7 +58,7 @@ pmi_registry_init_backend(void)
  * full.
  */
 int
-pmi_registry_attach(RelFileNodeBackend rnode, uint32 *generation)
+pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *generation)
 {
 	int			free_slot = -1;
 
@@ -92,6 +90,7 @@ pmi_registry_attach(RelFileNodeBackend rnode, uint32 *generation)
 		PmiSlot    *s = pmi_slot(free_slot);
 
 		s->rnode = rnode;
+		s->am = pmi_am_number(ops);
 		s->generation++;
 		s->dram_root = 0;
 		pg_atomic_write_u64(&s->inserts, 0);
@@ -136,7 +135,7 @@ pmi_registry_release(RelFileNodeBackend rnode)
 		PmiSlot    *s = pmi_slot(slotno);
 
 		if (s->state == PMI_SLOT_READY && s->dram_root != 0)
-			nbtpm_release_dram(s->dram_root);
+			pmi_am_of_number(s->am)->release_dram(s->dram_root);
 		s->state = PMI_SLOT_FREE;
 		s->dram_root = 0;
 		s->generation++;

@@ -5,9 +5,6 @@
  */
 #include "pm_index.h"
 
-#include "fbrtree_pm/fbrpm.h"
-#include "nbtree_pm/nbtpm.h"
-
 #include <sys/stat.h>
 
 #include "fmgr.h"
@@ -128,22 +125,6 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* The access method of a pm_index index, or NULL. */
-const PmiAmOps *
-pmi_am_ops(Oid amoid)
-{
-	char	   *name = get_am_name(amoid);
-	const PmiAmOps *ops = NULL;
-
-	if (name != NULL && strcmp(name, nbtpm_am_ops.amname) == 0)
-		ops = &nbtpm_am_ops;
-	else if (name != NULL && strcmp(name, fbrpm_am_ops.amname) == 0)
-		ops = &fbrpm_am_ops;
-	if (name)
-		pfree(name);
-	return ops;
-}
-
 #define STATS_COLS 12
 
 Datum
@@ -164,7 +145,7 @@ pm_index_stats(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(index)),
-				 errhint("pm_index_stats takes an nbtree_pm or fbrtree_pm index.")));
+				 errhint("pm_index_stats takes an index of access method %s.", pmi_am_names())));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	h = pmi_index_open(index, ops);

@@ -21,9 +21,6 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "fbrtree_pm/fbrpm.h"
-#include "nbtree_pm/nbtpm.h"
-
 PG_MODULE_MAGIC;
 
 char	   *pmi_pool_dir_guc = NULL;
@@ -225,7 +222,7 @@ _PG_init(void)
 							&pmi_dram_tier_mb,
 							256,
 							1,
-							(int) (NBT_DRAM_TIER_MAX >> 20),	/* nbtree_pm's child words */
+							(int) Min(pmi_dram_tier_max() >> 20, INT_MAX),
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
@@ -252,7 +249,7 @@ _PG_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.debug_smo_pause",
-							"Sleep this long inside every nbtree_pm leaf SMO and fbrtree_pm split (crash tests only).",
+							"Sleep this long inside every structure modification of a pm_index index (crash tests only).",
 							NULL,
 							&debug_smo_pause_ms,
 							0,
@@ -403,7 +400,7 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 			break;
 		case PM_ERR_ARENA_FULL:
 			sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
-			hint = "Raise pm_index.dram_tier_size (about 7 bytes per nbtree_pm entry) and restart the server, or drop unused pm_index indexes.";
+			hint = "Raise pm_index.dram_tier_size and restart the server (pm_index_stats() shows each index's DRAM bytes), or drop unused pm_index indexes.";
 			break;
 		case PM_ERR_CORRUPT:
 		case PM_ERR_VERSION:

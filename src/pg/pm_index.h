@@ -59,6 +59,7 @@ typedef struct PmiSlot
 	RelFileNodeBackend rnode;
 	uint32		generation;
 	uint32		state;
+	uint32		am;				/* its access method: pmi_am_of_number */
 	uint64		dram_root;
 	LWLock		lock;			/* protects state, builder_pid, dram_root */
 	ConditionVariable ready_cv; /* broadcast when a build ends */
@@ -90,6 +91,10 @@ extern PmIndexShared *pmi_shared;
 typedef struct PmiIndex PmiIndex;
 typedef struct PmiShape PmiShape;
 
+/* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
+typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
+										  IndexOptInfo *index, RestrictInfo *rinfo);
+
 /* What the shared index code (pmi_index.c) needs to know of an access method. */
 typedef struct PmiAmOps
 {
@@ -109,6 +114,12 @@ typedef struct PmiAmOps
 	void		(*attach) (PmiIndex *h, uint64 dram_root);
 	/* pm_index_stats: the structure's shape */
 	void		(*shape) (PmiIndex *h, PmiShape *shape);
+	/* free the DRAM tier under a root first_use published (NULL: never publishes one) */
+	void		(*release_dram) (uint64 dram_root);
+	/* planner: index conditions from clauses its operators do not match (NULL: none) */
+	PmiDeriveClause derive_clause;
+	/* the largest DRAM tier its structure can address (0: no limit) */
+	uint64		dram_tier_max;
 } PmiAmOps;
 
 /* What pm_index_stats shows of a structure (counters since format; -1: not applicable). */
@@ -187,6 +198,7 @@ extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
 extern void pmi_flush_wal_before_deletes(void);
+extern void pmi_vacuum_delay(int nodes_read, int nodes_written);
 extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
@@ -215,8 +227,13 @@ extern pm_recon *pmi_recon_ring(pm_pool *pool);
 extern void pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked,
 							   int64 removed);
 
-/* inspect.c */
+/* pmi_am.c: the access methods */
 extern const PmiAmOps *pmi_am_ops(Oid amoid);
+extern bool pmi_am_installed(void);
+extern char *pmi_am_names(void);
+extern uint64 pmi_dram_tier_max(void);
+extern uint32 pmi_am_number(const PmiAmOps *ops);
+extern const PmiAmOps *pmi_am_of_number(uint32 number);
 
 /* pool_registry.c */
 extern RelFileNodeBackend pmi_index_rnode(Relation index);
@@ -243,15 +260,14 @@ PGDLLEXPORT void pmi_rebuild_main(Datum arg);
 
 /* index_registry.c */
 extern void pmi_registry_init_backend(void);
-extern int	pmi_registry_attach(RelFileNodeBackend rnode, uint32 *generation);
+extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
+								uint32 *generation);
 extern void pmi_registry_release(RelFileNodeBackend rnode);
 extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 
-/* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
-typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
-										  IndexOptInfo *index, RestrictInfo *rinfo);
+/* pmi_planner.c */
 extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index);
 extern void pmi_planner_init(void);
 

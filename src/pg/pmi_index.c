@@ -17,6 +17,7 @@
 #include "access/xlog_internal.h"
 #include "catalog/index.h"
 #include "commands/defrem.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
@@ -357,7 +358,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	h->ops = ops;
 
 	read_metapage(index, ops, uuid);
-	h->slotno = pmi_registry_attach(rnode, &h->generation);
+	h->slotno = pmi_registry_attach(rnode, ops, &h->generation);
 	ensure_ready(index, ops, h->slotno, h->generation, uuid);
 	s = pmi_slot(h->slotno);
 	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
@@ -486,6 +487,19 @@ pmi_flush_wal_before_deletes(void)
 	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
 		upto -= SizeOfXLogShortPHD;
 	XLogFlush(upto);
+}
+
+/*
+ * VACUUM's cost-based delay for work in a pool, which no buffer access
+ * charges: a node read costs what a buffer hit does, a node written what
+ * dirtying a page does.  Then sleep if the balance calls for it.
+ */
+void
+pmi_vacuum_delay(int nodes_read, int nodes_written)
+{
+	if (VacuumCostActive)
+		VacuumCostBalance += nodes_read * VacuumCostPageHit + nodes_written * VacuumCostPageDirty;
+	vacuum_delay_point();
 }
 
 /*

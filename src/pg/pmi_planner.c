@@ -18,10 +18,7 @@
  */
 #include "pm_index.h"
 
-#include "commands/defrem.h"
 #include "optimizer/paths.h"
-#include "fbrtree_pm/fbrpm.h"
-#include "nbtree_pm/nbtpm.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -60,8 +57,6 @@ derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Li
 static void
 pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
-	Oid			nbtree_pm,
-				fbrtree_pm;
 	List	   *indexes = NIL;
 	List	   *derivers = NIL;
 	List	   *restrict_derived;
@@ -73,23 +68,15 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if (!IS_SIMPLE_REL(rel) || rte->rtekind != RTE_RELATION || rel->indexlist == NIL)
 		return;
-	nbtree_pm = get_am_oid("nbtree_pm", true);
-	fbrtree_pm = get_am_oid("fbrtree_pm", true);
 	foreach(lc, rel->indexlist)
 	{
 		IndexOptInfo *index = lfirst(lc);
-		PmiDeriveClause derive = NULL;
+		const PmiAmOps *ops = OidIsValid(index->relam) ? pmi_am_ops(index->relam) : NULL;
 
-		if (!OidIsValid(index->relam))
-			continue;
-		if (index->relam == nbtree_pm)
-			derive = nbtpm_derive_clause;
-		else if (index->relam == fbrtree_pm)
-			derive = fbrpm_derive_clause;
-		if (derive == NULL)
+		if (ops == NULL || ops->derive_clause == NULL)
 			continue;
 		indexes = lappend(indexes, index);
-		derivers = lappend(derivers, derive);
+		derivers = lappend(derivers, ops->derive_clause);
 	}
 	if (indexes == NIL)
 		return;

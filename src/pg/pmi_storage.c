@@ -71,14 +71,12 @@ rnode_of(Form_pg_class c)
 static List *
 pm_indexes(void)
 {
-	Oid			nbtree_pm = get_am_oid("nbtree_pm", true);
-	Oid			fbrtree_pm = get_am_oid("fbrtree_pm", true);
 	Relation	pg_class;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	List	   *found = NIL;
 
-	if (!OidIsValid(nbtree_pm) && !OidIsValid(fbrtree_pm))
+	if (!pmi_am_installed())
 		return NIL;
 	pg_class = table_open(RelationRelationId, AccessShareLock);
 	scan = systable_beginscan(pg_class, InvalidOid, false, NULL, 0, NULL);
@@ -87,8 +85,7 @@ pm_indexes(void)
 		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
 		IndexFiles *f;
 
-		if (c->relkind != RELKIND_INDEX ||
-			!OidIsValid(c->relam) || (c->relam != nbtree_pm && c->relam != fbrtree_pm) ||
+		if (c->relkind != RELKIND_INDEX || !OidIsValid(c->relam) || pmi_am_ops(c->relam) == NULL ||
 			(c->relpersistence == RELPERSISTENCE_TEMP && !isTempNamespace(c->relnamespace)))
 			continue;
 		f = palloc(sizeof(IndexFiles));

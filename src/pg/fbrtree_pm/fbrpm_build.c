@@ -92,7 +92,7 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->index_tuples = bs.spatial.n + bs.side.n;
 
 	/* the slot only names the epoch space of nodes freed later; the build itself frees none */
-	slotno = pmi_registry_attach(pmi_index_rnode(index), &generation);
+	slotno = pmi_registry_attach(pmi_index_rnode(index), &fbrpm_am_ops, &generation);
 	fbrpm_attach_trees(pool, slotno, generation, &spatial, &side);
 	load(index, &spatial, &bs.spatial, fillfactor);
 	load(index, &side, &bs.side, fillfactor);

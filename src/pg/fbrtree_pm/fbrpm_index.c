@@ -70,6 +70,7 @@ const PmiAmOps fbrpm_am_ops = {
 	.first_use = fbrpm_first_use,
 	.attach = fbrpm_attach,
 	.shape = fbrpm_shape,
+	.derive_clause = fbrpm_derive_clause,
 };
 
 /* A consistent callback that accepts every box: a search of it lists a whole tree. */

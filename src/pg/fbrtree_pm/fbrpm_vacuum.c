@@ -13,17 +13,26 @@
 #include "utils/rel.h"
 
 
-/* Delete every listed entry whose heap tuple VACUUM removes. */
+/*
+ * Delete every listed entry whose heap tuple VACUUM removes.  For the
+ * cost-based delay, each FBR_CAP listed entries count as one node
+ * read and each delete as one node written.
+ */
 static void
 delete_dead(Relation index, PmiIndex *h, const fbr_results *all, IndexBulkDeleteResult *stats,
 			IndexBulkDeleteCallback callback, void *callback_state)
 {
+	int			deleted = 0;
+
 	for (size_t i = 0; i < all->n; i++)
 	{
 		ItemPointerData tid;
 
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
+		if (i % FBR_CAP == 0)
+		{
+			pmi_vacuum_delay(1, deleted);
+			deleted = 0;
+		}
 		fbrpm_payload_tid(all->items[i].payload, &tid);
 		if (callback(&tid, callback_state))
 		{
@@ -32,6 +41,7 @@ delete_dead(Relation index, PmiIndex *h, const fbr_results *all, IndexBulkDelete
 			if (fbrpm_delete(index, &h->tree.fbr.spatial, &h->tree.fbr.side, &all->items[i]))
 			{
 				stats->tuples_removed++;
+				deleted++;
 				pmi_count_write(h, &before, false);
 			}
 		}

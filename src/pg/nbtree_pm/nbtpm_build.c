@@ -213,7 +213,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	ExecDropSingleTupleTableSlot(bs.slot);
 
 	/* the DRAM layer, published through the registry slot */
-	slotno = pmi_registry_attach(pmi_index_rnode(index), &generation);
+	slotno = pmi_registry_attach(pmi_index_rnode(index), &nbtpm_am_ops, &generation);
 	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
 	if (nbt_rebuild(&t, false, &err) != PM_OK)
 	{

@@ -49,6 +49,9 @@ const PmiAmOps nbtpm_am_ops = {
 	.first_use = nbtpm_first_use,
 	.attach = nbtpm_attach,
 	.shape = nbtpm_shape,
+	.release_dram = nbtpm_release_dram,
+	.derive_clause = nbtpm_derive_clause,
+	.dram_tier_max = NBT_DRAM_TIER_MAX,	/* inner nodes' child words */
 };
 
 /* Free a tree's DRAM layer (its index is gone); no error. */

@@ -10,7 +10,6 @@
  */
 #include "nbtpm.h"
 
-#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
@@ -37,7 +36,6 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 	{
 		int			removed_here = 0;
 
-		vacuum_delay_point();
 		nbt_read_leaf(&h->tree.nbt, &from, false, &b);
 		c->leaves++;
 		for (int i = 0; i < b.n; i++)
@@ -76,6 +74,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 				c->not_rewritten++;
 			}
 		}
+		pmi_vacuum_delay(1, removed_here > 0);
 		if (nbt_skey_is_max(&b.high))
 			break;
 		from = b.high;

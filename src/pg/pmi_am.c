@@ -1,0 +1,96 @@
+/*
+ * pmi_am.c
+ *	  The access methods built on the platform: the one place that lists
+ *	  them.  Generic code reaches an access method through its PmiAmOps,
+ *	  found here by the index's pg_am OID, or by the number a registry slot
+ *	  records (shared memory holds no pointers).
+ */
+#include "pm_index.h"
+
+#include "commands/defrem.h"
+#include "lib/stringinfo.h"
+#include "utils/lsyscache.h"
+
+#include "fbrtree_pm/fbrpm.h"
+#include "nbtree_pm/nbtpm.h"
+
+static const PmiAmOps *const access_methods[] = {
+	&nbtpm_am_ops,
+	&fbrpm_am_ops,
+};
+
+/* The access method of a pm_index index, or NULL. */
+const PmiAmOps *
+pmi_am_ops(Oid amoid)
+{
+	char	   *name = get_am_name(amoid);
+	const PmiAmOps *ops = NULL;
+
+	if (name == NULL)
+		return NULL;
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+	{
+		if (strcmp(name, access_methods[i]->amname) == 0)
+			ops = access_methods[i];
+	}
+	pfree(name);
+	return ops;
+}
+
+/* Their names for a message: "a, b or c". */
+char *
+pmi_am_names(void)
+{
+	StringInfoData names;
+
+	initStringInfo(&names);
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+		appendStringInfo(&names, "%s%s", i == 0 ? "" : i + 1 < lengthof(access_methods) ? ", " : " or ",
+						 access_methods[i]->amname);
+	return names.data;
+}
+
+/* Does this database have any of them (is the extension created here)? */
+bool
+pmi_am_installed(void)
+{
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+	{
+		if (OidIsValid(get_am_oid(access_methods[i]->amname, true)))
+			return true;
+	}
+	return false;
+}
+
+/* The largest pm_index.dram_tier_size every access method can address. */
+uint64
+pmi_dram_tier_max(void)
+{
+	uint64		max = UINT64_MAX;
+
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+	{
+		if (access_methods[i]->dram_tier_max != 0)
+			max = Min(max, access_methods[i]->dram_tier_max);
+	}
+	return max;
+}
+
+uint32
+pmi_am_number(const PmiAmOps *ops)
+{
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+	{
+		if (access_methods[i] == ops)
+			return i;
+	}
+	elog(ERROR, "access method \"%s\" is not registered with pm_index", ops->amname);
+	return 0;					/* keep compiler quiet */
+}
+
+const PmiAmOps *
+pmi_am_of_number(uint32 number)
+{
+	Assert(number < lengthof(access_methods));
+	return access_methods[number];
+}
