@@ -23,8 +23,6 @@
 
 #include "alloc.h"
 #include "epoch.h"
-#include "fbrtree.h"
-#include "nbtree.h"
 #include "pool.h"
 #include "recon.h"
 
@@ -110,8 +108,9 @@ typedef struct PmiAmOps
 	 * Returns the DRAM root to publish in the registry slot (0: none).
 	 */
 	uint64		(*first_use) (Relation index, pm_pool *pool, int slotno, uint32 generation);
-	/* set up h->tree over h->pool and the slot's DRAM root */
+	/* set up h->am_state over h->pool and the slot's DRAM root */
 	void		(*attach) (PmiIndex *h, uint64 dram_root);
+	Size		state_size;		/* of PmiIndex.am_state: the structure's handles */
 	/* pm_index_stats: the structure's shape */
 	void		(*shape) (PmiIndex *h, PmiShape *shape);
 	/* free the DRAM tier under a root first_use published (NULL: never publishes one) */
@@ -162,15 +161,7 @@ struct PmiIndex
 	uint64		pending_deletes;
 	uint64		pending_flushes;
 	uint64		pending_fences;
-	union
-	{
-		nbt_tree	nbt;
-		struct
-		{
-			fbr_tree	spatial;	/* entries with a box */
-			fbr_tree	side;	/* NULLs (fbrtree_pm/fbrpm.h) */
-		}			fbr;
-	}			tree;
+	void	   *am_state;		/* the access method's: ops->state_size bytes */
 };
 
 static inline PmiSlot *

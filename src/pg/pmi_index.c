@@ -351,11 +351,22 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	}
 	h = hash_search(handles, &rnode, HASH_ENTER, &found);
 	if (!found)
+	{
 		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
+		h->ops = NULL;
+		h->am_state = NULL;
+	}
 	if (found && handle_current(h, index) && pmi_pool_open(index) == h->pool)
 		goto cache;
 	h->pool = NULL;
-	h->ops = ops;
+	if (h->ops != ops)
+	{
+		/* a new handle, or a relfilenode reused by an index of another AM */
+		if (h->am_state != NULL)
+			pfree(h->am_state);
+		h->am_state = MemoryContextAllocZero(TopMemoryContext, ops->state_size);
+		h->ops = ops;
+	}
 
 	read_metapage(index, ops, uuid);
 	h->slotno = pmi_registry_attach(rnode, ops, &h->generation);

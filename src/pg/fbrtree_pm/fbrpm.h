@@ -136,6 +136,19 @@ fbrpm_open(Relation index)
 {
 	return pmi_index_open(index, &fbrpm_am_ops);
 }
+
+/* A handle's two trees (its am_state). */
+typedef struct FbrpmTrees
+{
+	fbr_tree	spatial;		/* entries with a box */
+	fbr_tree	side;			/* NULLs and EMPTYs */
+} FbrpmTrees;
+
+static inline FbrpmTrees *
+fbrpm_trees(PmiIndex *h)
+{
+	return (FbrpmTrees *) h->am_state;
+}
 extern void fbrpm_attach_trees(pm_pool *pool, int slotno, uint32 generation, fbr_tree *spatial,
 							   fbr_tree *side);
 extern bool fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side,

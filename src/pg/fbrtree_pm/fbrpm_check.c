@@ -43,7 +43,7 @@ all_entries(Relation index, PmiIndex *h, int64 *n)
 
 	PG_TRY();
 	{
-		fbrpm_list_entries(index, &h->tree.fbr.spatial, &h->tree.fbr.side, r);
+		fbrpm_list_entries(index, &fbrpm_trees(h)->spatial, &fbrpm_trees(h)->side, r);
 		copy = palloc_extended(sizeof(fbr_item) * Max(r->n, 1), MCXT_ALLOC_HUGE);
 		memcpy(copy, r->items, sizeof(fbr_item) * r->n);
 		*n = r->n;
@@ -108,8 +108,8 @@ fbrtree_pm_check(PG_FUNCTION_ARGS)
 	fbr_stats	spatial;
 	fbr_stats	side;
 
-	check_tree(index, &h->tree.fbr.spatial, "spatial", &spatial);
-	check_tree(index, &h->tree.fbr.side, "NULL", &side);
+	check_tree(index, &fbrpm_trees(h)->spatial, "spatial", &spatial);
+	check_tree(index, &fbrpm_trees(h)->side, "NULL", &side);
 	if (heapallindexed)
 	{
 		HeapCheckState hs;
@@ -140,8 +140,8 @@ fbrpm_shape(PmiIndex *h, PmiShape *shape)
 	fbr_stats	spatial;
 	fbr_stats	side;
 
-	fbr_get_stats(&h->tree.fbr.spatial, &spatial);
-	fbr_get_stats(&h->tree.fbr.side, &side);
+	fbr_get_stats(&fbrpm_trees(h)->spatial, &spatial);
+	fbr_get_stats(&fbrpm_trees(h)->side, &side);
 	shape->entries = spatial.entries + side.entries;
 	shape->leaves = spatial.leaves + side.leaves;
 	shape->height = spatial.height;

@@ -58,8 +58,8 @@ fbrpm_first_use(Relation index, pm_pool *pool, int slotno, uint32 generation)
 static void
 fbrpm_attach(PmiIndex *h, uint64 dram_root)
 {
-	fbrpm_attach_trees(h->pool, h->slotno, h->generation, &h->tree.fbr.spatial,
-					   &h->tree.fbr.side);
+	fbrpm_attach_trees(h->pool, h->slotno, h->generation, &fbrpm_trees(h)->spatial,
+					   &fbrpm_trees(h)->side);
 }
 
 const PmiAmOps fbrpm_am_ops = {
@@ -69,6 +69,7 @@ const PmiAmOps fbrpm_am_ops = {
 	.format = fbrpm_format,
 	.first_use = fbrpm_first_use,
 	.attach = fbrpm_attach,
+	.state_size = sizeof(FbrpmTrees),
 	.shape = fbrpm_shape,
 	.derive_clause = fbrpm_derive_clause,
 };

@@ -23,7 +23,7 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	fbrpm_opclass(index, &oc);
 	side = fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);
-	if (fbr_insert(side ? &h->tree.fbr.side : &h->tree.fbr.spatial, &item, &err) != PM_OK)
+	if (fbr_insert(side ? &fbrpm_trees(h)->side : &fbrpm_trees(h)->spatial, &item, &err) != PM_OK)
 		pmi_report(&err, index);
 	pmi_count_write(h, &before, true);
 	return false;

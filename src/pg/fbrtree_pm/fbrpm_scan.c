@@ -198,13 +198,13 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	pm_error	err;
 
 	take_spare_results(so);
-	if (spatial && fbr_search(&so->h->tree.fbr.spatial, scan_consistent, so, &so->results,
+	if (spatial && fbr_search(&fbrpm_trees(so->h)->spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
 	if (side_flags == 0)
 		return;
 	from = so->results.n;
-	if (fbr_search(&so->h->tree.fbr.side, fbrpm_accept_all, NULL, &so->results, &err) != PM_OK)
+	if (fbr_search(&fbrpm_trees(so->h)->side, fbrpm_accept_all, NULL, &so->results, &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
 	/* keep the qualifying ones, EMPTY before NULL (the order of their distances) */
 	for (uint64 flag = FBRPM_PAYLOAD_EMPTY;; flag = FBRPM_PAYLOAD_NULL)
@@ -328,7 +328,7 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 				so->knn_done = true;
 				return fbrpm_gettuple(scan, dir);
 			}
-			so->knn = fbr_knn_begin(&so->h->tree.fbr.spatial, scan_consistent, so,
+			so->knn = fbr_knn_begin(&fbrpm_trees(so->h)->spatial, scan_consistent, so,
 									scan_distance, so, &err);
 			if (so->knn == NULL)
 				pmi_report(&err, scan->indexRelation);

@@ -38,7 +38,7 @@ delete_dead(Relation index, PmiIndex *h, const fbr_results *all, IndexBulkDelete
 		{
 			pm_counters before = pm_tls_counters;
 
-			if (fbrpm_delete(index, &h->tree.fbr.spatial, &h->tree.fbr.side, &all->items[i]))
+			if (fbrpm_delete(index, &fbrpm_trees(h)->spatial, &fbrpm_trees(h)->side, &all->items[i]))
 			{
 				stats->tuples_removed++;
 				deleted++;
@@ -60,7 +60,7 @@ list_and_delete(Relation index, IndexBulkDeleteResult *stats, IndexBulkDeleteCal
 
 	PG_TRY();
 	{
-		fbrpm_list_entries(index, &h->tree.fbr.spatial, &h->tree.fbr.side, all);
+		fbrpm_list_entries(index, &fbrpm_trees(h)->spatial, &fbrpm_trees(h)->side, all);
 		delete_dead(index, h, all, stats, callback, callback_state);
 	}
 	PG_FINALLY();
@@ -96,8 +96,8 @@ fbrpm_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		/* no bulkdelete pass: count the entries */
 		h = fbrpm_open(info->index);
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-		fbr_get_stats(&h->tree.fbr.spatial, &spatial);
-		fbr_get_stats(&h->tree.fbr.side, &side);
+		fbr_get_stats(&fbrpm_trees(h)->spatial, &spatial);
+		fbr_get_stats(&fbrpm_trees(h)->side, &side);
 		stats->num_index_tuples = spatial.entries + side.entries;
 		stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	}

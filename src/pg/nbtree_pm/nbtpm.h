@@ -76,6 +76,13 @@ nbtpm_open(Relation index)
 	return pmi_index_open(index, &nbtpm_am_ops);
 }
 
+/* A handle's tree (its am_state). */
+static inline nbt_tree *
+nbtpm_tree(PmiIndex *h)
+{
+	return (nbt_tree *) h->am_state;
+}
+
 /* nbtpm_check.c */
 extern void nbtpm_shape(PmiIndex *h, PmiShape *shape);
 

@@ -44,7 +44,7 @@ all_entries(PmiIndex *h, int64 *n)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		nbt_read_leaf(&h->tree.nbt, &from, false, &b);
+		nbt_read_leaf(nbtpm_tree(h), &from, false, &b);
 		if (*n + b.n > cap)
 		{
 			while (*n + b.n > cap)
@@ -96,7 +96,7 @@ nbtree_pm_check(PG_FUNCTION_ARGS)
 	const char *problem;
 	uint64		entries;
 
-	problem = nbt_check(&h->tree.nbt, &entries);
+	problem = nbt_check(nbtpm_tree(h), &entries);
 	if (problem != NULL)
 		pmi_report_corrupt(index, psprintf("%s.", problem));
 	if (nbt_count_pm(h->pool) != entries)
@@ -131,7 +131,7 @@ nbtpm_shape(PmiIndex *h, PmiShape *shape)
 	int64		nentries;
 	nbt_skey   *entries;
 
-	nbt_get_stats(&h->tree.nbt, &st);
+	nbt_get_stats(nbtpm_tree(h), &st);
 	entries = all_entries(h, &nentries);
 	pfree(entries);
 	shape->entries = nentries;

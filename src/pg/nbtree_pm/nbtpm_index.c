@@ -37,7 +37,7 @@ nbtpm_first_use(Relation index, pm_pool *pool, int slotno, uint32 generation)
 static void
 nbtpm_attach(PmiIndex *h, uint64 dram_root)
 {
-	nbt_attach(&h->tree.nbt, h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
+	nbt_attach(nbtpm_tree(h), h->pool, pmi_dram(), pmi_epoch(), h->slotno + 1, h->generation, 0,
 			   dram_root);
 }
 
@@ -48,6 +48,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.format = nbt_format,
 	.first_use = nbtpm_first_use,
 	.attach = nbtpm_attach,
+	.state_size = sizeof(nbt_tree),
 	.shape = nbtpm_shape,
 	.release_dram = nbtpm_release_dram,
 	.derive_clause = nbtpm_derive_clause,

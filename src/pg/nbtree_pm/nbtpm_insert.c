@@ -17,7 +17,7 @@ nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pm_error	err;
 
 	pmi_note_insert(h, heapRel, sk.key, sk.rest);
-	if (nbt_insert(&h->tree.nbt, &sk, &err) != PM_OK)
+	if (nbt_insert(nbtpm_tree(h), &sk, &err) != PM_OK)
 		pmi_report(&err, index);
 	pmi_count_write(h, &before, true);
 	return false;

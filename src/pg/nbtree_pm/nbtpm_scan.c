@@ -344,7 +344,7 @@ position_at(NbtpmScanOpaque so, int r, int kd)
 	so->cur = r;
 	if (kd > 0)
 	{
-		nbt_read_range(&so->h->tree.nbt, &so->ranges[r].lo, false, &so->ranges[r].lo,
+		nbt_read_range(nbtpm_tree(so->h), &so->ranges[r].lo, false, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = -1;
 	}
@@ -357,7 +357,7 @@ position_at(NbtpmScanOpaque so, int r, int kd)
 		 */
 		nbt_skey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
 
-		nbt_read_range(&so->h->tree.nbt, &above_hi, true, &so->ranges[r].lo,
+		nbt_read_range(nbtpm_tree(so->h), &above_hi, true, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = so->batch.n;
 	}
@@ -421,7 +421,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.high;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(&so->h->tree.nbt, &from, false, &range->lo, &range->hi, &so->batch);
+			nbt_read_range(nbtpm_tree(so->h), &from, false, &range->lo, &range->hi, &so->batch);
 			so->pos = -1;
 			continue;
 		}
@@ -431,7 +431,7 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 			nbt_skey	from = so->batch.low;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(&so->h->tree.nbt, &from, true, &range->lo, &range->hi, &so->batch);
+			nbt_read_range(nbtpm_tree(so->h), &from, true, &range->lo, &range->hi, &so->batch);
 			so->pos = so->batch.n;
 			continue;
 		}

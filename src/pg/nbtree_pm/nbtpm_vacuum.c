@@ -36,7 +36,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 	{
 		int			removed_here = 0;
 
-		nbt_read_leaf(&h->tree.nbt, &from, false, &b);
+		nbt_read_leaf(nbtpm_tree(h), &from, false, &b);
 		c->leaves++;
 		for (int i = 0; i < b.n; i++)
 		{
@@ -52,7 +52,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 			{
 				pm_counters before = pm_tls_counters;
 
-				if (nbt_delete(&h->tree.nbt, &b.e[i].sk, &found, &err) != PM_OK)
+				if (nbt_delete(nbtpm_tree(h), &b.e[i].sk, &found, &err) != PM_OK)
 					pmi_report(&err, index);
 				pmi_count_write(h, &before, false);
 			}
@@ -67,7 +67,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 		{
 			bool		compacted;
 
-			if (nbt_compact_leaf(&h->tree.nbt, &b.low, &compacted, &err) != PM_OK)
+			if (nbt_compact_leaf(nbtpm_tree(h), &b.low, &compacted, &err) != PM_OK)
 			{
 				if (!pm_errcode_is_out_of_space(err.code))
 					pmi_report(&err, index);
@@ -81,7 +81,7 @@ walk(Relation index, IndexBulkDeleteCallback callback, void *callback_state, Vac
 	}
 	/* set a block aside for the next VACUUM, from the ones this pass freed */
 	if (callback != NULL)
-		nbt_keep_spare(&h->tree.nbt);
+		nbt_keep_spare(nbtpm_tree(h));
 	if (c->not_rewritten > 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_DISK_FULL),
