@@ -17,7 +17,7 @@ CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch
 	src/core/fbrtree/fbr_delete.o src/core/fbrtree/fbr_search.o src/core/fbrtree/fbr_build.o \
 	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o
 PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/pg/inspect.o \
-	src/pg/pmi_index.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o src/pg/pmi_storage.o src/pg/pmi_os_crash.o src/pg/pmi_am.o \
+	src/pg/pmi_index.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o src/pg/pmi_storage.o src/pg/pmi_os_crash.o src/pg/pmi_am.o src/pg/pmi_sweeper.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
 	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
 	src/pg/nbtree_pm/nbtpm_vacuum.o src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o \

@@ -240,8 +240,8 @@ extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
-extern int	pmi_sweep_orphans(void);
 
+/* pmi_sweeper.c */
 PGDLLEXPORT void pmi_sweeper_main(Datum arg);
 
 /* pmi_os_crash.c */

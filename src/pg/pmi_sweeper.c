@@ -1,0 +1,231 @@
+/*
+ * pmi_sweeper.c
+ *	  The pool sweeper: a background worker that runs once per postmaster
+ *	  start, after recovery has finished (before that a main fork can be
+ *	  missing only because redo has not recreated it yet).  It creates the
+ *	  pool directory, says what durability the pools get, removes pools whose
+ *	  relation's file is gone, marks pools that predate a start from a backup
+ *	  or an archive, and starts the rebuild of pools an OS crash tore.
+ */
+#include "pm_index.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog/pg_tablespace_d.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/bufpage.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "utils/timestamp.h"
+
+/* Does the metapage of the index at rnode name the pool with this UUID? */
+static bool
+metapage_names_pool(RelFileNodeBackend rnode, const uint8 *uuid)
+{
+	char	   *path = relpath(rnode, MAIN_FORKNUM);
+	PGAlignedBlock page;
+	PmiMetaPageData *meta = (PmiMetaPageData *) PageGetContents(page.data);
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		names;
+
+	pfree(path);
+	if (fd < 0)
+		return false;
+	names = pg_pread(fd, page.data, BLCKSZ, 0) == BLCKSZ && meta->version == PMI_META_VERSION &&
+		memcmp(meta->pool_uuid, uuid, 16) == 0;
+	CloseTransientFile(fd);
+	return names;
+}
+
+/*
+ * A pool under its index's old tablespace after ALTER DATABASE ... SET
+ * TABLESPACE: the command renames the pools after it has committed, and a
+ * crash can come between.  Its index is then the relation with the same
+ * relfilenode in another tablespace whose metapage names this pool; give the
+ * pool that relation's name.  True if it did.
+ */
+static bool
+adopt_moved_pool(RelFileNodeBackend rnode, const char *path)
+{
+	pm_pool_header hdr;
+	pm_error	err;
+	List	   *tablespaces = list_make1_oid(DEFAULTTABLESPACE_OID);
+	DIR		   *d;
+	struct dirent *de;
+	ListCell   *lc;
+	bool		adopted = false;
+
+	if (RelFileNodeBackendIsTemp(rnode) || pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK)
+		return false;
+	d = AllocateDir("pg_tblspc");
+	while ((de = ReadDirExtended(d, "pg_tblspc", LOG)) != NULL)
+	{
+		Oid			spc = atooid(de->d_name);
+
+		if (OidIsValid(spc))
+			tablespaces = lappend_oid(tablespaces, spc);
+	}
+	if (d != NULL)
+		FreeDir(d);
+	foreach(lc, tablespaces)
+	{
+		RelFileNodeBackend moved = rnode;
+		char	   *moved_path;
+		struct stat st;
+
+		moved.node.spcNode = lfirst_oid(lc);
+		if (moved.node.spcNode == rnode.node.spcNode || !metapage_names_pool(moved, hdr.uuid))
+			continue;
+		moved_path = pmi_pool_path(moved);
+		if (stat(moved_path, &st) != 0 && errno == ENOENT &&
+			durable_rename(path, moved_path, LOG) == 0)
+		{
+			ereport(LOG,
+					(errmsg("pm_index: renamed pool file \"%s\" to \"%s\"", path, moved_path),
+					 errdetail("Its index's database moved to another tablespace.")));
+			adopted = true;
+		}
+		pfree(moved_path);
+		break;
+	}
+	list_free(tablespaces);
+	return adopted;
+}
+
+/*
+ * Remove pools whose relfilenode is gone (unless a database move left them
+ * under an old name), and temporary files that an interrupted pool creation
+ * left before this postmaster started.  Returns the number of files removed.
+ */
+static int
+sweep_orphans(void)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int			removed = 0;
+	pg_time_t	started = timestamptz_to_time_t(PgStartTime);
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNodeBackend rnode;
+		char	   *path;
+		struct stat st;
+		size_t		len = strlen(de->d_name);
+		bool		orphan = false;
+
+		CHECK_FOR_INTERRUPTS();
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
+			orphan = stat(path, &st) == 0 && st.st_mtime < started;
+		else if (pmi_parse_pool_name(de->d_name, &rnode))
+			orphan = !pmi_relfilenode_exists(rnode) && !adopt_moved_pool(rnode, path);
+		if (orphan)
+		{
+			if (unlink(path) == 0)
+			{
+				removed++;
+				ereport(LOG,
+						(errmsg("pm_index: removed orphaned pool file \"%s\"", path),
+						 errdetail("Its relation's file no longer exists.")));
+			}
+			else if (errno != ENOENT)
+				ereport(LOG,
+						(errcode_for_file_access(),
+						 errmsg("pm_index: could not remove orphaned pool file \"%s\": %m", path)));
+		}
+		pfree(path);
+	}
+	FreeDir(d);
+	return removed;
+}
+
+/* Mark every pool that predates a start from elsewhere, so later starts distrust it too. */
+static void
+mark_untrusted_pools(void)
+{
+	const char *dir = pmi_pool_dir();
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int			marked = 0;
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		RelFileNodeBackend rnode;
+		char	   *path;
+		pm_pool    *pool;
+		pm_error	err;
+
+		if (!pmi_parse_pool_name(de->d_name, &rnode))
+			continue;
+		path = psprintf("%s/%s", dir, de->d_name);
+		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
+		{
+			if (pmi_pool_untrusted(pool))
+			{
+				pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+				marked++;
+			}
+			pm_pool_close(pool);
+		}
+		pfree(path);
+	}
+	FreeDir(d);
+	if (marked > 0)
+		ereport(LOG,
+				(errmsg("pm_index: %d pools predate this server's recovery from a backup, an archive or a primary; their indexes need REINDEX",
+						marked)));
+}
+
+/* Tell the administrator once per start what durability the pools get. */
+static void
+report_durability(void)
+{
+	char	   *probe = psprintf("%s/durability_probe.tmp", pmi_pool_dir());
+	int			fd = open(probe, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	bool		is_pmem = false;
+	pm_error	err;
+
+	if (fd < 0 || ftruncate(fd, 4096) != 0)
+	{
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("pm_index: could not create a file in pool directory \"%s\": %m",
+						pmi_pool_dir()),
+				 errhint("pm_index indexes cannot be created until the directory is writable.")));
+		if (fd >= 0)
+			close(fd);
+		pfree(probe);
+		return;
+	}
+	close(fd);
+	if (pm_path_is_pmem(probe, &is_pmem, &err) != PM_OK)
+		is_pmem = false;
+	unlink(probe);
+	if (!is_pmem && pmi_persistence_guc == PM_MODE_AUTO)
+		ereport(LOG,
+				(errmsg("pm_index: pool directory \"%s\" is not on persistent memory; "
+						"pm_index.persistence = auto uses eadr semantics there",
+						pmi_pool_dir()),
+				 errdetail("Pools survive process and server crashes, but not an operating "
+						   "system crash or power failure."),
+				 errhint("Point pm_index.pool_dir into a DAX filesystem on persistent memory, "
+						 "or set pm_index.persistence = msync.")));
+	pfree(probe);
+}
+
+void
+pmi_sweeper_main(Datum arg)
+{
+	BackgroundWorkerUnblockSignals();
+	pmi_ensure_pool_dir();
+	report_durability();
+	(void) sweep_orphans();
+	if (pmi_started_from_elsewhere)
+		mark_untrusted_pools();
+	pmi_launch_rebuilds();
+	proc_exit(0);
+}
