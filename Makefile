@@ -16,20 +16,21 @@ CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch
 	src/core/fbrtree/fbr_node.o src/core/fbrtree/fbr_split.o src/core/fbrtree/fbr_insert.o \
 	src/core/fbrtree/fbr_delete.o src/core/fbrtree/fbr_search.o src/core/fbrtree/fbr_build.o \
 	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o
-PG_OBJS = src/pg/pm_index.o src/pg/pool_registry.o src/pg/index_registry.o src/pg/inspect.o \
-	src/pg/pmi_index.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o src/pg/pmi_storage.o src/pg/pmi_os_crash.o src/pg/pmi_am.o src/pg/pmi_sweeper.o \
+PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_registry.o src/pg/pmi_handle.o \
+	src/pg/pmi_build.o src/pg/pmi_vacuum.o src/pg/pmi_check.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o \
+	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_inspect.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
 	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
-	src/pg/nbtree_pm/nbtpm_vacuum.o src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o \
-	src/pg/nbtree_pm/nbtpm_reconcile.o src/pg/nbtree_pm/nbtpm_planner.o \
+	src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o \
+	src/pg/nbtree_pm/nbtpm_planner.o \
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
 	src/pg/fbrtree_pm/fbrpm_build.o src/pg/fbrtree_pm/fbrpm_insert.o src/pg/fbrtree_pm/fbrpm_scan.o \
-	src/pg/fbrtree_pm/fbrpm_vacuum.o src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
-	src/pg/fbrtree_pm/fbrpm_reconcile.o src/pg/fbrtree_pm/fbrpm_planner.o
+	src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
+	src/pg/fbrtree_pm/fbrpm_planner.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 
 # make PM_ASSERTS=1 (tests/run does): pm_assert() checks on, in the extension and every test

@@ -116,12 +116,10 @@ typedef struct pm_owner
 	uint32_t	tablespace;
 	uint32_t	database;
 	uint32_t	relfilenode;
-	uint32_t	kind;			/* which structure: PM_KIND_* */
+	uint32_t	kind;			/* which structure: each structure's header defines its kind */
 } pm_owner;
 
-#define PM_KIND_TEST	0
-#define PM_KIND_NBTREE	1
-#define PM_KIND_FBRTREE	2
+#define PM_KIND_TEST	0		/* pools of the unit tests */
 
 typedef struct pm_pool_header
 {

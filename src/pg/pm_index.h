@@ -10,6 +10,8 @@
 
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "nodes/execnodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
@@ -88,38 +90,117 @@ extern PmIndexShared *pmi_shared;
 
 typedef struct PmiIndex PmiIndex;
 typedef struct PmiShape PmiShape;
+typedef struct PmiBuild PmiBuild;
 
 /* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
 typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
 										  IndexOptInfo *index, RestrictInfo *rinfo);
 
-/* What the shared index code (pmi_index.c) needs to know of an access method. */
+/*
+ * A batch of n entries (entry_size bytes each) handed to a driver; returns
+ * how many of them the driver deleted.
+ */
+typedef int (*PmiEntryBatchFn) (void *arg, const void *entries, int n);
+
+/*
+ * The contract between the platform and an access method.  Generic code
+ * (src/pg/pmi_*.c) reaches a structure only through these; "state" is the
+ * access method's per-process handles on its structure in one pool
+ * (state_size bytes, set up by attach).
+ */
 typedef struct PmiAmOps
 {
 	const char *amname;
-	uint32		kind;			/* PM_KIND_*: the pool header names the structure */
+	uint32		kind;			/* the pool header names the structure (its core header defines it) */
 	uint32		meta_magic;		/* block 0 of the main fork */
+
+	/* reloptions: the build fill factor, its description and default */
+	const char *fillfactor_desc;
+	int			default_fillfactor;
+
 	/* an empty structure in a fresh pool */
 	pm_errcode	(*format) (pm_pool *pool, pm_error *err);
+	/* the structure's handles over pool, in registry slot slotno, its DRAM root */
+	void		(*attach) (void *state, pm_pool *pool, int slotno, uint32 generation,
+						   uint64 dram_root);
+	Size		state_size;
 
 	/*
-	 * First use after startup, no lock held: make the pool's structure ready
-	 * to serve (repair, volatile state, reconciliation after a crash).
-	 * Returns the DRAM root to publish in the registry slot (0: none).
+	 * ambuild after the pool and metapage exist: fill the pool from the heap,
+	 * attaching the structure with pmi_build_attach when it is ready to be
+	 * loaded.  Returns the DRAM root to publish (0: none).
 	 */
-	uint64		(*first_use) (Relation index, pm_pool *pool, int slotno, uint32 generation);
-	/* set up h->am_state over h->pool and the slot's DRAM root */
-	void		(*attach) (PmiIndex *h, uint64 dram_root);
-	Size		state_size;		/* of PmiIndex.am_state: the structure's handles */
-	/* pm_index_stats: the structure's shape */
-	void		(*shape) (PmiIndex *h, PmiShape *shape);
-	/* free the DRAM tier under a root first_use published (NULL: never publishes one) */
+	uint64		(*build) (Relation heap, Relation index, IndexInfo *ii, PmiBuild *b);
+
+	/*
+	 * First use after startup, no lock held, state attached with no DRAM
+	 * root: make the structure ready to serve (repairs after a crash,
+	 * volatile state).  Returns the DRAM root to publish (0: none).
+	 */
+	uint64		(*recover) (Relation index, void *state, bool after_crash);
+	/* free the DRAM tier under a root recover or build published (NULL: never publishes one) */
 	void		(*release_dram) (uint64 dram_root);
-	/* planner: index conditions from clauses its operators do not match (NULL: none) */
-	PmiDeriveClause derive_clause;
 	/* the largest DRAM tier its structure can address (0: no limit) */
 	uint64		dram_tier_max;
+
+	/*
+	 * Entries, for VACUUM (pmi_vacuum.c), the verifier (pmi_check.c) and
+	 * crash reconciliation (pmi_reconcile.c).  An entry is entry_size bytes
+	 * and names one heap TID.
+	 */
+	Size		entry_size;
+	/* what make_entry needs of the index for one operation (palloc'd) */
+	void	   *(*entry_context) (Relation index);
+	/* the entry a heap tuple with this index value makes */
+	void		(*make_entry) (void *context, Datum value, bool isnull, ItemPointer tid,
+							   void *entry);
+	/* a total order of entries; 0 only for the same entry */
+	int			(*entry_cmp) (const void *a, const void *b);
+	/* the heap TID an entry names; false if it names none */
+	bool		(*entry_tid) (const void *entry, ItemPointer tid);
+	/* delete one entry; returns whether it was there */
+	bool		(*delete_entry) (Relation index, void *state, const void *entry);
+
+	/*
+	 * Every entry, a node's worth per batch.  After a batch fn deleted from,
+	 * the structure tidies the node (a rewrite, a merge) if it can; returns
+	 * the batches left untidy for lack of space, with the last reason in
+	 * *err.
+	 */
+	uint32		(*foreach_batch) (Relation index, void *state, PmiEntryBatchFn fn, void *arg,
+								  pm_error *err);
+	/* the entries a reconciliation note (key, rest: src/core/recon.h) stands for */
+	void		(*note_entries) (Relation index, void *state, uint64 key, uint64 rest,
+								 PmiEntryBatchFn fn, void *arg);
+
+	/* verifier: the structure's own invariants (pmi_report_corrupt); returns its entry count */
+	int64		(*check) (Relation index, void *state);
+	/* pm_index_stats: the structure's shape */
+	void		(*shape) (PmiIndex *h, PmiShape *shape);
+	/* planner: index conditions from clauses its operators do not match (NULL: none) */
+	PmiDeriveClause derive_clause;
 } PmiAmOps;
+
+/* An index build in progress (pmi_build.c). */
+struct PmiBuild
+{
+	Relation	index;
+	const PmiAmOps *ops;
+	pm_pool    *pool;			/* the new pool, formatted */
+	int			fillfactor;		/* percent, from the reloption */
+	double		heap_tuples;	/* set by ops->build */
+	double		index_tuples;
+	int			slotno;			/* -1 until pmi_build_attach */
+	uint32		generation;
+	void	   *state;
+};
+
+/* The reloptions every access method takes (ops->fillfactor_desc). */
+typedef struct PmiOptions
+{
+	int32		vl_len_;		/* varlena header */
+	int			fillfactor;
+} PmiOptions;
 
 /* What pm_index_stats shows of a structure (counters since format; -1: not applicable). */
 struct PmiShape
@@ -170,63 +251,56 @@ pmi_slot(int slotno)
 	return (PmiSlot *) ((char *) pmi_shared + pmi_shared->registry_offset) + slotno;
 }
 
-/* pm_index.c */
+/* pmi_module.c */
 extern const char *pmi_pool_dir(void);
 extern pm_epoch_handle *pmi_epoch(void);
 extern pm_alloc *pmi_dram(void);
 extern void pmi_report_core_error(int elevel, const pm_error *err,
 								  const char *index_name) pg_attribute_cold;
 
-/* pmi_index.c */
+/* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
-extern Relation pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname);
-extern Relation pmi_check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap);
-extern void pmi_report_corrupt(Relation index, const char *detail) pg_attribute_noreturn();
-extern void pmi_report_missing(Relation index, Relation heap, int64 missing,
-							   ItemPointer first) pg_attribute_noreturn();
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
-extern void pmi_flush_wal_before_deletes(void);
-extern void pmi_vacuum_delay(int nodes_read, int nodes_written);
 extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
 extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 
+/* pmi_check.c */
+extern void pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops);
+extern void pmi_report_corrupt(Relation index, const char *detail) pg_attribute_noreturn();
+
+/* pmi_vacuum.c */
+extern IndexBulkDeleteResult *pmi_bulkdelete(IndexVacuumInfo *info,
+													IndexBulkDeleteResult *stats,
+													IndexBulkDeleteCallback callback,
+													void *callback_state);
+extern IndexBulkDeleteResult *pmi_vacuumcleanup(IndexVacuumInfo *info,
+													   IndexBulkDeleteResult *stats);
+
+/* pmi_build.c */
+extern IndexBuildResult *pmi_build(Relation heap, Relation index, IndexInfo *ii);
+extern void pmi_buildempty(Relation index);
+extern void *pmi_build_attach(PmiBuild *b);
+extern bytea *pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate);
+
 /* pmi_reconcile.c */
-typedef struct PmiHeapCheck
-{
-	Relation	heap;
-	Relation	index;
-	struct IndexInfo *ii;
-	struct EState *estate;
-	struct ExprState *predicate;
-	struct TupleTableSlot *slot;
-	BlockNumber nblocks;
-} PmiHeapCheck;
-
-typedef bool (*PmiValueMatchFn) (void *arg, Datum value, bool isnull);
-
-extern void pmi_heap_check_begin(PmiHeapCheck *c, Relation index);
-extern bool pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
-								  void *arg);
-extern void pmi_heap_check_end(PmiHeapCheck *c);
-extern pm_recon *pmi_recon_ring(pm_pool *pool);
-extern void pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked,
-							   int64 removed);
+extern void pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state);
 
 /* pmi_am.c: the access methods */
 extern const PmiAmOps *pmi_am_ops(Oid amoid);
+extern const PmiAmOps *pmi_index_am(Relation index);
 extern bool pmi_am_installed(void);
 extern char *pmi_am_names(void);
 extern uint64 pmi_dram_tier_max(void);
 extern uint32 pmi_am_number(const PmiAmOps *ops);
 extern const PmiAmOps *pmi_am_of_number(uint32 number);
 
-/* pool_registry.c */
+/* pmi_pool.c */
 extern RelFileNodeBackend pmi_index_rnode(Relation index);
 extern char *pmi_pool_path(RelFileNodeBackend rnode);
 extern void pmi_pool_remove(RelFileNodeBackend rnode);
@@ -237,19 +311,19 @@ extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool m
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
-extern bool pmi_pool_untrusted(pm_pool *pool);
-extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
 
 /* pmi_sweeper.c */
 PGDLLEXPORT void pmi_sweeper_main(Datum arg);
 
-/* pmi_os_crash.c */
-extern void pmi_os_crash_init(void);
+/* pmi_trust.c */
+extern bool pmi_pool_untrusted(pm_pool *pool);
+extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
+extern void pmi_trust_init(void);
 extern void pmi_launch_rebuilds(void);
 PGDLLEXPORT void pmi_rebuild_main(Datum arg);
 
-/* index_registry.c */
+/* pmi_registry.c */
 extern void pmi_registry_init_backend(void);
 extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
 								uint32 *generation);

@@ -10,6 +10,7 @@
 #include "commands/defrem.h"
 #include "lib/stringinfo.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 #include "fbrtree_pm/fbrpm.h"
 #include "nbtree_pm/nbtpm.h"
@@ -34,6 +35,17 @@ pmi_am_ops(Oid amoid)
 			ops = access_methods[i];
 	}
 	pfree(name);
+	return ops;
+}
+
+/* The access method of an index the caller knows to be a pm_index one. */
+const PmiAmOps *
+pmi_index_am(Relation index)
+{
+	const PmiAmOps *ops = pmi_am_ops(index->rd_rel->relam);
+
+	if (ops == NULL)
+		elog(ERROR, "index \"%s\" is not a pm_index index", RelationGetRelationName(index));
 	return ops;
 }
 

@@ -1,7 +1,9 @@
 /*
  * pmi_planner.c
- *	  Index conditions that the core planner derives only for its own index
- *	  access methods, derived for pm_index's from set_rel_pathlist_hook.
+ *	  What the planner sees of pm_index indexes: none on a server in
+ *	  recovery (get_relation_info_hook), and index conditions that the core
+ *	  planner derives only for its own index access methods, derived for
+ *	  pm_index's from set_rel_pathlist_hook.
  *
  * Two kinds of clause never become index conditions of a non-core access
  * method in PostgreSQL 15: a boolean column used as a condition (WHERE b,
@@ -10,7 +12,7 @@
  * function answers only for GiST, SP-GiST and BRIN.  For a base relation
  * with pm_index indexes, each access method's derive function turns such a
  * restriction or join clause into an operator condition on an index column
- * (fbrpm_planner.c, nbtpm_planner.c), and index paths are built for those
+ * (PmiAmOps.derive_clause), and index paths are built for those
  * indexes with the derived conditions added.  The conditions exist only
  * while those paths are made: the original clause stays in the relation's
  * quals, so the plan still evaluates it.  Join clauses give parameterized
@@ -18,9 +20,12 @@
  */
 #include "pm_index.h"
 
+#include "access/xlog.h"
 #include "optimizer/paths.h"
+#include "optimizer/plancat.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 bool
 pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index)
@@ -109,9 +114,37 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 	}
 }
 
+/*
+ * A pm_index index is not WAL-logged: a server in recovery (hot standby) has
+ * no current copy of it, so the planner must never see it there.
+ */
+static void
+pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					  RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+	if (RecoveryInProgress())
+	{
+		ListCell   *lc;
+		List	   *keep = NIL;
+
+		foreach(lc, rel->indexlist)
+		{
+			IndexOptInfo *index = lfirst(lc);
+
+			if (pmi_am_ops(index->relam) == NULL)
+				keep = lappend(keep, index);
+		}
+		rel->indexlist = keep;
+	}
+}
+
 void
 pmi_planner_init(void)
 {
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = pmi_set_rel_pathlist;
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = pmi_get_relation_info;
 }

@@ -1,8 +1,8 @@
 /*
  * pmi_reconcile.c
- *	  Crash reconciliation with the heap (DESIGN.md section 7), the part
- *	  every access method shares: is the heap item an index entry names
- *	  still the tuple the entry was made for?
+ *	  Crash reconciliation with the heap (DESIGN.md section 7), for every
+ *	  access method: is the heap item an index entry names still the tuple
+ *	  the entry was made for?
  *
  * An insert into a pool is durable when aminsert returns; the heap tuple it
  * names is durable only when its WAL is flushed.  After a crash an entry can
@@ -16,6 +16,13 @@
  * the index predicate (a TID reused since).  Items that are redirected or
  * dead are left to VACUUM, as are tuples of aborted transactions that did
  * survive.
+ *
+ * Only entries whose heap WAL may not have been flushed need checking:
+ * every insert notes (key, rest, WAL end) in the pool's reconciliation ring
+ * first (src/core/recon.h, pmi_note_insert), and the access method finds the
+ * entries a note stands for (PmiAmOps.note_entries).  If a ring stripe
+ * overflowed, or the pool has no ring, every entry is checked: one heap item
+ * visit per entry.
  */
 #include "pm_index.h"
 
@@ -25,11 +32,35 @@
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-void
-pmi_heap_check_begin(PmiHeapCheck *c, Relation index)
+/* The heap side of reconciliation: the table, and what evaluates the index's expressions. */
+typedef struct HeapCheck
+{
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *ii;
+	EState	   *estate;
+	ExprState  *predicate;
+	TupleTableSlot *slot;
+	BlockNumber nblocks;
+} HeapCheck;
+
+typedef struct Reconcile
+{
+	HeapCheck	heap;
+	const PmiAmOps *ops;
+	void	   *state;			/* the structure's handles */
+	void	   *context;		/* ops->entry_context */
+	void	   *now;			/* an entry made from the heap tuple */
+	int64		checked;
+	int64		removed;
+} Reconcile;
+
+static void
+heap_check_begin(HeapCheck *c, Relation index)
 {
 	c->index = index;
 	c->heap = table_open(index->rd_index->indrelid, AccessShareLock);
@@ -41,22 +72,30 @@ pmi_heap_check_begin(PmiHeapCheck *c, Relation index)
 	c->nblocks = RelationGetNumberOfBlocks(c->heap);
 }
 
-void
-pmi_heap_check_end(PmiHeapCheck *c)
+static void
+heap_check_end(HeapCheck *c)
 {
 	ExecDropSingleTupleTableSlot(c->slot);
 	FreeExecutorState(c->estate);
 	table_close(c->heap, AccessShareLock);
 }
 
-/*
- * Does the heap item at tid still hold the tuple an entry was made for?
- * matches(arg, value, isnull) compares the tuple's index value with the
- * entry, while the heap buffer is still locked.
- */
-bool
-pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches, void *arg)
+/* Would the heap tuple's index value make this very entry? */
+static bool
+value_matches(Reconcile *r, const void *entry, Datum value, bool isnull, ItemPointer tid)
 {
+	r->ops->make_entry(r->context, value, isnull, tid, r->now);
+	return r->ops->entry_cmp(r->now, entry) == 0;
+}
+
+/*
+ * Does the heap item at tid still hold the tuple the entry was made for?
+ * The tuple's index value is compared while the heap buffer is locked.
+ */
+static bool
+heap_item_current(Reconcile *r, ItemPointer tid, const void *entry)
+{
+	HeapCheck  *c = &r->heap;
 	BlockNumber blk = ItemPointerGetBlockNumber(tid);
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	Buffer		buf;
@@ -98,7 +137,7 @@ pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
 				else
 				{
 					FormIndexDatum(c->ii, c->slot, c->estate, values, isnull);
-					current = matches(arg, values[0], isnull[0]);
+					current = value_matches(r, entry, values[0], isnull[0], tid);
 				}
 				ExecClearTuple(c->slot);
 				ResetExprContext(econtext);
@@ -109,26 +148,90 @@ pmi_heap_item_current(PmiHeapCheck *c, ItemPointer tid, PmiValueMatchFn matches,
 	return current;
 }
 
-/* The ring's notes, or NULL if every entry must be checked (no ring, or it overflowed). */
-pm_recon *
-pmi_recon_ring(pm_pool *pool)
+/* Remove the entries of a batch that are no longer current. */
+static int
+reconcile_batch(void *arg, const void *entries, int n)
 {
-	pm_recon   *ring = pm_recon_of(pool);
+	Reconcile  *r = arg;
+	int			removed = 0;
 
-	return ring != NULL && !pm_recon_overflowed(pool, ring) ? ring : NULL;
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < n; i++)
+	{
+		const void *entry = (const char *) entries + i * r->ops->entry_size;
+		ItemPointerData tid;
+
+		if (!r->ops->entry_tid(entry, &tid))
+			continue;
+		r->checked++;
+		if (!heap_item_current(r, &tid, entry) &&
+			r->ops->delete_entry(r->heap.index, r->state, entry))
+			removed++;
+	}
+	r->removed += removed;
+	return removed;
 }
 
-/* After reconciliation: forget the notes, and say what was done. */
-void
-pmi_reconcile_done(Relation index, pm_pool *pool, bool full, int64 checked, int64 removed)
+typedef struct Note
 {
-	pm_recon   *ring = pm_recon_of(pool);
+	uint64		key;
+	uint64		rest;
+} Note;
 
+typedef struct NoteList
+{
+	Note	   *notes;
+	int			n;
+} NoteList;
+
+static void
+collect_note(void *ctx, uint64_t key, uint64_t rest)
+{
+	NoteList   *l = ctx;
+
+	l->notes[l->n].key = key;
+	l->notes[l->n].rest = rest;
+	l->n++;
+}
+
+/*
+ * Reconcile an index with its table after a crash, before it serves: the
+ * entries its ring notes, or all of them.  state is the access method's
+ * handles on the structure in pool, recovered (ops->recover).
+ */
+void
+pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
+{
+	Reconcile	r = {0};
+	pm_recon   *ring = pm_recon_of(pool);
+	bool		full = ring == NULL || pm_recon_overflowed(pool, ring);
+	pm_error	err;
+
+	r.ops = ops;
+	r.state = state;
+	r.context = ops->entry_context(index);
+	r.now = palloc(ops->entry_size);
+	heap_check_begin(&r.heap, index);
+	if (full)
+		(void) ops->foreach_batch(index, state, reconcile_batch, &r, &err);
+	else
+	{
+		NoteList	l;
+
+		/* collected first: a note is not read while entries are deleted */
+		l.notes = palloc(sizeof(Note) * PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE);
+		l.n = 0;
+		pm_recon_foreach(pool, ring, collect_note, &l);
+		for (int i = 0; i < l.n; i++)
+			ops->note_entries(index, state, l.notes[i].key, l.notes[i].rest, reconcile_batch, &r);
+		pfree(l.notes);
+	}
+	heap_check_end(&r.heap);
 	if (ring != NULL)
 		pm_recon_clear(pool, ring);
 	ereport(LOG,
 			(errmsg("pm_index: reconciled index \"%s\" with its table after a crash: %lld entries checked, %lld removed",
-					RelationGetRelationName(index), (long long) checked, (long long) removed),
+					RelationGetRelationName(index), (long long) r.checked, (long long) r.removed),
 			 errdetail("%s", full ? "Every entry was checked (no reconciliation ring, or it overflowed)." :
 					   "Only the entries noted in the pool's reconciliation ring were checked.")));
 }

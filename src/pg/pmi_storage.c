@@ -16,7 +16,7 @@
  *   made in the command's transaction (the command holds the index's
  *   exclusive lock, so nobody writes the pool meanwhile).  The copy is a
  *   pool created by the transaction, removed if it aborts; the old pool
- *   goes with the old relfilenode when it commits (index_registry.c).
+ *   goes with the old relfilenode when it commits (pmi_registry.c).
  * - CREATE DATABASE: the template's pools are copied under the new
  *   database's names, the template's default tablespace mapped to the new
  *   database's as the command maps it.  The command's lock on the template

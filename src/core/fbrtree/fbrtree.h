@@ -18,6 +18,8 @@
 #include "epoch.h"
 #include "pool.h"
 
+#define PM_KIND_FBRTREE		2		/* pm_owner.kind of an FBR-tree pool */
+
 /*
  * Entries per node: 50 fill a 2 KiB allocator block (README: "Fan-out and
  * fill").  Other values build only for bench_fbrtree's fan-out study.

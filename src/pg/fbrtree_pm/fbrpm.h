@@ -1,8 +1,10 @@
 /*
  * fbrpm.h
  *	  The fbrtree_pm index access method: the FBR-tree of src/core/fbrtree
- *	  as a PostgreSQL index, one file per role (handler, key, index, build,
- *	  insert, scan, vacuum, cost, check, reconcile).
+ *	  as a PostgreSQL index, one file per role (handler, key, index: its
+ *	  PmiAmOps, build, insert, scan, cost, check, planner).  VACUUM, the
+ *	  verifier's heap check and crash reconciliation are the platform's
+ *	  (src/pg/README.md).
  */
 #ifndef FBRPM_H
 #define FBRPM_H
@@ -87,12 +89,6 @@ typedef struct FbrpmOrderBy
 	fbr_box		query;
 } FbrpmOrderBy;
 
-typedef struct FbrpmOptions
-{
-	int32		vl_len_;		/* varlena header */
-	int			fillfactor;		/* node fill percentage at build */
-} FbrpmOptions;
-
 #define FBRPM_DEFAULT_FILLFACTOR 90
 
 /* build progress subphases (PROGRESS_CREATEIDX_SUBPHASE) */
@@ -128,7 +124,7 @@ extern bool fbrpm_validate(Oid opclassoid);
 extern char *fbrpm_phasename(int64 phasenum);
 extern bool fbrpm_canreturn(Relation index, int attno);
 
-/* fbrpm_index.c */
+/* fbrpm_index.c: fbrtree_pm's PmiAmOps */
 extern const PmiAmOps fbrpm_am_ops;
 
 static inline PmiIndex *
@@ -149,23 +145,14 @@ fbrpm_trees(PmiIndex *h)
 {
 	return (FbrpmTrees *) h->am_state;
 }
-extern void fbrpm_attach_trees(pm_pool *pool, int slotno, uint32 generation, fbr_tree *spatial,
-							   fbr_tree *side);
-extern bool fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side,
-						 const fbr_item *item);
 extern bool fbrpm_accept_all(void *arg, const fbr_box *box, bool is_leaf);
-extern void fbrpm_list_entries(Relation index, fbr_tree *spatial, fbr_tree *side,
-							   fbr_results *out);
 
 /* fbrpm_check.c */
+extern int64 fbrpm_check_structure(Relation index, void *state);
 extern void fbrpm_shape(PmiIndex *h, PmiShape *shape);
 
-/* fbrpm_reconcile.c */
-extern void fbrpm_reconcile(Relation index, pm_pool *pool, fbr_tree *spatial, fbr_tree *side);
-
 /* fbrpm_build.c */
-extern IndexBuildResult *fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo);
-extern void fbrpm_buildempty(Relation index);
+extern uint64 fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b);
 
 /* fbrpm_insert.c */
 extern bool fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -179,14 +166,6 @@ extern void fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void fbrpm_endscan(IndexScanDesc scan);
-
-/* fbrpm_vacuum.c */
-extern IndexBulkDeleteResult *fbrpm_bulkdelete(IndexVacuumInfo *info,
-											   IndexBulkDeleteResult *stats,
-											   IndexBulkDeleteCallback callback,
-											   void *callback_state);
-extern IndexBulkDeleteResult *fbrpm_vacuumcleanup(IndexVacuumInfo *info,
-												  IndexBulkDeleteResult *stats);
 
 /* fbrpm_planner.c */
 extern RestrictInfo *fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,

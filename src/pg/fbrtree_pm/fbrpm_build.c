@@ -62,50 +62,23 @@ load(Relation index, fbr_tree *t, ItemArray *a, int fillfactor)
 		pfree(a->items);
 }
 
-IndexBuildResult *
-fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
+/* PmiAmOps.build: the pool is made; fill both trees by STR bulk loads */
+uint64
+fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 {
-	IndexBuildResult *result;
-	FbrpmOptions *opts = (FbrpmOptions *) index->rd_options;
-	int			fillfactor = opts ? opts->fillfactor : FBRPM_DEFAULT_FILLFACTOR;
 	BuildState	bs;
-	pm_pool    *pool;
-	double		reltuples;
-	uint32		generation;
-	int			slotno;
-	fbr_tree	spatial;
-	fbr_tree	side;
-
-	/* pool first, then the metapage naming it: a pool never outlives its relfilenode */
-	pool = pmi_create_pool(index, &fbrpm_am_ops);
-	pmi_write_metapage(index, MAIN_FORKNUM, &fbrpm_am_ops, pool->hdr->uuid);
+	FbrpmTrees *trees;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBRPM_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	fbrpm_opclass(index, &bs.oc);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs,
-									   NULL);
+	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback,
+											&bs, NULL);
+	b->index_tuples = bs.spatial.n + bs.side.n;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBRPM_PHASE_LOAD);
-	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
-	result->index_tuples = bs.spatial.n + bs.side.n;
-
-	/* the slot only names the epoch space of nodes freed later; the build itself frees none */
-	slotno = pmi_registry_attach(pmi_index_rnode(index), &fbrpm_am_ops, &generation);
-	fbrpm_attach_trees(pool, slotno, generation, &spatial, &side);
-	load(index, &spatial, &bs.spatial, fillfactor);
-	load(index, &side, &bs.side, fillfactor);
-	pm_pool_close(pool);
-	pmi_publish_ready(slotno, 0);
-	return result;
-}
-
-/* Unlogged index: the init fork's metapage names no pool; first use makes one. */
-void
-fbrpm_buildempty(Relation index)
-{
-	static const uint8 no_pool[16];
-
-	pmi_write_metapage(index, INIT_FORKNUM, &fbrpm_am_ops, no_pool);
+	trees = pmi_build_attach(b);
+	load(index, &trees->spatial, &bs.spatial, b->fillfactor);
+	load(index, &trees->side, &bs.side, b->fillfactor);
+	return 0;
 }

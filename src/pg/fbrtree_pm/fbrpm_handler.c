@@ -7,7 +7,6 @@
 
 #include "access/amvalidate.h"
 #include "access/htup_details.h"
-#include "access/reloptions.h"
 #include "access/stratnum.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
@@ -23,26 +22,10 @@
 
 PG_FUNCTION_INFO_V1(fbrtree_pm_handler);
 
-static relopt_kind fbrpm_relopt_kind;
-static bool relopts_ready = false;
-
 bytea *
 fbrpm_options(Datum reloptions, bool validate)
 {
-	static const relopt_parse_elt tab[] = {
-		{"fillfactor", RELOPT_TYPE_INT, offsetof(FbrpmOptions, fillfactor)}
-	};
-
-	if (!relopts_ready)
-	{
-		fbrpm_relopt_kind = add_reloption_kind();
-		add_int_reloption(fbrpm_relopt_kind, "fillfactor",
-						  "Packs fbrtree_pm nodes at build to this percentage",
-						  FBRPM_DEFAULT_FILLFACTOR, 10, 100, AccessExclusiveLock);
-		relopts_ready = true;
-	}
-	return (bytea *) build_reloptions(reloptions, validate, fbrpm_relopt_kind,
-									  sizeof(FbrpmOptions), tab, lengthof(tab));
+	return pmi_options(&fbrpm_am_ops, reloptions, validate);
 }
 
 char *
@@ -222,11 +205,11 @@ fbrtree_pm_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
 
-	amroutine->ambuild = fbrpm_build;
-	amroutine->ambuildempty = fbrpm_buildempty;
+	amroutine->ambuild = pmi_build;
+	amroutine->ambuildempty = pmi_buildempty;
 	amroutine->aminsert = fbrpm_insert;
-	amroutine->ambulkdelete = fbrpm_bulkdelete;
-	amroutine->amvacuumcleanup = fbrpm_vacuumcleanup;
+	amroutine->ambulkdelete = pmi_bulkdelete;
+	amroutine->amvacuumcleanup = pmi_vacuumcleanup;
 	amroutine->amcanreturn = fbrpm_canreturn;
 	amroutine->amcostestimate = fbrpm_costestimate;
 	amroutine->amoptions = fbrpm_options;

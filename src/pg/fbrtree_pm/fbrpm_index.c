@@ -1,13 +1,23 @@
 /*
  * fbrpm_index.c
- *	  What the shared index handle (src/pg/pmi_index.c) needs of fbrtree_pm:
- *	  formatting a pool (the spatial tree and the side tree of NULLs), and on
- *	  first use after a crash, recovery of both trees, of the allocator, and
- *	  reconciliation with the heap.  After a clean restart there is nothing
- *	  to rebuild: every node lives in the pool.
+ *	  fbrtree_pm's side of the platform contract (PmiAmOps): formatting a
+ *	  pool (the spatial tree and the side tree of NULLs and empty values),
+ *	  recovery of both trees and of the allocator on first use after a crash
+ *	  (after a clean restart there is nothing to rebuild: every node lives
+ *	  in the pool), and its entries as VACUUM, the verifier and crash
+ *	  reconciliation see them: (box, payload) items.
+ *
+ * The entries are listed by a lock-free search of both trees that accepts
+ * every box, and handed out FBR_CAP at a time (about a leaf's worth); the
+ * tree shrinks boxes and merges underfull nodes as entries are deleted, so
+ * there is nothing left to tidy.  A reconciliation note holds an entry's
+ * payload and its box's centre in float4 (fbrpm_note_key): the entry is
+ * found again by a window search around that centre, in the side tree at
+ * its TID.
  */
 #include "fbrpm.h"
 
+#include "miscadmin.h"
 #include "utils/rel.h"
 
 #define FBRPM_META_MAGIC	0x46425250	/* "FBRP" */
@@ -20,59 +30,98 @@ fbrpm_format(pm_pool *pool, pm_error *err)
 	return rc != PM_OK ? rc : fbr_format(pool, FBRPM_ROOT_SIDE, err);
 }
 
-void
-fbrpm_attach_trees(pm_pool *pool, int slotno, uint32 generation, fbr_tree *spatial,
-				   fbr_tree *side)
+static void
+fbrpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
-	fbr_attach(spatial, pool, FBRPM_ROOT_SPATIAL, pmi_epoch(), slotno + 1, generation);
-	fbr_attach(side, pool, FBRPM_ROOT_SIDE, pmi_epoch(), slotno + 1, generation);
+	FbrpmTrees *trees = state;
+
+	fbr_attach(&trees->spatial, pool, FBRPM_ROOT_SPATIAL, pmi_epoch(), slotno + 1, generation);
+	fbr_attach(&trees->side, pool, FBRPM_ROOT_SIDE, pmi_epoch(), slotno + 1, generation);
 }
 
+/* A crash can leave node locks held, splits and merges half done, blocks leaked. */
 static uint64
-fbrpm_first_use(Relation index, pm_pool *pool, int slotno, uint32 generation)
+fbrpm_recover(Relation index, void *state, bool after_crash)
 {
 	static const int meta_roots[] = {FBRPM_ROOT_SPATIAL, FBRPM_ROOT_SIDE};
-	fbr_tree	spatial;
-	fbr_tree	side;
+	FbrpmTrees *trees = state;
 	uint64_t	repaired_spatial;
 	uint64_t	repaired_side;
 	pm_error	err;
 
-	if (!pmi_shared->unclean_start)
+	if (!after_crash)
 		return 0;
-	/* a crash can leave node locks held, splits and merges half done, blocks leaked */
-	fbrpm_attach_trees(pool, slotno, generation, &spatial, &side);
-	if (fbr_recover(&spatial, false, &repaired_spatial, &err) != PM_OK ||
-		fbr_recover(&side, false, &repaired_side, &err) != PM_OK ||
-		fbr_recover_alloc(pool, meta_roots, lengthof(meta_roots), &err) != PM_OK)
+	if (fbr_recover(&trees->spatial, false, &repaired_spatial, &err) != PM_OK ||
+		fbr_recover(&trees->side, false, &repaired_side, &err) != PM_OK ||
+		fbr_recover_alloc(trees->spatial.pool, meta_roots, lengthof(meta_roots), &err) != PM_OK)
 		pmi_report(&err, index);
 	if (repaired_spatial + repaired_side > 0)
 		ereport(LOG,
 				(errmsg("pm_index: index \"%s\": repaired %llu nodes a crash left in a split or merge",
 						RelationGetRelationName(index),
 						(unsigned long long) (repaired_spatial + repaired_side))));
-	fbrpm_reconcile(index, pool, &spatial, &side);
 	return 0;
 }
 
-static void
-fbrpm_attach(PmiIndex *h, uint64 dram_root)
+static void *
+fbrpm_entry_context(Relation index)
 {
-	fbrpm_attach_trees(h->pool, h->slotno, h->generation, &fbrpm_trees(h)->spatial,
-					   &fbrpm_trees(h)->side);
+	FbrpmOpclass *oc = palloc(sizeof(FbrpmOpclass));
+
+	fbrpm_opclass(index, oc);
+	return oc;
 }
 
-const PmiAmOps fbrpm_am_ops = {
-	.amname = "fbrtree_pm",
-	.kind = PM_KIND_FBRTREE,
-	.meta_magic = FBRPM_META_MAGIC,
-	.format = fbrpm_format,
-	.first_use = fbrpm_first_use,
-	.attach = fbrpm_attach,
-	.state_size = sizeof(FbrpmTrees),
-	.shape = fbrpm_shape,
-	.derive_clause = fbrpm_derive_clause,
-};
+static void
+fbrpm_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry)
+{
+	(void) fbrpm_entry(context, value, isnull, tid, entry);
+}
+
+static int
+cmp_double(double a, double b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* By payload (a TID is indexed once), then box. */
+static int
+fbrpm_entry_cmp(const void *a, const void *b)
+{
+	const fbr_item *x = a;
+	const fbr_item *y = b;
+	int			c;
+
+	if (x->payload != y->payload)
+		return x->payload < y->payload ? -1 : 1;
+	if ((c = cmp_double(x->box.xmin, y->box.xmin)) != 0 ||
+		(c = cmp_double(x->box.ymin, y->box.ymin)) != 0 ||
+		(c = cmp_double(x->box.xmax, y->box.xmax)) != 0)
+		return c;
+	return cmp_double(x->box.ymax, y->box.ymax);
+}
+
+static bool
+fbrpm_entry_tid(const void *entry, ItemPointer tid)
+{
+	fbrpm_payload_tid(((const fbr_item *) entry)->payload, tid);
+	return true;
+}
+
+/* Delete one entry from the tree it belongs to; returns whether it was there. */
+static bool
+fbrpm_delete_entry(Relation index, void *state, const void *entry)
+{
+	FbrpmTrees *trees = state;
+	const fbr_item *item = entry;
+	bool		found;
+	pm_error	err;
+
+	if (fbr_delete((item->payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial, item,
+				   &found, &err) != PM_OK)
+		pmi_report(&err, index);
+	return found;
+}
 
 /* A consistent callback that accepts every box: a search of it lists a whole tree. */
 bool
@@ -81,26 +130,96 @@ fbrpm_accept_all(void *arg, const fbr_box *box, bool is_leaf)
 	return true;
 }
 
-/* Append every entry of both trees to *out (the core's malloc'd results). */
-void
-fbrpm_list_entries(Relation index, fbr_tree *spatial, fbr_tree *side, fbr_results *out)
+/* The listing is the core's (malloc'd): freed whether or not fn fails. */
+static uint32
+fbrpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
 {
-	pm_error	err;
+	FbrpmTrees *trees = state;
+	fbr_results *all = palloc0(sizeof(fbr_results));	/* survives a longjmp */
 
-	if (fbr_search(spatial, fbrpm_accept_all, NULL, out, &err) != PM_OK ||
-		fbr_search(side, fbrpm_accept_all, NULL, out, &err) != PM_OK)
-		pmi_report(&err, index);
+	PG_TRY();
+	{
+		if (fbr_search(&trees->spatial, fbrpm_accept_all, NULL, all, err) != PM_OK ||
+			fbr_search(&trees->side, fbrpm_accept_all, NULL, all, err) != PM_OK)
+			pmi_report(err, index);
+		for (size_t i = 0; i < all->n; i += FBR_CAP)
+			(void) fn(arg, &all->items[i], (int) Min(all->n - i, FBR_CAP));
+	}
+	PG_FINALLY();
+	{
+		fbr_results_free(all);
+	}
+	PG_END_TRY();
+	pfree(all);
+	return 0;
 }
 
-/* Delete one entry from the tree it belongs to; returns whether it was there. */
-bool
-fbrpm_delete(Relation index, fbr_tree *spatial, fbr_tree *side, const fbr_item *item)
+static bool
+in_window(void *arg, const fbr_box *box, bool is_leaf)
 {
-	bool		found;
+	return fbr_box_overlaps(arg, box);
+}
+
+static void
+fbrpm_note_entries(Relation index, void *state, uint64 key, uint64 payload, PmiEntryBatchFn fn,
+				   void *arg)
+{
+	FbrpmTrees *trees = state;
+	bool		side = (payload & FBRPM_PAYLOAD_SIDE) != 0;
+	fbr_results *found = palloc0(sizeof(fbr_results));	/* survives a longjmp */
+	fbr_box		window;
 	pm_error	err;
 
-	if (fbr_delete((item->payload & FBRPM_PAYLOAD_SIDE) ? side : spatial, item, &found,
-				   &err) != PM_OK)
-		pmi_report(&err, index);
-	return found;
+	if (side)
+	{
+		ItemPointerData tid;
+
+		fbrpm_payload_tid(payload, &tid);
+		fbrpm_side_box(&tid, &window);
+	}
+	else
+		fbrpm_note_window(key, &window);
+	PG_TRY();
+	{
+		size_t		n = 0;
+
+		if (fbr_search(side ? &trees->side : &trees->spatial, in_window, &window, found,
+					   &err) != PM_OK)
+			pmi_report(&err, index);
+		for (size_t i = 0; i < found->n; i++)
+			if (found->items[i].payload == payload)
+				found->items[n++] = found->items[i];
+		if (n > 0)
+			(void) fn(arg, found->items, (int) n);
+	}
+	PG_FINALLY();
+	{
+		fbr_results_free(found);
+	}
+	PG_END_TRY();
+	pfree(found);
 }
+
+const PmiAmOps fbrpm_am_ops = {
+	.amname = "fbrtree_pm",
+	.kind = PM_KIND_FBRTREE,
+	.meta_magic = FBRPM_META_MAGIC,
+	.fillfactor_desc = "Packs fbrtree_pm nodes at build to this percentage",
+	.default_fillfactor = FBRPM_DEFAULT_FILLFACTOR,
+	.format = fbrpm_format,
+	.attach = fbrpm_attach,
+	.state_size = sizeof(FbrpmTrees),
+	.build = fbrpm_build,
+	.recover = fbrpm_recover,
+	.entry_size = sizeof(fbr_item),
+	.entry_context = fbrpm_entry_context,
+	.make_entry = fbrpm_make_entry,
+	.entry_cmp = fbrpm_entry_cmp,
+	.entry_tid = fbrpm_entry_tid,
+	.delete_entry = fbrpm_delete_entry,
+	.foreach_batch = fbrpm_foreach_batch,
+	.note_entries = fbrpm_note_entries,
+	.check = fbrpm_check_structure,
+	.shape = fbrpm_shape,
+	.derive_clause = fbrpm_derive_clause,
+};

@@ -1,8 +1,9 @@
 /*
  * nbtpm.h
  *	  The nbtree_pm index access method: the NBTree of src/core/nbtree as a
- *	  PostgreSQL index, one file per role (handler, key, build, insert,
- *	  scan, vacuum, cost, check).
+ *	  PostgreSQL index, one file per role (handler, key, index: its PmiAmOps,
+ *	  build, insert, scan, cost, check, planner).  VACUUM, the verifier's
+ *	  heap check and crash reconciliation are the platform's (src/pg/README.md).
  */
 #ifndef NBTPM_H
 #define NBTPM_H
@@ -17,12 +18,6 @@
 
 #include "nbtree.h"
 #include "recon.h"
-
-typedef struct NbtpmOptions
-{
-	int32		vl_len_;		/* varlena header */
-	int			fillfactor;		/* leaf fill percentage at build */
-} NbtpmOptions;
 
 #define NBTPM_DEFAULT_FILLFACTOR 90
 
@@ -66,9 +61,8 @@ extern bool nbtpm_validate(Oid opclassoid);
 extern char *nbtpm_phasename(int64 phasenum);
 extern bool nbtpm_canreturn(Relation index, int attno);
 
-/* nbtpm_index.c: what pmi_index.c needs of nbtree_pm (the DRAM layer) */
+/* nbtpm_index.c: nbtree_pm's PmiAmOps */
 extern const PmiAmOps nbtpm_am_ops;
-extern void nbtpm_release_dram(uint64 dram_root);
 
 static inline PmiIndex *
 nbtpm_open(Relation index)
@@ -84,14 +78,11 @@ nbtpm_tree(PmiIndex *h)
 }
 
 /* nbtpm_check.c */
+extern int64 nbtpm_check_structure(Relation index, void *state);
 extern void nbtpm_shape(PmiIndex *h, PmiShape *shape);
 
-/* nbtpm_reconcile.c */
-extern void nbtpm_reconcile(Relation index, nbt_tree *t);
-
 /* nbtpm_build.c */
-extern IndexBuildResult *nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo);
-extern void nbtpm_buildempty(Relation index);
+extern uint64 nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b);
 
 /* nbtpm_insert.c */
 extern bool nbtpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -107,14 +98,6 @@ extern int64 nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void nbtpm_endscan(IndexScanDesc scan);
 extern void nbtpm_markpos(IndexScanDesc scan);
 extern void nbtpm_restrpos(IndexScanDesc scan);
-
-/* nbtpm_vacuum.c */
-extern IndexBulkDeleteResult *nbtpm_bulkdelete(IndexVacuumInfo *info,
-											   IndexBulkDeleteResult *stats,
-											   IndexBulkDeleteCallback callback,
-											   void *callback_state);
-extern IndexBulkDeleteResult *nbtpm_vacuumcleanup(IndexVacuumInfo *info,
-												  IndexBulkDeleteResult *stats);
 
 /* nbtpm_planner.c */
 extern RestrictInfo *nbtpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,

@@ -159,29 +159,19 @@ next_sorted(void *ctx, nbt_skey *sk)
 	return true;
 }
 
-IndexBuildResult *
-nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
+/* PmiAmOps.build: the pool is made; fill it, then the DRAM layer over it */
+uint64
+nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 {
-	IndexBuildResult *result;
 	BuildState	bs;
-	double		reltuples;
-	pm_pool    *pool;
-	NbtpmOptions *opts = (NbtpmOptions *) index->rd_options;
-	int			fillfactor = opts ? opts->fillfactor : NBTPM_DEFAULT_FILLFACTOR;
 	pm_error	err;
-	uint32		generation;
-	int			slotno;
-	nbt_tree	t;
+	nbt_tree   *t;
 
 	if (!nbtpm_type_supported(nbtpm_column_type(index)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("nbtree_pm does not support type %s",
 						format_type_be(nbtpm_column_type(index)))));
-
-	/* pool first, then the metapage naming it: a pool never outlives its relfilenode */
-	pool = pmi_create_pool(index, &nbtpm_am_ops);
-	pmi_write_metapage(index, MAIN_FORKNUM, &nbtpm_am_ops, pool->hdr->uuid);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
@@ -194,8 +184,9 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.capmem = Min(bs.limit, 1024);
 	bs.mem = palloc_extended(sizeof(nbt_skey) * bs.capmem, MCXT_ALLOC_HUGE);
 	/* no synchronized scan: TIDs then come in nearly sorted order (see radix_sort) */
-	reltuples = table_index_build_scan(heap, index, indexInfo, false, true,
-									   build_callback, &bs, NULL);
+	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, false, true,
+											build_callback, &bs, NULL);
+	b->index_tuples = bs.indtuples;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_SORT);
 	if (bs.mem != NULL)
@@ -204,7 +195,7 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		tuplesort_performsort(bs.sort);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_LOAD);
-	if (nbt_bulk_load(pool, fillfactor, next_sorted, &bs, &err) != PM_OK)
+	if (nbt_bulk_load(b->pool, b->fillfactor, next_sorted, &bs, &err) != PM_OK)
 		pmi_report(&err, index);
 	if (bs.sort)
 		tuplesort_end(bs.sort);
@@ -213,27 +204,8 @@ nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	ExecDropSingleTupleTableSlot(bs.slot);
 
 	/* the DRAM layer, published through the registry slot */
-	slotno = pmi_registry_attach(pmi_index_rnode(index), &nbtpm_am_ops, &generation);
-	nbt_attach(&t, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, 0);
-	if (nbt_rebuild(&t, false, &err) != PM_OK)
-	{
-		pm_pool_close(pool);
+	t = pmi_build_attach(b);
+	if (nbt_rebuild(t, false, &err) != PM_OK)
 		pmi_report(&err, index);
-	}
-	pm_pool_close(pool);
-	pmi_publish_ready(slotno, t.dram_root);
-
-	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
-	result->index_tuples = bs.indtuples;
-	return result;
-}
-
-/* Unlogged index: the init fork's metapage names no pool; first use makes one. */
-void
-nbtpm_buildempty(Relation index)
-{
-	static const uint8 no_pool[16];
-
-	pmi_write_metapage(index, INIT_FORKNUM, &nbtpm_am_ops, no_pool);
+	return t->dram_root;
 }

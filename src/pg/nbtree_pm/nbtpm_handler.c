@@ -7,7 +7,6 @@
 
 #include "access/amvalidate.h"
 #include "access/htup_details.h"
-#include "access/reloptions.h"
 #include "access/stratnum.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
@@ -25,31 +24,10 @@
 
 PG_FUNCTION_INFO_V1(nbtree_pm_handler);
 
-static relopt_kind nbtpm_relopt_kind;
-static bool relopts_ready = false;
-
-static void
-init_reloptions(void)
-{
-	if (relopts_ready)
-		return;
-	nbtpm_relopt_kind = add_reloption_kind();
-	add_int_reloption(nbtpm_relopt_kind, "fillfactor",
-					  "Packs nbtree_pm leaves at build to this percentage",
-					  NBTPM_DEFAULT_FILLFACTOR, 10, 100, AccessExclusiveLock);
-	relopts_ready = true;
-}
-
 bytea *
 nbtpm_options(Datum reloptions, bool validate)
 {
-	static const relopt_parse_elt tab[] = {
-		{"fillfactor", RELOPT_TYPE_INT, offsetof(NbtpmOptions, fillfactor)}
-	};
-
-	init_reloptions();
-	return (bytea *) build_reloptions(reloptions, validate, nbtpm_relopt_kind,
-									  sizeof(NbtpmOptions), tab, lengthof(tab));
+	return pmi_options(&nbtpm_am_ops, reloptions, validate);
 }
 
 char *
@@ -204,11 +182,11 @@ nbtree_pm_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
 
-	amroutine->ambuild = nbtpm_build;
-	amroutine->ambuildempty = nbtpm_buildempty;
+	amroutine->ambuild = pmi_build;
+	amroutine->ambuildempty = pmi_buildempty;
 	amroutine->aminsert = nbtpm_insert;
-	amroutine->ambulkdelete = nbtpm_bulkdelete;
-	amroutine->amvacuumcleanup = nbtpm_vacuumcleanup;
+	amroutine->ambulkdelete = pmi_bulkdelete;
+	amroutine->amvacuumcleanup = pmi_vacuumcleanup;
 	amroutine->amcanreturn = nbtpm_canreturn;
 	amroutine->amcostestimate = nbtpm_costestimate;
 	amroutine->amoptions = nbtpm_options;

@@ -1,5 +1,5 @@
 /*
- * pm_index.c
+ * pmi_module.c
  *	  Module entry point: preload check, GUCs, shared memory (epoch domain and
  *	  the DRAM-tier arena), the per-backend epoch participant, and the
  *	  mapping of core errors to ereport.
@@ -13,7 +13,6 @@
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
-#include "optimizer/plancat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -44,7 +43,6 @@ static const struct config_enum_entry persistence_options[] = {
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 static pm_epoch_handle epoch_handle = {.slot = -1};
 
@@ -157,32 +155,6 @@ pmi_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/*
- * A pm_index index is not WAL-logged: a server in recovery (hot standby) has
- * no current copy of it, so the planner must never see it there.
- */
-static void
-pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
-					  RelOptInfo *rel)
-{
-	if (prev_get_relation_info_hook)
-		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
-	if (RecoveryInProgress())
-	{
-		ListCell   *lc;
-		List	   *keep = NIL;
-
-		foreach(lc, rel->indexlist)
-		{
-			IndexOptInfo *index = lfirst(lc);
-
-			if (pmi_am_ops(index->relam) == NULL)
-				keep = lappend(keep, index);
-		}
-		rel->indexlist = keep;
-	}
-}
-
 void
 _PG_init(void)
 {
@@ -286,12 +258,10 @@ _PG_init(void)
 	shmem_request_hook = pmi_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pmi_shmem_startup;
-	prev_get_relation_info_hook = get_relation_info_hook;
-	get_relation_info_hook = pmi_get_relation_info;
 	pmi_planner_init();
 	pmi_storage_init();
 	pmi_lifecycle_init();
-	pmi_os_crash_init();
+	pmi_trust_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));

@@ -1,5 +1,5 @@
 /*
- * pool_registry.c
+ * pmi_pool.c
  *	  Pool files of PostgreSQL relations: naming, the per-backend cache of
  *	  open pools, copies, and whether a pool can be trusted.
  *
@@ -376,43 +376,4 @@ pmi_pools_of_database(Oid dbid)
 	if (d != NULL)
 		FreeDir(d);
 	return found;
-}
-
-/*
- * Is the pool not provably current?  An OS crash may have torn it, its flag
- * says so, or this server started from a backup or in archive recovery and
- * the pool predates that start (it was copied, or written before a
- * promotion).
- */
-bool
-pmi_pool_untrusted(pm_pool *pool)
-{
-	uint64		start_us = (uint64) (PgStartTime +
-									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
-
-	return pool->torn || (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
-		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us);
-}
-
-/* ERROR out of using an untrusted pool, marking it so for later starts too. */
-void
-pmi_reject_untrusted(pm_pool *pool, const char *index_name)
-{
-	if (!pmi_pool_untrusted(pool))
-		return;
-	if (pool->torn)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
-				 errdetail("Its pool file \"%s\" was in use when the operating system stopped, "
-						   "on storage that may lose writes then.", pool->path),
-				 errhint("A background worker rebuilds it after startup; REINDEX the index to "
-						 "rebuild it now.")));
-	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
-			 errdetail("Its pool file \"%s\" is not WAL-logged and predates this server's "
-					   "recovery from a backup, an archive or a primary.", pool->path),
-			 errhint("REINDEX the index.")));
 }

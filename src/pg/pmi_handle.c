@@ -1,9 +1,9 @@
 /*
- * pmi_index.c
+ * pmi_handle.c
  *	  This backend's handle on a pm_index index, whatever its access method:
  *	  the metapage that ties the relfilenode to its pool, the pool mapping,
  *	  the registry slot, and the first use after a restart (the access
- *	  method's first_use: repair, DRAM layer, reconciliation), done by one
+ *	  method's recovery, then reconciliation after a crash), done by one
  *	  backend while concurrent first users wait for it.  Also what every
  *	  access method's writes share: the reconciliation note and the
  *	  persistence counters.
@@ -11,13 +11,7 @@
 #include "pm_index.h"
 
 #include "access/generic_xlog.h"
-#include "access/genam.h"
-#include "access/table.h"
 #include "access/xlog.h"
-#include "access/xlog_internal.h"
-#include "catalog/index.h"
-#include "commands/defrem.h"
-#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
@@ -25,7 +19,6 @@
 #include "storage/procarray.h"
 #include "storage/smgr.h"
 #include "utils/hsearch.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/wait_event.h"
@@ -219,6 +212,37 @@ check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
 				 errhint("REINDEX the index.")));
 }
 
+/*
+ * Make the structure ready to serve and, after a crash, reconcile it with
+ * the heap; returns the DRAM root to publish.
+ */
+static uint64
+recover(Relation index, const PmiAmOps *ops, pm_pool *pool, int slotno, uint32 generation)
+{
+	void	   *state = palloc0(ops->state_size);
+	bool		after_crash = pmi_shared->unclean_start;
+	uint64		dram_root;
+
+	ops->attach(state, pool, slotno, generation, 0);
+	dram_root = ops->recover(index, state, after_crash);
+	if (after_crash)
+	{
+		PG_TRY();
+		{
+			pmi_reconcile(index, pool, ops, state);
+		}
+		PG_CATCH();
+		{
+			if (dram_root != 0)
+				ops->release_dram(dram_root);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	pfree(state);
+	return dram_root;
+}
+
 /* The first use of the pool since startup; returns the DRAM root to publish. */
 static uint64
 first_use(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
@@ -233,7 +257,7 @@ first_use(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
 	pool = pmi_pool_open(index);
 	check_uuid(index, pool, uuid);
 	pmi_reject_untrusted(pool, RelationGetRelationName(index));
-	return ops->first_use(index, pool, slotno, generation);
+	return recover(index, ops, pool, slotno, generation);
 }
 
 /*
@@ -382,69 +406,13 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	h->pool = pmi_pool_open(index);
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
-	ops->attach(h, s->dram_root);
+	ops->attach(h->am_state, h->pool, h->slotno, h->generation, s->dram_root);
 	h->recon = pm_recon_of(h->pool);
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
 	return h;
-}
-
-/* Open an index, checking that it belongs to the access method a function is for. */
-Relation
-pmi_open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
-{
-	Relation	index = index_open(indexoid, lockmode);
-	char	   *name = get_am_name(index->rd_rel->relam);
-
-	if (name == NULL || strcmp(name, amname) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an %s index", RelationGetRelationName(index), amname)));
-	pfree(name);
-	return index;
-}
-
-/*
- * For a check function: lock the index's table and the index against
- * writers (ShareLock; every writer holds RowExclusiveLock) and open both.
- */
-Relation
-pmi_check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap)
-{
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index",
-						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
-	*heap = table_open(heapoid, ShareLock);
-	return pmi_open_index_of_am(indexoid, ShareLock, ops->amname);
-}
-
-void
-pmi_report_corrupt(Relation index, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" is corrupt", RelationGetRelationName(index)),
-			 errdetail("%s", detail),
-			 errhint("REINDEX the index.")));
-}
-
-void
-pmi_report_missing(Relation index, Relation heap, int64 missing, ItemPointer first)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" lacks %lld entries for heap tuples of \"%s\"",
-					RelationGetRelationName(index), (long long) missing,
-					RelationGetRelationName(heap)),
-			 errdetail("The first is heap tuple (%u,%u).",
-					   ItemPointerGetBlockNumber(first), ItemPointerGetOffsetNumber(first)),
-			 errhint("REINDEX the index.")));
 }
 
 /*
@@ -473,44 +441,6 @@ pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 	if (h->recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
 		pm_recon_note(h->pool, h->recon, &h->recon_cursor, key, rest, XactLastRecEnd,
 					  wal_durable_upto);
-}
-
-/*
- * Before VACUUM removes entries: a PM delete is durable at once, but what
- * makes its heap tuple dead (the deleting transaction's commit, perhaps an
- * asynchronous one) is durable only when its WAL is flushed.  If a crash
- * lost that WAL, the tuple would be live again and its entry gone.  VACUUM
- * saw those commits before it got here, so their records are behind the
- * current insert position: one flush covers them all.
- */
-void
-pmi_flush_wal_before_deletes(void)
-{
-	XLogRecPtr	upto = GetXLogInsertRecPtr();
-
-	/*
-	 * At the start of a page the insert position lies past the page header,
-	 * where no record has been written yet; asking XLogFlush for it is an
-	 * error.  Everything inserted so far ends at the page boundary.
-	 */
-	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
-		upto -= SizeOfXLogLongPHD;
-	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
-		upto -= SizeOfXLogShortPHD;
-	XLogFlush(upto);
-}
-
-/*
- * VACUUM's cost-based delay for work in a pool, which no buffer access
- * charges: a node read costs what a buffer hit does, a node written what
- * dirtying a page does.  Then sleep if the balance calls for it.
- */
-void
-pmi_vacuum_delay(int nodes_read, int nodes_written)
-{
-	if (VacuumCostActive)
-		VacuumCostBalance += nodes_read * VacuumCostPageHit + nodes_written * VacuumCostPageDirty;
-	vacuum_delay_point();
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * index_registry.c
+ * pmi_registry.c
  *	  The shared registry of pm_index indexes in use, and the pool lifecycle
  *	  at transaction end.
  *

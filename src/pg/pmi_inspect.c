@@ -1,5 +1,5 @@
 /*
- * inspect.c
+ * pmi_inspect.c
  *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools(),
  *	  pm_index_stats().
  */

@@ -1,8 +1,10 @@
 /*
- * pmi_os_crash.c
- *	  Pools across operating-system crashes: marked clean when the server
- *	  shuts down, rebuilt from their tables when an OS crash may have torn
- *	  them.
+ * pmi_trust.c
+ *	  Which pools may be served.  A pool is not WAL-logged: one that predates
+ *	  a recovery from a backup, an archive or a primary, or that an
+ *	  operating-system crash may have torn, is refused until its index is
+ *	  rebuilt (pmi_reject_untrusted).  Pools are marked clean when the server
+ *	  shuts down, and torn ones rebuilt from their tables after startup.
  *
  * On storage that is not persistent memory (and in any mode but msync) a
  * pool survives process and server crashes, since its stores sit in the
@@ -28,6 +30,45 @@
 #include "utils/memutils.h"
 #include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
+
+/*
+ * Is the pool not provably current?  An OS crash may have torn it, its flag
+ * says so, or this server started from a backup or in archive recovery and
+ * the pool predates that start (it was copied, or written before a
+ * promotion).
+ */
+bool
+pmi_pool_untrusted(pm_pool *pool)
+{
+	uint64		start_us = (uint64) (PgStartTime +
+									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+
+	return pool->torn || (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
+		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us);
+}
+
+/* ERROR out of using an untrusted pool, marking it so for later starts too. */
+void
+pmi_reject_untrusted(pm_pool *pool, const char *index_name)
+{
+	if (!pmi_pool_untrusted(pool))
+		return;
+	if (pool->torn)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
+				 errdetail("Its pool file \"%s\" was in use when the operating system stopped, "
+						   "on storage that may lose writes then.", pool->path),
+				 errhint("A background worker rebuilds it after startup; REINDEX the index to "
+						 "rebuild it now.")));
+	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
+			 errdetail("Its pool file \"%s\" is not WAL-logged and predates this server's "
+					   "recovery from a backup, an archive or a primary.", pool->path),
+			 errhint("REINDEX the index.")));
+}
 
 /*
  * on_proc_exit callback of the postmaster (or of a single-user backend): no
@@ -64,7 +105,7 @@ close_pools_clean(int code, Datum arg)
 }
 
 void
-pmi_os_crash_init(void)
+pmi_trust_init(void)
 {
 	if (!IsUnderPostmaster)
 		on_proc_exit(close_pools_clean, (Datum) 0);

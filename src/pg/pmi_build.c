@@ -1,0 +1,93 @@
+/*
+ * pmi_build.c
+ *	  ambuild, ambuildempty and the reloptions of every access method.
+ *
+ * A build makes the pool first, then the metapage naming it, so that a pool
+ * never outlives its relfilenode; the access method fills the pool from the
+ * heap (PmiAmOps.build) and attaches its structure when it is ready to load
+ * it, which also takes the registry slot whose number is the epoch space of
+ * blocks freed later.  The slot is published ready at the end.
+ */
+#include "pm_index.h"
+
+#include "access/reloptions.h"
+#include "utils/rel.h"
+
+#define PMI_MAX_ACCESS_METHODS 16
+
+/* the structure's handles over the new pool, for loading it */
+void *
+pmi_build_attach(PmiBuild *b)
+{
+	Assert(b->slotno < 0);
+	b->slotno = pmi_registry_attach(pmi_index_rnode(b->index), b->ops, &b->generation);
+	b->state = palloc0(b->ops->state_size);
+	b->ops->attach(b->state, b->pool, b->slotno, b->generation, 0);
+	return b->state;
+}
+
+IndexBuildResult *
+pmi_build(Relation heap, Relation index, IndexInfo *ii)
+{
+	const PmiAmOps *ops = pmi_index_am(index);
+	PmiOptions *opts = (PmiOptions *) index->rd_options;
+	IndexBuildResult *result = palloc(sizeof(IndexBuildResult));
+	PmiBuild	b = {0};
+	uint64		dram_root;
+
+	b.index = index;
+	b.ops = ops;
+	b.fillfactor = opts ? opts->fillfactor : ops->default_fillfactor;
+	b.slotno = -1;
+	b.pool = pmi_create_pool(index, ops);
+	PG_TRY();
+	{
+		pmi_write_metapage(index, MAIN_FORKNUM, ops, b.pool->hdr->uuid);
+		dram_root = ops->build(heap, index, ii, &b);
+		if (b.slotno < 0)
+			(void) pmi_build_attach(&b);
+	}
+	PG_CATCH();
+	{
+		pm_pool_close(b.pool);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pm_pool_close(b.pool);
+	pmi_publish_ready(b.slotno, dram_root);
+	result->heap_tuples = b.heap_tuples;
+	result->index_tuples = b.index_tuples;
+	return result;
+}
+
+/* Unlogged index: the init fork's metapage names no pool; first use makes one. */
+void
+pmi_buildempty(Relation index)
+{
+	static const uint8 no_pool[16];
+
+	pmi_write_metapage(index, INIT_FORKNUM, pmi_index_am(index), no_pool);
+}
+
+bytea *
+pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate)
+{
+	static relopt_kind kinds[PMI_MAX_ACCESS_METHODS];
+	static bool declared[PMI_MAX_ACCESS_METHODS];
+	static const relopt_parse_elt tab[] = {
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(PmiOptions, fillfactor)}
+	};
+	uint32		am = pmi_am_number(ops);
+
+	if (am >= PMI_MAX_ACCESS_METHODS)
+		elog(ERROR, "too many pm_index access methods");
+	if (!declared[am])
+	{
+		kinds[am] = add_reloption_kind();
+		add_int_reloption(kinds[am], "fillfactor", ops->fillfactor_desc, ops->default_fillfactor,
+						  10, 100, AccessExclusiveLock);
+		declared[am] = true;
+	}
+	return (bytea *) build_reloptions(reloptions, validate, kinds[am], sizeof(PmiOptions), tab,
+									  lengthof(tab));
+}

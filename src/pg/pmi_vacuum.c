@@ -1,0 +1,152 @@
+/*
+ * pmi_vacuum.c
+ *	  ambulkdelete and amvacuumcleanup for every access method: walk the
+ *	  structure a node's worth of entries at a time (PmiAmOps.foreach_batch),
+ *	  delete the entries whose heap tuples VACUUM removes, and let the
+ *	  structure tidy each node it deleted from (a rewrite, a merge).  Nodes
+ *	  live in the pool: no pages to recycle, no free space map; the index's
+ *	  own file is its metapage.
+ *
+ * Tidying a node needs new blocks before it frees the old ones.  When the
+ * pool's filesystem or the DRAM tier is full, the node stays as it is (its
+ * dead entries are already gone) and VACUUM goes on: failing here would
+ * keep the heap's dead tuples too, and with them the space the user wants
+ * back.
+ */
+#include "pm_index.h"
+
+#include "access/genam.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+typedef struct VacuumPass
+{
+	Relation	index;
+	PmiIndex   *h;
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	double		live;
+	double		removed;
+} VacuumPass;
+
+/*
+ * Before VACUUM removes entries: a PM delete is durable at once, but what
+ * makes its heap tuple dead (the deleting transaction's commit, perhaps an
+ * asynchronous one) is durable only when its WAL is flushed.  If a crash
+ * lost that WAL, the tuple would be live again and its entry gone.  VACUUM
+ * saw those commits before it got here, so their records are behind the
+ * current insert position: one flush covers them all.
+ */
+static void
+flush_wal_before_deletes(void)
+{
+	XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+	/*
+	 * At the start of a page the insert position lies past the page header,
+	 * where no record has been written yet; asking XLogFlush for it is an
+	 * error.  Everything inserted so far ends at the page boundary.
+	 */
+	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= SizeOfXLogLongPHD;
+	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		upto -= SizeOfXLogShortPHD;
+	XLogFlush(upto);
+}
+
+/*
+ * VACUUM's cost-based delay for work in a pool, which no buffer access
+ * charges: a node read costs what a buffer hit does, a node written what
+ * dirtying a page does.  Then sleep if the balance calls for it.
+ */
+static void
+vacuum_delay(int nodes_read, int nodes_written)
+{
+	if (VacuumCostActive)
+		VacuumCostBalance += nodes_read * VacuumCostPageHit + nodes_written * VacuumCostPageDirty;
+	vacuum_delay_point();
+}
+
+/* One node's entries: delete the dead ones. */
+static int
+vacuum_batch(void *arg, const void *entries, int n)
+{
+	VacuumPass *v = arg;
+	const PmiAmOps *ops = v->h->ops;
+	int			deleted = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const void *entry = (const char *) entries + i * ops->entry_size;
+		ItemPointerData tid;
+		pm_counters before;
+
+		if (!ops->entry_tid(entry, &tid) || !v->callback(&tid, v->callback_state))
+		{
+			v->live++;
+			continue;
+		}
+		before = pm_tls_counters;
+		if (ops->delete_entry(v->index, v->h->am_state, entry))
+		{
+			deleted++;
+			pmi_count_write(v->h, &before, false);
+		}
+	}
+	v->removed += deleted;
+	vacuum_delay(1, deleted > 0);
+	return deleted;
+}
+
+IndexBulkDeleteResult *
+pmi_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			   IndexBulkDeleteCallback callback, void *callback_state)
+{
+	VacuumPass	v = {0};
+	pm_error	err;
+	uint32		untidy;
+
+	v.index = info->index;
+	v.h = pmi_index_open(info->index, pmi_index_am(info->index));
+	v.callback = callback;
+	v.callback_state = callback_state;
+	flush_wal_before_deletes();
+	untidy = v.h->ops->foreach_batch(v.index, v.h->am_state, vacuum_batch, &v, &err);
+	if (untidy > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("index \"%s\": %u nodes with dead entries were not rewritten for lack of space",
+						RelationGetRelationName(v.index), untidy),
+				 errdetail("%s", err.msg),
+				 errhint("Free space in the filesystem of pm_index.pool_dir; inserts rewrite these nodes when they fill up.")));
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	stats->num_pages = RelationGetNumberOfBlocks(v.index);
+	stats->estimated_count = false;
+	stats->num_index_tuples = v.live;
+	stats->tuples_removed += v.removed;
+	return stats;
+}
+
+IndexBulkDeleteResult *
+pmi_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	PmiIndex   *h;
+	PmiShape	shape;
+
+	if (info->analyze_only || stats != NULL)
+		return stats;
+	/* no bulk delete ran (nothing to remove): count the entries */
+	h = pmi_index_open(info->index, pmi_index_am(info->index));
+	h->ops->shape(h, &shape);
+	stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
+	stats->estimated_count = false;
+	stats->num_index_tuples = shape.entries;
+	return stats;
+}
