@@ -2,8 +2,11 @@
 #
 #   make                 the extension, the C unit tests and the core micro-benchmarks
 #   make install         install into the PostgreSQL that pg_config names
-#   make installcheck    pg_regress against a running server (PGHOST/PGPORT);
-#                        the server must have shared_preload_libraries = 'pm_index'
+#   make installcheck    pg_regress against a running server (PGHOST/PGPORT; it must have
+#                        shared_preload_libraries = 'pm_index'), then the Perl TAP suite
+#   make prove_installcheck   the Perl TAP suite alone (PROVE_TESTS=tests/t/010_*.pl for one
+#                        file); its tests start their own servers, so run it as a user other
+#                        than root, on an installed pm_index
 #   tests/run            everything, on a throwaway cluster (see README.md)
 
 EXTENSION = pm_index pm_index_postgis
@@ -32,6 +35,9 @@ OBJS = $(CORE_OBJS) $(PG_OBJS)
 DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
 REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
+TAP_TESTS = 1
+PROVE_TESTS = tests/t/*.pl
+PROVE_FLAGS = -I tests/lib
 
 # make PM_ASSERTS=1 (tests/run does): pm_assert() checks on, in the extension and every test
 # binary.  A stamp per mode makes switching modes rebuild everything.
@@ -117,6 +123,9 @@ all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-EXTRA_CLEAN = tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
+EXTRA_CLEAN = tmp_check tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
 
-.PHONY: unit fuzz
+prove_installcheck:
+	$(prove_installcheck)
+
+.PHONY: unit fuzz prove_installcheck

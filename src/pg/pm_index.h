@@ -251,12 +251,6 @@ pmi_slot(int slotno)
 	return (PmiSlot *) ((char *) pmi_shared + pmi_shared->registry_offset) + slotno;
 }
 
-/* pmi_module.c */
-extern const char *pmi_pool_dir(void);
-extern pm_epoch_handle *pmi_epoch(void);
-extern pm_alloc *pmi_dram(void);
-extern void pmi_report_core_error(int elevel, const pm_error *err,
-								  const char *index_name) pg_attribute_cold;
 
 /* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
@@ -301,12 +295,15 @@ extern uint32 pmi_am_number(const PmiAmOps *ops);
 extern const PmiAmOps *pmi_am_of_number(uint32 number);
 
 /* pmi_pool.c */
+extern const char *pmi_pool_dir(void);
+extern void pmi_report_core_error(int elevel, const pm_error *err,
+								  const char *index_name) pg_attribute_cold;
 extern RelFileNodeBackend pmi_index_rnode(Relation index);
 extern char *pmi_pool_path(RelFileNodeBackend rnode);
 extern void pmi_pool_remove(RelFileNodeBackend rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode);
 extern bool pmi_relfilenode_exists(RelFileNodeBackend rnode);
-extern List *pmi_pools_of_database(Oid dbid);
+extern List *pmi_list_pools(Oid dbid, int elevel);
 extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
 extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
@@ -324,6 +321,8 @@ extern void pmi_launch_rebuilds(void);
 PGDLLEXPORT void pmi_rebuild_main(Datum arg);
 
 /* pmi_registry.c */
+extern pm_epoch_handle *pmi_epoch(void);
+extern pm_alloc *pmi_dram(void);
 extern void pmi_registry_init_backend(void);
 extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
 								uint32 *generation);

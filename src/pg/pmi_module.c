@@ -1,8 +1,8 @@
 /*
  * pmi_module.c
- *	  Module entry point: preload check, GUCs, shared memory (epoch domain and
- *	  the DRAM-tier arena), the per-backend epoch participant, and the
- *	  mapping of core errors to ereport.
+ *	  Module entry point: preload check, GUCs, shared memory (the registry,
+ *	  the epoch domain and the DRAM-tier arena), the hooks and the startup
+ *	  worker of the other files.  The one file that calls into all others.
  */
 #include "pm_index.h"
 
@@ -18,7 +18,6 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
-#include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
 
@@ -44,7 +43,6 @@ static const struct config_enum_entry persistence_options[] = {
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-static pm_epoch_handle epoch_handle = {.slot = -1};
 
 /* A failed pm_assert: PostgreSQL's "TRAP: failed Assert(...)", then abort. */
 static void
@@ -73,8 +71,6 @@ debug_smo_pause(const char *where)
 static bool started_clean = false;
 bool		pmi_started_from_elsewhere = false;
 static bool shmem_initialized_once = false;
-static pm_alloc dram_alloc;
-static bool dram_attached = false;
 
 void		_PG_init(void);
 
@@ -273,124 +269,4 @@ _PG_init(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index pool sweeper");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index pool sweeper");
 	RegisterBackgroundWorker(&worker);
-}
-
-/* The pool directory as an absolute path (messages name files in full). */
-const char *
-pmi_pool_dir(void)
-{
-	static char *dir = NULL;
-
-	if (dir == NULL)
-	{
-		const char *setting = (pmi_pool_dir_guc && pmi_pool_dir_guc[0]) ? pmi_pool_dir_guc : "pm_index";
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-
-		dir = is_absolute_path(setting) ? pstrdup(setting) : psprintf("%s/%s", DataDir, setting);
-		canonicalize_path(dir);
-		MemoryContextSwitchTo(oldcxt);
-	}
-	return dir;
-}
-
-/* The DRAM tier allocator of this backend, attached on first use. */
-pm_alloc *
-pmi_dram(void)
-{
-	if (!dram_attached)
-	{
-		pm_alloc_attach_arena(&dram_alloc, (char *) pmi_shared + pmi_shared->arena_offset,
-							  "pm_index DRAM tier (pm_index.dram_tier_size)");
-		dram_attached = true;
-	}
-	return &dram_alloc;
-}
-
-/* Free a retired block: space 0 is the DRAM tier, others a pool (registry slot + 1). */
-static void
-epoch_free(void *ctx, uint32 space, uint32 tag, uint64 off)
-{
-	pm_error	err;
-
-	if (space != 0)
-		pmi_free_retired(space, tag, off);
-	else if (pm_free_block(pmi_dram(), off, &err) != PM_OK)
-		elog(LOG, "pm_index: %s", err.msg);
-}
-
-static void
-epoch_shutdown(int code, Datum arg)
-{
-	pm_epoch_unregister(&epoch_handle);
-}
-
-/* This backend's epoch participant, registered on first use. */
-pm_epoch_handle *
-pmi_epoch(void)
-{
-	if (epoch_handle.slot < 0)
-	{
-		pm_error	err;
-
-		if (pm_epoch_register((pm_epoch_domain *) ((char *) pmi_shared + pmi_shared->epoch_offset),
-							  (uint64) MyProcPid, MyProc->pgprocno, epoch_free, NULL, NULL,
-							  &epoch_handle, &err) != PM_OK)
-			pmi_report_core_error(ERROR, &err, NULL);
-		before_shmem_exit(epoch_shutdown, 0);
-	}
-	return &epoch_handle;
-}
-
-void
-pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
-{
-	int			sqlstate;
-	const char *hint = NULL;
-
-	switch (err->code)
-	{
-		case PM_ERR_NOTFOUND:
-			sqlstate = ERRCODE_UNDEFINED_FILE;
-			hint = "If the pool file was removed, REINDEX the index to rebuild it.";
-			break;
-		case PM_ERR_EXISTS:
-			sqlstate = ERRCODE_DUPLICATE_FILE;
-			break;
-		case PM_ERR_PERMISSION:
-			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
-			hint = "Check that pm_index.pool_dir and its files are writable by the server's operating system user.";
-			break;
-		case PM_ERR_OWNERSHIP:
-			sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-			hint = "Pool files must belong to the server's operating system user and be writable by it alone (mode 0600): fix the file's owner or mode, or REINDEX the index to create a new pool.";
-			break;
-		case PM_ERR_NOSPACE:
-			sqlstate = ERRCODE_DISK_FULL;
-			hint = "Free space in the filesystem of pm_index.pool_dir.";
-			break;
-		case PM_ERR_ARENA_FULL:
-			sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
-			hint = "Raise pm_index.dram_tier_size and restart the server (pm_index_stats() shows each index's DRAM bytes), or drop unused pm_index indexes.";
-			break;
-		case PM_ERR_CORRUPT:
-		case PM_ERR_VERSION:
-			sqlstate = ERRCODE_INDEX_CORRUPTED;
-			hint = "REINDEX the index to rebuild its pool.";
-			break;
-		case PM_ERR_INVALID:
-			sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
-			break;
-		case PM_ERR_LIMIT:
-			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
-			break;
-		case PM_ERR_IO:
-		default:
-			sqlstate = ERRCODE_IO_ERROR;
-			break;
-	}
-	ereport(elevel,
-			(errcode(sqlstate),
-			 errmsg("%s", err->msg),
-			 hint ? errhint("%s", hint) : 0,
-			 index_name ? errcontext("index \"%s\"", index_name) : 0));
 }

@@ -1,7 +1,8 @@
 /*
  * pmi_pool.c
- *	  Pool files of PostgreSQL relations: naming, the per-backend cache of
- *	  open pools, copies, and whether a pool can be trusted.
+ *	  Pool files of PostgreSQL relations: the pool directory, naming, the
+ *	  per-backend cache of open pools, copies, and the core's errors as
+ *	  ereports.
  *
  * A pool is named after its index's (tablespace, database, relfilenode), so
  * it follows PostgreSQL's own file lifecycle: REINDEX, TRUNCATE, VACUUM FULL
@@ -37,6 +38,79 @@ typedef struct PoolCacheEntry
 } PoolCacheEntry;
 
 static HTAB *pool_cache = NULL;
+
+
+/* The pool directory as an absolute path (messages name files in full). */
+const char *
+pmi_pool_dir(void)
+{
+	static char *dir = NULL;
+
+	if (dir == NULL)
+	{
+		const char *setting = (pmi_pool_dir_guc && pmi_pool_dir_guc[0]) ? pmi_pool_dir_guc : "pm_index";
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+		dir = is_absolute_path(setting) ? pstrdup(setting) : psprintf("%s/%s", DataDir, setting);
+		canonicalize_path(dir);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return dir;
+}
+
+void
+pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
+{
+	int			sqlstate;
+	const char *hint = NULL;
+
+	switch (err->code)
+	{
+		case PM_ERR_NOTFOUND:
+			sqlstate = ERRCODE_UNDEFINED_FILE;
+			hint = "If the pool file was removed, REINDEX the index to rebuild it.";
+			break;
+		case PM_ERR_EXISTS:
+			sqlstate = ERRCODE_DUPLICATE_FILE;
+			break;
+		case PM_ERR_PERMISSION:
+			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			hint = "Check that pm_index.pool_dir and its files are writable by the server's operating system user.";
+			break;
+		case PM_ERR_OWNERSHIP:
+			sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+			hint = "Pool files must belong to the server's operating system user and be writable by it alone (mode 0600): fix the file's owner or mode, or REINDEX the index to create a new pool.";
+			break;
+		case PM_ERR_NOSPACE:
+			sqlstate = ERRCODE_DISK_FULL;
+			hint = "Free space in the filesystem of pm_index.pool_dir.";
+			break;
+		case PM_ERR_ARENA_FULL:
+			sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+			hint = "Raise pm_index.dram_tier_size and restart the server (pm_index_stats() shows each index's DRAM bytes), or drop unused pm_index indexes.";
+			break;
+		case PM_ERR_CORRUPT:
+		case PM_ERR_VERSION:
+			sqlstate = ERRCODE_INDEX_CORRUPTED;
+			hint = "REINDEX the index to rebuild its pool.";
+			break;
+		case PM_ERR_INVALID:
+			sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		case PM_ERR_LIMIT:
+			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			break;
+		case PM_ERR_IO:
+		default:
+			sqlstate = ERRCODE_IO_ERROR;
+			break;
+	}
+	ereport(elevel,
+			(errcode(sqlstate),
+			 errmsg("%s", err->msg),
+			 hint ? errhint("%s", hint) : 0,
+			 index_name ? errcontext("index \"%s\"", index_name) : 0));
+}
 
 /* What names an index's pool: its relfilenode, and for a temporary index its backend. */
 RelFileNodeBackend
@@ -348,24 +422,26 @@ pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 }
 
 /*
- * The relfilenodes of the pools of one database (a list of palloc'd
- * RelFileNodeBackends, temporary ones included).  Raises no error of its own (it runs at commit): a
- * directory it cannot read is logged, and its list is then short; the
- * orphan sweep removes what it missed.
+ * The relfilenodes of the pool files in the pool directory (a list of
+ * palloc'd RelFileNodeBackends, temporary ones included), of one database
+ * or, with InvalidOid, of all.  A directory it cannot read is reported at
+ * elevel: callers at commit or at exit pass LOG, and their list is then
+ * short (the orphan sweep removes what they missed).
  */
 List *
-pmi_pools_of_database(Oid dbid)
+pmi_list_pools(Oid dbid, int elevel)
 {
 	const char *dir = pmi_pool_dir();
 	DIR		   *d = AllocateDir(dir);
 	struct dirent *de;
 	List	   *found = NIL;
 
-	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	while ((de = ReadDirExtended(d, dir, elevel)) != NULL)
 	{
 		RelFileNodeBackend rnode;
 
-		if (pmi_parse_pool_name(de->d_name, &rnode) && rnode.node.dbNode == dbid)
+		if (pmi_parse_pool_name(de->d_name, &rnode) &&
+			(!OidIsValid(dbid) || rnode.node.dbNode == dbid))
 		{
 			RelFileNodeBackend *copy = palloc(sizeof(RelFileNodeBackend));
 

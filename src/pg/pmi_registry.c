@@ -9,6 +9,9 @@
  * the same tree, and the lock that lets one backend rebuild that layer while
  * concurrent first users wait.  It is volatile like the DRAM tier: a restart
  * starts with an empty registry and every index is rebuilt on first use.
+ * A slot's number + 1 is the epoch space of the index's retired PM blocks
+ * (space 0: the DRAM tier), so a block retired by an index that is gone by
+ * the time its epoch ends is not freed into another index's pool.
  *
  * Lifecycle: a pool goes when its relfilenode goes, at the end of the
  * transaction that drops it, not before.  At commit (or abort) the list of
@@ -34,12 +37,16 @@
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "utils/memutils.h"
 
 static List *pools_created = NIL;	/* RelFileNodeBackends, in TopMemoryContext */
 static List *temp_pools = NIL;	/* this backend's temporary indexes' pools, likewise */
 static List *databases_dropped = NIL;	/* Oids, in TopMemoryContext */
 static object_access_hook_type prev_object_access_hook = NULL;
+static pm_alloc dram_alloc;		/* this backend's view of the DRAM tier */
+static bool dram_attached = false;
+static pm_epoch_handle epoch_handle = {.slot = -1};
 
 void
 pmi_registry_init_backend(void)
@@ -52,6 +59,7 @@ pmi_registry_init_backend(void)
 		done = true;
 	}
 }
+
 
 /*
  * The slot of rnode, assigned if it has none.  ERROR when the registry is
@@ -286,7 +294,7 @@ at_xact_end(bool commit)
 
 	foreach(lc, commit ? databases_dropped : NIL)
 	{
-		List	   *pools = pmi_pools_of_database(lfirst_oid(lc));
+		List	   *pools = pmi_list_pools(lfirst_oid(lc), LOG);
 		ListCell   *lp;
 
 		foreach(lp, pools)
@@ -339,4 +347,52 @@ pmi_lifecycle_init(void)
 	RegisterXactCallback(xact_callback, NULL);
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = pmi_object_access;
+}
+
+/* The DRAM tier allocator of this backend, attached on first use. */
+pm_alloc *
+pmi_dram(void)
+{
+	if (!dram_attached)
+	{
+		pm_alloc_attach_arena(&dram_alloc, (char *) pmi_shared + pmi_shared->arena_offset,
+							  "pm_index DRAM tier (pm_index.dram_tier_size)");
+		dram_attached = true;
+	}
+	return &dram_alloc;
+}
+
+/* Free a retired block: space 0 is the DRAM tier, others a pool (registry slot + 1). */
+static void
+epoch_free(void *ctx, uint32 space, uint32 tag, uint64 off)
+{
+	pm_error	err;
+
+	if (space != 0)
+		pmi_free_retired(space, tag, off);
+	else if (pm_free_block(pmi_dram(), off, &err) != PM_OK)
+		elog(LOG, "pm_index: %s", err.msg);
+}
+
+static void
+epoch_shutdown(int code, Datum arg)
+{
+	pm_epoch_unregister(&epoch_handle);
+}
+
+/* This backend's epoch participant, registered on first use. */
+pm_epoch_handle *
+pmi_epoch(void)
+{
+	if (epoch_handle.slot < 0)
+	{
+		pm_error	err;
+
+		if (pm_epoch_register((pm_epoch_domain *) ((char *) pmi_shared + pmi_shared->epoch_offset),
+							  (uint64) MyProcPid, MyProc->pgprocno, epoch_free, NULL, NULL,
+							  &epoch_handle, &err) != PM_OK)
+			pmi_report_core_error(ERROR, &err, NULL);
+		before_shmem_exit(epoch_shutdown, 0);
+	}
+	return &epoch_handle;
 }

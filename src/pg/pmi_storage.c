@@ -142,7 +142,7 @@ database_tablespace(Oid dbid)
 static void
 follow_database(Oid from, Oid from_spc, Oid to, Oid to_spc, bool move)
 {
-	List	   *pools = pmi_pools_of_database(from);
+	List	   *pools = pmi_list_pools(from, LOG);
 	ListCell   *lc;
 
 	foreach(lc, pools)

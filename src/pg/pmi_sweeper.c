@@ -147,21 +147,15 @@ sweep_orphans(void)
 static void
 mark_untrusted_pools(void)
 {
-	const char *dir = pmi_pool_dir();
-	DIR		   *d = AllocateDir(dir);
-	struct dirent *de;
+	ListCell   *lc;
 	int			marked = 0;
 
-	while ((de = ReadDir(d, dir)) != NULL)
+	foreach(lc, pmi_list_pools(InvalidOid, ERROR))
 	{
-		RelFileNodeBackend rnode;
-		char	   *path;
+		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
 		pm_pool    *pool;
 		pm_error	err;
 
-		if (!pmi_parse_pool_name(de->d_name, &rnode))
-			continue;
-		path = psprintf("%s/%s", dir, de->d_name);
 		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
 		{
 			if (pmi_pool_untrusted(pool))
@@ -173,7 +167,6 @@ mark_untrusted_pools(void)
 		}
 		pfree(path);
 	}
-	FreeDir(d);
 	if (marked > 0)
 		ereport(LOG,
 				(errmsg("pm_index: %d pools predate this server's recovery from a backup, an archive or a primary; their indexes need REINDEX",

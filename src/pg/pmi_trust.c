@@ -77,21 +77,16 @@ pmi_reject_untrusted(pm_pool *pool, const char *index_name)
 static void
 close_pools_clean(int code, Datum arg)
 {
-	const char *dir = pmi_pool_dir();
-	DIR		   *d = AllocateDir(dir);
-	struct dirent *de;
+	List	   *pools = pmi_list_pools(InvalidOid, LOG);
+	ListCell   *lc;
 	int			marked = 0;
 
-	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	foreach(lc, pools)
 	{
-		RelFileNodeBackend rnode;
-		char	   *path;
+		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
 		bool		was_marked;
 		pm_error	err;
 
-		if (!pmi_parse_pool_name(de->d_name, &rnode))
-			continue;
-		path = psprintf("%s/%s", dir, de->d_name);
 		if (pm_pool_file_close_clean(path, &was_marked, &err) != PM_OK)
 			ereport(LOG,
 					(errmsg("pm_index: could not mark pool file \"%s\" clean: %s", path, err.msg),
@@ -99,8 +94,6 @@ close_pools_clean(int code, Datum arg)
 		marked += was_marked;
 		pfree(path);
 	}
-	if (d != NULL)
-		FreeDir(d);
 	ereport(DEBUG1, (errmsg_internal("pm_index: wrote back %d pools and marked them clean", marked)));
 }
 
@@ -111,17 +104,16 @@ pmi_trust_init(void)
 		on_proc_exit(close_pools_clean, (Datum) 0);
 }
 
-/* Is the pool of rnode torn by an OS crash? */
+/* Is the pool of rnode torn by an OS crash (in use under another boot than boot)? */
 static bool
-pool_torn(RelFileNodeBackend rnode)
+pool_torn(RelFileNodeBackend rnode, uint64 boot)
 {
 	char	   *path = pmi_pool_path(rnode);
 	pm_pool_header hdr;
 	pm_error	err;
 	bool		torn;
 
-	torn = pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK &&
-		pm_header_torn(&hdr, pm_current_boot());
+	torn = pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK && pm_header_torn(&hdr, boot);
 	pfree(path);
 	return torn;
 }
@@ -130,22 +122,18 @@ pool_torn(RelFileNodeBackend rnode)
 void
 pmi_launch_rebuilds(void)
 {
-	const char *dir = pmi_pool_dir();
-	DIR		   *d = AllocateDir(dir);
-	struct dirent *de;
+	uint64		boot = pm_current_boot();
 	List	   *databases = NIL;
 	ListCell   *lc;
 
-	while ((de = ReadDir(d, dir)) != NULL)
+	foreach(lc, pmi_list_pools(InvalidOid, ERROR))
 	{
-		RelFileNodeBackend rnode;
+		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
 
 		/* a temporary index's pool went with its relation: the sweep removed it */
-		if (pmi_parse_pool_name(de->d_name, &rnode) && !RelFileNodeBackendIsTemp(rnode) &&
-			pool_torn(rnode))
+		if (!RelFileNodeBackendIsTemp(rnode) && pool_torn(rnode, boot))
 			databases = list_append_unique_oid(databases, rnode.node.dbNode);
 	}
-	FreeDir(d);
 
 	foreach(lc, databases)
 	{
@@ -173,7 +161,7 @@ pmi_launch_rebuilds(void)
 
 /* REINDEX the index of rnode if its pool is still the torn one. */
 static void
-rebuild_index(RelFileNodeBackend rnode)
+rebuild_index(RelFileNodeBackend rnode, uint64 boot)
 {
 	Oid			indexid;
 	Oid			heapid;
@@ -193,7 +181,7 @@ rebuild_index(RelFileNodeBackend rnode)
 	index = try_relation_open(indexid, NoLock);
 	if (index == NULL)
 		return;
-	still_torn = RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) && pool_torn(rnode);
+	still_torn = RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) && pool_torn(rnode, boot);
 	persistence = index->rd_rel->relpersistence;
 	relation_close(index, NoLock);
 	if (!still_torn)
@@ -210,23 +198,24 @@ void
 pmi_rebuild_main(Datum arg)
 {
 	Oid			dbid = DatumGetObjectId(arg);
+	uint64		boot = pm_current_boot();
 	List	   *pools;
 	ListCell   *lc;
 
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, BGWORKER_BYPASS_ALLOWCONN);
 
-	pools = pmi_pools_of_database(dbid);
+	pools = pmi_list_pools(dbid, ERROR);
 	foreach(lc, pools)
 	{
 		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
 
 		CHECK_FOR_INTERRUPTS();
-		if (RelFileNodeBackendIsTemp(rnode) || !pool_torn(rnode))
+		if (RelFileNodeBackendIsTemp(rnode) || !pool_torn(rnode, boot))
 			continue;
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		rebuild_index(rnode);
+		rebuild_index(rnode, boot);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}

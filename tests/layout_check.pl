@@ -1,0 +1,82 @@
+#!/usr/bin/perl
+# The source layout's rules, checked (TAP output; tests/run runs it with the unit tests):
+#   - src/core includes no PostgreSQL header;
+#   - the generic files of src/pg (pm_index.h, pmi_*.c) name no access method and include no
+#     structure's header, except pmi_am.c, the table of access methods;
+#   - the calls between generic files have no cycle.
+use strict;
+use warnings;
+use File::Basename;
+use FindBin;
+use Test::More;
+
+my $root = "$FindBin::Bin/..";
+chdir $root or die "cannot enter $root: $!";
+
+sub slurp
+{
+	my ($path) = @_;
+	open(my $fh, '<', $path) or die "cannot read $path: $!";
+	local $/;
+	return <$fh>;
+}
+
+# src/core: plain C
+my @core = (glob('src/core/*.[ch]'), glob('src/core/*/*.[ch]'));
+my @pg_includes =
+  grep { slurp($_) =~ /^#include\s+[<"](postgres|postgres_fe|fmgr|c)\.h[>"]|^#include\s+[<"](access|catalog|utils|storage|nodes)\//m } @core;
+is_deeply(\@pg_includes, [], 'src/core includes no PostgreSQL header');
+
+# the access methods: a directory of src/pg each, its files named with one prefix
+my %am_prefix;
+for my $dir (grep { -d } glob('src/pg/*'))
+{
+	my ($first) = map { basename($_) } glob("$dir/*.c");
+	next unless defined $first;
+	my ($prefix) = $first =~ /^([a-z]+)_/;
+	$am_prefix{ basename($dir) } = $prefix;
+}
+ok(keys(%am_prefix) >= 2, 'found the access methods: ' . join(', ', sort keys %am_prefix));
+my @structure_headers = map { basename($_) } (glob('src/core/*/*.h'));
+
+my @generic = ('src/pg/pm_index.h', grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c'));
+for my $file (@generic)
+{
+	my $text = slurp($file);
+	my @names = grep { $text =~ /\b\Q$_\E\b/ } (keys %am_prefix, values %am_prefix);
+	my @headers = grep { $text =~ /^#include\s+"(?:[^"]*\/)?\Q$_\E"/m } @structure_headers;
+	is(join(' ', @names, @headers), '', "$file names no access method and includes no structure");
+}
+
+# calls between generic files (pmi_*.c): the file that defines each extern function
+my (%defined_in, %calls);
+my @sources = glob('src/pg/pmi_*.c');
+for my $file (@sources)
+{
+	my $text = slurp($file);
+	$defined_in{$1} = $file while $text =~ /^(?!static)[A-Za-z][^\n;]*\n(pmi_\w+)\(/mg;
+}
+for my $file (@sources)
+{
+	my $text = slurp($file);
+	for my $fn (keys %defined_in)
+	{
+		my $target = $defined_in{$fn};
+		$calls{$file}{$target} = 1 if $target ne $file && $text =~ /\b$fn\(/;
+	}
+}
+my @cycles;
+for my $from (sort keys %calls)
+{
+	my %seen;
+	my @todo = keys %{ $calls{$from} };
+	while (my $f = shift @todo)
+	{
+		next if $seen{$f}++;
+		push @todo, keys %{ $calls{$f} || {} };
+	}
+	push @cycles, $from if $seen{$from};
+}
+is_deeply(\@cycles, [], 'no generic file reaches itself through the calls of others');
+
+done_testing();
