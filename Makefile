@@ -18,7 +18,9 @@ CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch
 	src/core/nbtree/nbt_build.o \
 	src/core/fbrtree/fbr_node.o src/core/fbrtree/fbr_split.o src/core/fbrtree/fbr_insert.o \
 	src/core/fbrtree/fbr_delete.o src/core/fbrtree/fbr_search.o src/core/fbrtree/fbr_build.o \
-	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o
+	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o \
+	src/core/phast/phast_inode.o src/core/phast/phast_lnode.o src/core/phast/phast_ops.o \
+	src/core/phast/phast_build.o
 PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_registry.o src/pg/pmi_handle.o \
 	src/pg/pmi_build.o src/pg/pmi_vacuum.o src/pg/pmi_check.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o \
 	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_inspect.o \
@@ -47,7 +49,7 @@ $(BUILD_MODE_STAMP):
 	@rm -f .build-mode-*
 	@touch $@
 
-PG_CPPFLAGS = $(ASSERT_FLAGS) -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = $(ASSERT_FLAGS) -I$(srcdir)/src/pg -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare \
@@ -62,7 +64,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 
@@ -73,9 +75,9 @@ BENCH_OBJS = bench/core/bench_common.o bench/core/baseline_btree.o
 CORE_BENCHES = $(patsubst bench/core/%.c,bench/bin/%,$(filter-out bench/core/bench_common.c,$(wildcard bench/core/bench_*.c)))
 STANDALONE_LIBS = -lpmem -lpthread -lm
 
-tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PG_CFLAGS) $(ASSERT_FLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(CFLAGS) $(PG_CFLAGS) $(ASSERT_FLAGS) -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -I$(srcdir)/tests/unit $< $(TEST_OBJS) $(STANDALONE_LIBS) -o $@
 
 # The same tests under AddressSanitizer and UBSan (undefined behaviour aborts), built from
 # source so no sanitizer reaches the extension.
@@ -83,18 +85,18 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 
-tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(SANITIZE) $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
+	$(CC) -std=gnu11 -O1 -g $(SANITIZE) $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
 
 # libFuzzer targets (tests/fuzz), built with clang from source like the sanitizer tests.
 FUZZ_CC ?= clang-14
 FUZZ_SRCS = $(filter-out src/core/crashsim.c,$(CORE_SRCS))
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,tests/fuzz/bin/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h)
+tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
+	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -102,8 +104,8 @@ $(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/co
 # the benchmarks' helpers share the unit tests' clock
 $(BENCH_OBJS): override CPPFLAGS += -I$(srcdir)/tests/unit
 
-BENCH_INCLUDES = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/tests/unit
-BENCH_HEADERS = $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h tests/unit/*.h)
+BENCH_INCLUDES = -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -I$(srcdir)/tests/unit
+BENCH_HEADERS = $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h tests/unit/*.h)
 
 bench/bin/%: bench/core/%.c $(BENCH_OBJS) $(TEST_OBJS) $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
