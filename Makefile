@@ -24,10 +24,10 @@ CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch
 PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_registry.o src/pg/pmi_handle.o \
 	src/pg/pmi_build.o src/pg/pmi_vacuum.o src/pg/pmi_check.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o \
 	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_inspect.o \
-	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_key.o src/pg/nbtree_pm/nbtpm_index.o \
-	src/pg/nbtree_pm/nbtpm_build.o src/pg/nbtree_pm/nbtpm_insert.o src/pg/nbtree_pm/nbtpm_scan.o \
-	src/pg/nbtree_pm/nbtpm_cost.o src/pg/nbtree_pm/nbtpm_check.o \
-	src/pg/nbtree_pm/nbtpm_planner.o \
+	src/pg/ordered/ord_key.o src/pg/ordered/ord_handler.o src/pg/ordered/ord_validate.o \
+	src/pg/ordered/ord_build.o src/pg/ordered/ord_insert.o src/pg/ordered/ord_scan.o \
+	src/pg/ordered/ord_cost.o src/pg/ordered/ord_planner.o src/pg/ordered/ord_entries.o \
+	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_index.o src/pg/nbtree_pm/nbtpm_check.o \
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
 	src/pg/fbrtree_pm/fbrpm_build.o src/pg/fbrtree_pm/fbrpm_insert.o src/pg/fbrtree_pm/fbrpm_scan.o \
 	src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
@@ -64,7 +64,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h src/pg/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h src/pg/*.h src/pg/ordered/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 

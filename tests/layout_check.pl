@@ -1,8 +1,9 @@
 #!/usr/bin/perl
 # The source layout's rules, checked (TAP output; tests/run runs it with the unit tests):
 #   - src/core includes no PostgreSQL header;
-#   - the generic files of src/pg (pm_index.h, pmi_*.c) name no access method and include no
-#     structure's header, except pmi_am.c, the table of access methods;
+#   - the generic files of src/pg (pm_index.h, pmi_*.c, and the code an access method family
+#     shares, such as ordered/) name no access method and include no structure's header, except
+#     pmi_am.c, the table of access methods;
 #   - the calls between generic files have no cycle.
 use strict;
 use warnings;
@@ -27,19 +28,21 @@ my @pg_includes =
   grep { slurp($_) =~ /^#include\s+[<"](postgres|postgres_fe|fmgr|c)\.h[>"]|^#include\s+[<"](access|catalog|utils|storage|nodes)\//m } @core;
 is_deeply(\@pg_includes, [], 'src/core includes no PostgreSQL header');
 
-# the access methods: a directory of src/pg each, its files named with one prefix
+# the access methods: a directory of src/pg each that defines a PmiAmOps, its files named with
+# one prefix (a directory of code shared by a family of them, such as ordered/, is not one)
 my %am_prefix;
 for my $dir (grep { -d } glob('src/pg/*'))
 {
-	my ($first) = map { basename($_) } glob("$dir/*.c");
-	next unless defined $first;
-	my ($prefix) = $first =~ /^([a-z]+)_/;
+	my @files = glob("$dir/*.c");
+	next unless grep { slurp($_) =~ /^const PmiAmOps \w+ = \{/m } @files;
+	my ($prefix) = basename($files[0]) =~ /^([a-z]+)_/;
 	$am_prefix{ basename($dir) } = $prefix;
 }
 ok(keys(%am_prefix) >= 2, 'found the access methods: ' . join(', ', sort keys %am_prefix));
 my @structure_headers = map { basename($_) } (glob('src/core/*/*.h'));
 
-my @generic = ('src/pg/pm_index.h', grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c'));
+my @family = grep { my $d = basename(dirname($_)); !exists $am_prefix{$d} } glob('src/pg/*/*.[ch]');
+my @generic = ('src/pg/pm_index.h', (grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c')), @family);
 for my $file (@generic)
 {
 	my $text = slurp($file);

@@ -179,6 +179,14 @@ typedef struct PmiAmOps
 	void		(*shape) (PmiIndex *h, PmiShape *shape);
 	/* planner: index conditions from clauses its operators do not match (NULL: none) */
 	PmiDeriveClause derive_clause;
+	/* entries a node holds when full (cost estimates) */
+	int			entries_per_node;
+
+	/*
+	 * The operations of the family of access methods it belongs to, which
+	 * share their code over them (src/pg/ordered: OrdOps), or NULL.
+	 */
+	const void *family_ops;
 } PmiAmOps;
 
 /* An index build in progress (pmi_build.c). */

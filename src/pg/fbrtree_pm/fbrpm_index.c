@@ -222,4 +222,5 @@ const PmiAmOps fbrpm_am_ops = {
 	.check = fbrpm_check_structure,
 	.shape = fbrpm_shape,
 	.derive_clause = fbrpm_derive_clause,
+	.entries_per_node = FBR_CAP,
 };

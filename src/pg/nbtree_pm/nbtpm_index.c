@@ -1,10 +1,10 @@
 /*
  * nbtpm_index.c
- *	  nbtree_pm's side of the platform contract (PmiAmOps): formatting a
- *	  pool, the DRAM layer rebuilt from the pool on first use after a
- *	  restart, and its entries as VACUUM, the verifier and crash
- *	  reconciliation see them: (key, rest) pairs, a leaf's worth per batch.
- *	  A reconciliation note is the entry itself.
+ *	  nbtree_pm's side of the platform contract (PmiAmOps) and of the ordered
+ *	  access methods' (OrdOps): formatting a pool, the DRAM layer rebuilt
+ *	  from the pool on first use after a restart, its entries as VACUUM, the
+ *	  verifier and crash reconciliation see them ((key, rest) pairs, a leaf's
+ *	  worth per batch), leaf reads, inserts and the bulk load.
  */
 #include "nbtpm.h"
 
@@ -39,38 +39,6 @@ nbtpm_release_dram(uint64 dram_root)
 	t.dram = pmi_dram();
 	t.dram_root = dram_root;
 	nbt_release_dram(&t);
-}
-
-static void *
-nbtpm_entry_context(Relation index)
-{
-	Oid		   *coltype = palloc(sizeof(Oid));
-
-	*coltype = nbtpm_column_type(index);
-	return coltype;
-}
-
-static void
-nbtpm_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry)
-{
-	*(nbt_skey *) entry = nbtpm_skey(*(Oid *) context, value, isnull, tid);
-}
-
-static int
-nbtpm_entry_cmp(const void *a, const void *b)
-{
-	return nbt_skey_cmp(a, b);
-}
-
-static bool
-nbtpm_entry_tid(const void *entry, ItemPointer tid)
-{
-	const nbt_skey *sk = entry;
-
-	if (sk->rest == 0 || sk->rest > NBT_REST_MAX)
-		return false;
-	nbtpm_rest_tid(sk->rest, tid);
-	return true;
 }
 
 static bool
@@ -127,14 +95,65 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 	return untidy;
 }
 
-static void
-nbtpm_note_entries(Relation index, void *state, uint64 key, uint64 rest, PmiEntryBatchFn fn,
-				   void *arg)
-{
-	nbt_skey	sk = {key, rest};
+/* ---- OrdOps: the NBTree as an ordered structure ---- */
 
-	(void) fn(arg, &sk, 1);
+static void
+nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
+				 const OrdKey *hi, OrdBatch *b)
+{
+	nbt_batch	nb;
+
+	nbt_read_range(state, (const nbt_skey *) from, backward, (const nbt_skey *) lo,
+				   (const nbt_skey *) hi, &nb);
+	b->n = nb.n;
+	b->low = (OrdKey) {nb.low.key, nb.low.rest};
+	b->high = (OrdKey) {nb.high.key, nb.high.rest};
+	for (int i = 0; i < nb.n; i++)
+		b->e[i] = (OrdKey) {nb.e[i].sk.key, nb.e[i].sk.rest};
 }
+
+static pm_errcode
+nbtpm_insert(void *state, const OrdKey *k, pm_error *err)
+{
+	return nbt_insert(state, (const nbt_skey *) k, err);
+}
+
+typedef struct LoadSource
+{
+	bool		(*next) (void *ctx, OrdKey *k);
+	void	   *ctx;
+} LoadSource;
+
+static bool
+load_next(void *ctx, nbt_skey *sk)
+{
+	LoadSource *src = ctx;
+
+	return src->next(src->ctx, (OrdKey *) sk);
+}
+
+/* Bulk-load sorted leaves into the pool, then build the DRAM layer over them. */
+static uint64
+nbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
+		   bool (*next) (void *ctx, OrdKey *k), void *ctx)
+{
+	LoadSource	src = {next, ctx};
+	pm_error	err;
+	nbt_tree   *t;
+
+	if (nbt_bulk_load(b->pool, b->fillfactor, load_next, &src, &err) != PM_OK)
+		pmi_report(&err, index);
+	t = pmi_build_attach(b);
+	if (nbt_rebuild(t, false, &err) != PM_OK)
+		pmi_report(&err, index);
+	return t->dram_root;
+}
+
+static const OrdOps nbtpm_ord_ops = {
+	.read_range = nbtpm_read_range,
+	.insert = nbtpm_insert,
+	.load = nbtpm_load,
+};
 
 const PmiAmOps nbtpm_am_ops = {
 	.amname = "nbtree_pm",
@@ -145,19 +164,24 @@ const PmiAmOps nbtpm_am_ops = {
 	.format = nbt_format,
 	.attach = nbtpm_attach,
 	.state_size = sizeof(nbt_tree),
-	.build = nbtpm_build,
+	.build = ord_build,
 	.recover = nbtpm_recover,
 	.release_dram = nbtpm_release_dram,
 	.dram_tier_max = NBT_DRAM_TIER_MAX, /* inner nodes' child words */
-	.entry_size = sizeof(nbt_skey),
-	.entry_context = nbtpm_entry_context,
-	.make_entry = nbtpm_make_entry,
-	.entry_cmp = nbtpm_entry_cmp,
-	.entry_tid = nbtpm_entry_tid,
+	.entry_size = sizeof(OrdKey),
+	.entry_context = ord_entry_context,
+	.make_entry = ord_make_entry,
+	.entry_cmp = ord_entry_cmp,
+	.entry_tid = ord_entry_tid,
 	.delete_entry = nbtpm_delete_entry,
 	.foreach_batch = nbtpm_foreach_batch,
-	.note_entries = nbtpm_note_entries,
+	.note_entries = ord_note_entries,
 	.check = nbtpm_check_structure,
 	.shape = nbtpm_shape,
-	.derive_clause = nbtpm_derive_clause,
+	.derive_clause = ord_derive_clause,
+	.entries_per_node = NBT_LEAF_CAP,
+	.family_ops = &nbtpm_ord_ops,
 };
+
+_Static_assert(sizeof(nbt_skey) == sizeof(OrdKey) && offsetof(nbt_skey, rest) == offsetof(OrdKey, rest),
+			   "an OrdKey is an nbt_skey");

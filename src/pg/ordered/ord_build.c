@@ -1,10 +1,12 @@
 /*
- * nbtpm_build.c
- *	  CREATE INDEX: scan the table, sort (key, rest) pairs with a tuplesort
- *	  (spilling past maintenance_work_mem), bulk-load sorted leaves into a new
- *	  pool at the fill factor, and build the DRAM layer bottom up.
+ * ord_build.c
+ *	  CREATE INDEX for the ordered access methods: scan the table, sort
+ *	  (key, rest) pairs (in memory, or with a tuplesort spilling past
+ *	  maintenance_work_mem), and hand them in order to the structure's load
+ *	  (OrdOps.load), which fills the new pool at the fill factor and builds
+ *	  what it keeps in DRAM.
  */
-#include "nbtpm.h"
+#include "ord.h"
 
 #include "access/tableam.h"
 #include "catalog/index.h"
@@ -28,7 +30,7 @@
 typedef struct BuildState
 {
 	Oid			coltype;
-	nbt_skey   *mem;			/* in-memory entries, NULL once spilled */
+	OrdKey   *mem;			/* in-memory entries, NULL once spilled */
 	int64		nmem;
 	int64		capmem;
 	int64		limit;			/* entries that fit the memory budget */
@@ -36,11 +38,13 @@ typedef struct BuildState
 	TupleTableSlot *slot;
 	TupleDesc	sortdesc;
 	double		indtuples;
+	uint64		lo;				/* the smallest and largest non-NULL keys */
+	uint64		hi;
 	int64		next;			/* loading: position in mem */
 } BuildState;
 
 static void
-sort_put(BuildState *bs, const nbt_skey *sk)
+sort_put(BuildState *bs, const OrdKey *sk)
 {
 	/* int8 sorts signed: flip the sign bit so it sorts as the unsigned key */
 	ExecClearTuple(bs->slot);
@@ -72,9 +76,14 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	BuildState *bs = state;
-	nbt_skey	sk = nbtpm_skey(bs->coltype, values[0], isnull[0], tid);
+	OrdKey	sk = ord_key_of(bs->coltype, values[0], isnull[0], tid);
 
 	bs->indtuples++;
+	if (!isnull[0])
+	{
+		bs->lo = Min(bs->lo, sk.key);
+		bs->hi = Max(bs->hi, sk.key);
+	}
 	if (bs->mem != NULL && bs->nmem == bs->capmem)
 	{
 		if (bs->capmem * 2 > bs->limit)
@@ -82,7 +91,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		else
 		{
 			bs->capmem *= 2;
-			bs->mem = repalloc_huge(bs->mem, sizeof(nbt_skey) * bs->capmem);
+			bs->mem = repalloc_huge(bs->mem, sizeof(OrdKey) * bs->capmem);
 		}
 	}
 	if (bs->mem != NULL)
@@ -97,9 +106,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
  * key, which the heap scan's TID order leaves nearly sorted already.
  */
 static void
-radix_sort(nbt_skey *e, int64 n)
+radix_sort(OrdKey *e, int64 n)
 {
-	nbt_skey   *buf = palloc_extended(sizeof(nbt_skey) * Max(n, 1), MCXT_ALLOC_HUGE);
+	OrdKey   *buf = palloc_extended(sizeof(OrdKey) * Max(n, 1), MCXT_ALLOC_HUGE);
 	int64		count[256];
 
 	for (int shift = 0; shift < 64; shift += 8)
@@ -118,13 +127,13 @@ radix_sort(nbt_skey *e, int64 n)
 		}
 		for (int64 i = 0; i < n; i++)
 			buf[count[(e[i].key >> shift) & 0xff]++] = e[i];
-		memcpy(e, buf, sizeof(nbt_skey) * n);
+		memcpy(e, buf, sizeof(OrdKey) * n);
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(buf);
 	for (int64 i = 1; i < n; i++)
 	{
-		nbt_skey	x = e[i];
+		OrdKey	x = e[i];
 		int64		j = i - 1;
 
 		while (j >= 0 && e[j].key == x.key && e[j].rest > x.rest)
@@ -137,7 +146,7 @@ radix_sort(nbt_skey *e, int64 n)
 }
 
 static bool
-next_sorted(void *ctx, nbt_skey *sk)
+next_sorted(void *ctx, OrdKey *sk)
 {
 	BuildState *bs = ctx;
 	bool		isnull;
@@ -159,53 +168,54 @@ next_sorted(void *ctx, nbt_skey *sk)
 	return true;
 }
 
-/* PmiAmOps.build: the pool is made; fill it, then the DRAM layer over it */
+/* PmiAmOps.build of the ordered access methods: the pool is made; sort, then load */
 uint64
-nbtpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
+ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 {
 	BuildState	bs;
-	pm_error	err;
-	nbt_tree   *t;
+	uint64		dram_root;
 
-	if (!nbtpm_type_supported(nbtpm_column_type(index)))
+	if (!ord_type_supported(ord_column_type(index)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("nbtree_pm does not support type %s",
-						format_type_be(nbtpm_column_type(index)))));
+				 errmsg("%s does not support type %s", b->ops->amname,
+						format_type_be(ord_column_type(index)))));
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_TABLESCAN);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	bs.sortdesc = CreateTemplateTupleDesc(2);
 	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
 	TupleDescInitEntry(bs.sortdesc, 2, "rest", INT8OID, -1, 0);
-	bs.coltype = nbtpm_column_type(index);
+	bs.coltype = ord_column_type(index);
 	bs.slot = MakeSingleTupleTableSlot(bs.sortdesc, &TTSOpsMinimalTuple);
-	bs.limit = (int64) maintenance_work_mem * 1024 / (2 * sizeof(nbt_skey));
+	bs.limit = (int64) maintenance_work_mem * 1024 / (2 * sizeof(OrdKey));
 	bs.capmem = Min(bs.limit, 1024);
-	bs.mem = palloc_extended(sizeof(nbt_skey) * bs.capmem, MCXT_ALLOC_HUGE);
+	bs.mem = palloc_extended(sizeof(OrdKey) * bs.capmem, MCXT_ALLOC_HUGE);
+	bs.lo = UINT64_MAX;
+	bs.hi = 0;
 	/* no synchronized scan: TIDs then come in nearly sorted order (see radix_sort) */
 	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, false, true,
 											build_callback, &bs, NULL);
 	b->index_tuples = bs.indtuples;
+	if (bs.lo > bs.hi)
+	{
+		/* no value: the whole key space */
+		bs.lo = 0;
+		bs.hi = UINT64_MAX;
+	}
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_SORT);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_SORT);
 	if (bs.mem != NULL)
 		radix_sort(bs.mem, bs.nmem);
 	else
 		tuplesort_performsort(bs.sort);
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, NBTPM_PHASE_LOAD);
-	if (nbt_bulk_load(b->pool, b->fillfactor, next_sorted, &bs, &err) != PM_OK)
-		pmi_report(&err, index);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_LOAD);
+	dram_root = ((const OrdOps *) b->ops->family_ops)->load(index, b, bs.lo, bs.hi, next_sorted, &bs);
 	if (bs.sort)
 		tuplesort_end(bs.sort);
 	else
 		pfree(bs.mem);
 	ExecDropSingleTupleTableSlot(bs.slot);
-
-	/* the DRAM layer, published through the registry slot */
-	t = pmi_build_attach(b);
-	if (nbt_rebuild(t, false, &err) != PM_OK)
-		pmi_report(&err, index);
-	return t->dram_root;
+	return dram_root;
 }

@@ -1,16 +1,16 @@
 /*
- * nbtpm_scan.c
- *	  Index scans.  The scan keys become a list of disjoint ranges of (key,
+ * ord_scan.c
+ *	  Index scans of the ordered access methods.  The scan keys become a list of disjoint ranges of (key,
  *	  rest): one per span of keys equal to an = ANY element, else one for
  *	  the operator bounds, plus the NULL range when NULLs qualify, in the
  *	  order the index presents (ASC or DESC, NULLS FIRST or LAST); the
  *	  entries are stored in one order, and a DESC index reads each range
- *	  downwards.  Entries are read one leaf at a time (a sorted snapshot of
- *	  that leaf, taken inside an epoch and copied out), and the scan moves to
- *	  the next leaf by its fence, so it neither repeats nor misses an entry
+ *	  downwards.  Entries are read one node at a time (a sorted snapshot of
+ *	  that node, copied out: OrdOps.read_range), and the scan moves to the
+ *	  next node by its fence, so it neither repeats nor misses an entry
  *	  across concurrent splits.
  */
-#include "nbtpm.h"
+#include "ord.h"
 
 #include "access/relscan.h"
 #include "access/stratnum.h"
@@ -23,49 +23,51 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-typedef struct NbtpmRange
+typedef struct OrdRange
 {
-	nbt_skey	lo;				/* inclusive */
-	nbt_skey	hi;				/* inclusive */
-} NbtpmRange;
+	OrdKey	lo;				/* inclusive */
+	OrdKey	hi;				/* inclusive */
+} OrdRange;
 
-typedef struct NbtpmScanOpaqueData
+typedef struct OrdScanOpaqueData
 {
-	PmiIndex *h;
+	PmiIndex   *h;
+	const OrdOps *ops;
 	Oid			coltype;
 	bool		desc;			/* the index is DESC: values are read from the top */
 	bool		nulls_first;	/* the index is NULLS FIRST */
-	NbtpmRange *ranges;			/* in the index's order */
+	OrdRange *ranges;			/* in the index's order */
 	int			nranges;
 	int			cur;			/* current range */
 	bool		positioned;		/* batch/pos are meaningful */
 	int			pos;			/* index into batch of the last entry returned */
-	nbt_batch	batch;
+	OrdBatch	batch;
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple; NULL until one */
 	/* ammarkpos: the position to go back to (the batch is a snapshot) */
 	bool		marked_positioned;
 	int			marked_cur;
 	int			marked_pos;
-	nbt_batch  *marked_batch;	/* allocated by the first mark: merge joins only */
+	OrdBatch  *marked_batch;	/* allocated by the first mark: merge joins only */
 #ifdef PM_ASSERT_CHECKING
 	/* the last entry returned, its range and direction (0: none since positioning) */
-	nbt_skey	last_returned;
+	OrdKey	last_returned;
 	int			last_range;
 	int			last_dir;
 #endif
-} NbtpmScanOpaqueData;
+} OrdScanOpaqueData;
 
-typedef NbtpmScanOpaqueData *NbtpmScanOpaque;
+typedef OrdScanOpaqueData *OrdScanOpaque;
 
-#define REST_NONNULL_MAX	(NBTPM_REST_NULL - 1)
+#define REST_NONNULL_MAX	(ORD_REST_NULL - 1)
 
 IndexScanDesc
-nbtpm_beginscan(Relation r, int nkeys, int norderbys)
+ord_beginscan(Relation r, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(r, nkeys, norderbys);
-	NbtpmScanOpaque so = palloc0(sizeof(NbtpmScanOpaqueData));
+	OrdScanOpaque so = palloc0(sizeof(OrdScanOpaqueData));
 
-	so->coltype = nbtpm_column_type(r);
+	so->ops = ord_ops(r);
+	so->coltype = ord_column_type(r);
 	so->desc = (r->rd_indoption[0] & INDOPTION_DESC) != 0;
 	so->nulls_first = (r->rd_indoption[0] & INDOPTION_NULLS_FIRST) != 0;
 	scan->opaque = so;
@@ -89,11 +91,11 @@ cmp_span(const void *a, const void *b)
 }
 
 static void
-cut_of(IndexScanDesc scan, Oid argtype, Datum arg, NbtpmCut *cut)
+cut_of(IndexScanDesc scan, Oid argtype, Datum arg, OrdCut *cut)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
-	nbtpm_cut(scan->indexRelation->rd_opfamily[0], so->coltype, argtype, arg, cut);
+	ord_cut(scan->indexRelation->rd_opfamily[0], so->coltype, argtype, arg, cut);
 }
 
 static ArrayType *
@@ -126,13 +128,13 @@ array_equal_spans(IndexScanDesc scan, ScanKey key, int *n)
 
 	for (int i = 0; i < nelems; i++)
 	{
-		NbtpmCut	cut;
+		OrdCut	cut;
 
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
 		spans[m] = (KeySpan) {0, UINT64_MAX};
-		if (nbtpm_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
+		if (ord_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
 			m++;
 	}
 	qsort(spans, m, sizeof(KeySpan), cmp_span);
@@ -165,14 +167,14 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, uint64 *lo, uint64 *hi)
 
 	for (int i = 0; i < nelems; i++)
 	{
-		NbtpmCut	cut;
+		OrdCut	cut;
 		uint64		elo = 0,
 					ehi = UINT64_MAX;
 
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
-		if (!nbtpm_narrow(&cut, key->sk_strategy, &elo, &ehi))
+		if (!ord_narrow(&cut, key->sk_strategy, &elo, &ehi))
 			continue;
 		any = true;
 		loosest = upper ? Max(loosest, ehi) : Min(loosest, elo);
@@ -218,7 +220,7 @@ intersect(KeySpan *set, int n, const KeySpan *other, int m)
 static void
 compute_ranges(IndexScanDesc scan)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 	uint64		lo = 0,
 				hi = UINT64_MAX;
 	bool		want_values = true;
@@ -265,16 +267,16 @@ compute_ranges(IndexScanDesc scan)
 			possible = narrow_by_any(scan, key, &lo, &hi);
 		else
 		{
-			NbtpmCut	cut;
+			OrdCut	cut;
 
 			cut_of(scan, key->sk_subtype, key->sk_argument, &cut);
-			possible = nbtpm_narrow(&cut, key->sk_strategy, &lo, &hi);
+			possible = ord_narrow(&cut, key->sk_strategy, &lo, &hi);
 		}
 	}
 
 	if (so->ranges)
 		pfree(so->ranges);
-	so->ranges = palloc(sizeof(NbtpmRange) * (Max(nset, 1) + 1));
+	so->ranges = palloc(sizeof(OrdRange) * (Max(nset, 1) + 1));
 	so->nranges = 0;
 	if (!possible)
 		return;
@@ -286,15 +288,15 @@ compute_ranges(IndexScanDesc scan)
 		{
 			if (set[i].hi < lo || set[i].lo > hi)
 				continue;
-			so->ranges[first_value + nvalues].lo = (nbt_skey) {Max(set[i].lo, lo), 1};
-			so->ranges[first_value + nvalues].hi = (nbt_skey) {Min(set[i].hi, hi), REST_NONNULL_MAX};
+			so->ranges[first_value + nvalues].lo = (OrdKey) {Max(set[i].lo, lo), 1};
+			so->ranges[first_value + nvalues].hi = (OrdKey) {Min(set[i].hi, hi), REST_NONNULL_MAX};
 			nvalues++;
 		}
 	}
 	else if (want_values)
 	{
-		so->ranges[first_value].lo = (nbt_skey) {lo, 1};
-		so->ranges[first_value].hi = (nbt_skey) {hi, REST_NONNULL_MAX};
+		so->ranges[first_value].lo = (OrdKey) {lo, 1};
+		so->ranges[first_value].hi = (OrdKey) {hi, REST_NONNULL_MAX};
 		nvalues = 1;
 	}
 	if (set)
@@ -303,7 +305,7 @@ compute_ranges(IndexScanDesc scan)
 	{
 		for (int i = 0, j = nvalues - 1; i < j; i++, j--)
 		{
-			NbtpmRange	tmp = so->ranges[first_value + i];
+			OrdRange	tmp = so->ranges[first_value + i];
 
 			so->ranges[first_value + i] = so->ranges[first_value + j];
 			so->ranges[first_value + j] = tmp;
@@ -312,23 +314,23 @@ compute_ranges(IndexScanDesc scan)
 	so->nranges = nvalues;
 	if (want_nulls)
 	{
-		NbtpmRange *nulls = &so->ranges[so->nulls_first ? 0 : nvalues];
+		OrdRange *nulls = &so->ranges[so->nulls_first ? 0 : nvalues];
 
-		nulls->lo = (nbt_skey) {NBTPM_NULL_KEY, NBTPM_REST_NULL};
-		nulls->hi = (nbt_skey) {NBTPM_NULL_KEY, NBT_REST_MAX};
+		nulls->lo = (OrdKey) {ORD_NULL_KEY, ORD_REST_NULL};
+		nulls->hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
 		so->nranges++;
 	}
 }
 
 void
-nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
+ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 			 int norderbys)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
-	so->h = nbtpm_open(scan->indexRelation);
+	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
 	compute_ranges(scan);
 	so->cur = -1;
 	so->positioned = false;
@@ -337,14 +339,14 @@ nbtpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 #endif
 }
 
-/* Load the leaf to start range r, reading keys upwards (kd = 1) or downwards (-1). */
+/* Load the node to start range r, reading keys upwards (kd = 1) or downwards (-1). */
 static void
-position_at(NbtpmScanOpaque so, int r, int kd)
+position_at(OrdScanOpaque so, int r, int kd)
 {
 	so->cur = r;
 	if (kd > 0)
 	{
-		nbt_read_range(nbtpm_tree(so->h), &so->ranges[r].lo, false, &so->ranges[r].lo,
+		so->ops->read_range(so->h->am_state, &so->ranges[r].lo, false, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = -1;
 	}
@@ -352,12 +354,12 @@ position_at(NbtpmScanOpaque so, int r, int kd)
 	{
 		/*
 		 * A backward read takes an exclusive bound: start just above hi (a
-		 * range's rest is at most NBT_REST_MAX, so this cannot wrap), which
-		 * reads hi's leaf once rather than hi alone and then its leaf again.
+		 * range's rest is at most ORD_REST_MAX, so this cannot wrap), which
+		 * reads hi's node once rather than hi alone and then its node again.
 		 */
-		nbt_skey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
+		OrdKey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
 
-		nbt_read_range(nbtpm_tree(so->h), &above_hi, true, &so->ranges[r].lo,
+		so->ops->read_range(so->h->am_state, &above_hi, true, &so->ranges[r].lo,
 					   &so->ranges[r].hi, &so->batch);
 		so->pos = so->batch.n;
 	}
@@ -372,7 +374,7 @@ position_at(NbtpmScanOpaque so, int r, int kd)
  * downwards (kd).
  */
 static bool
-step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
+step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 {
 	int			d = ScanDirectionIsForward(dir) ? 1 : -1;
 	int			kd = so->desc ? -d : d;
@@ -390,19 +392,19 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 	}
 	for (;;)
 	{
-		NbtpmRange *range = &so->ranges[so->cur];
+		OrdRange *range = &so->ranges[so->cur];
 
 		so->pos += kd;
 		if (so->pos >= 0 && so->pos < so->batch.n)
 		{
-			nbt_skey   *e = &so->batch.e[so->pos].sk;
+			OrdKey   *e = &so->batch.e[so->pos];
 
-			if (nbt_skey_cmp(e, &range->lo) >= 0 && nbt_skey_cmp(e, &range->hi) <= 0)
+			if (ord_key_cmp(e, &range->lo) >= 0 && ord_key_cmp(e, &range->hi) <= 0)
 			{
 #ifdef PM_ASSERT_CHECKING
 				/* strictly ordered within a range, so never repeated across SMOs */
 				pm_assert(so->last_dir != d || so->last_range != so->cur ||
-						  nbt_skey_cmp(e, &so->last_returned) * kd > 0);
+						  ord_key_cmp(e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
 				so->last_range = so->cur;
 				so->last_dir = d;
@@ -411,27 +413,27 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 				return true;
 			}
 			/* before the range's start in this direction: skip; past its end: next range */
-			if ((kd > 0 && nbt_skey_cmp(e, &range->hi) <= 0) ||
-				(kd < 0 && nbt_skey_cmp(e, &range->lo) >= 0))
+			if ((kd > 0 && ord_key_cmp(e, &range->hi) <= 0) ||
+				(kd < 0 && ord_key_cmp(e, &range->lo) >= 0))
 				continue;
 		}
-		else if (kd > 0 && !nbt_skey_is_max(&so->batch.high) &&
-				 nbt_skey_cmp(&so->batch.high, &range->hi) <= 0)
+		else if (kd > 0 && !ord_key_is_max(&so->batch.high) &&
+				 ord_key_cmp(&so->batch.high, &range->hi) <= 0)
 		{
-			nbt_skey	from = so->batch.high;
+			OrdKey	from = so->batch.high;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(nbtpm_tree(so->h), &from, false, &range->lo, &range->hi, &so->batch);
+			so->ops->read_range(so->h->am_state, &from, false, &range->lo, &range->hi, &so->batch);
 			so->pos = -1;
 			continue;
 		}
-		else if (kd < 0 && !nbt_skey_is_min(&so->batch.low) &&
-				 nbt_skey_cmp(&so->batch.low, &range->lo) > 0)
+		else if (kd < 0 && !ord_key_is_min(&so->batch.low) &&
+				 ord_key_cmp(&so->batch.low, &range->lo) > 0)
 		{
-			nbt_skey	from = so->batch.low;
+			OrdKey	from = so->batch.low;
 
 			CHECK_FOR_INTERRUPTS();
-			nbt_read_range(nbtpm_tree(so->h), &from, true, &range->lo, &range->hi, &so->batch);
+			so->ops->read_range(so->h->am_state, &from, true, &range->lo, &range->hi, &so->batch);
 			so->pos = so->batch.n;
 			continue;
 		}
@@ -446,20 +448,20 @@ step(NbtpmScanOpaque so, ScanDirection dir, nbt_skey *out)
 }
 
 bool
-nbtpm_gettuple(IndexScanDesc scan, ScanDirection dir)
+ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
-	nbt_skey	e;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
+	OrdKey	e;
 
 	if (!step(so, dir, &e))
 		return false;
-	nbtpm_rest_tid(e.rest, &scan->xs_heaptid);
+	ord_rest_tid(e.rest, &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
 		Relation	index = scan->indexRelation;
-		bool		isnull = (e.rest & NBTPM_REST_NULL) != 0;
-		Datum		value = isnull ? (Datum) 0 : nbtpm_decode(so->coltype, e.key);
+		bool		isnull = (e.rest & ORD_REST_NULL) != 0;
+		Datum		value = isnull ? (Datum) 0 : ord_decode(so->coltype, e.key);
 		MemoryContext old;
 
 		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
@@ -471,18 +473,18 @@ nbtpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 }
 
 int64
-nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
-	ItemPointerData tids[NBT_LEAF_CAP];
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
+	ItemPointerData tids[ORD_BATCH_MAX];
 	int			n = 0;
 	int64		total = 0;
-	nbt_skey	e;
+	OrdKey	e;
 
 	while (step(so, ForwardScanDirection, &e))
 	{
-		nbtpm_rest_tid(e.rest, &tids[n++]);
-		if (n == NBT_LEAF_CAP)
+		ord_rest_tid(e.rest, &tids[n++]);
+		if (n == ORD_BATCH_MAX)
 		{
 			tbm_add_tuples(tbm, tids, n, false);
 			total += n;
@@ -495,13 +497,13 @@ nbtpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 }
 
 /*
- * Mark and restore (merge joins): a leaf batch is a private snapshot, so the
+ * Mark and restore (merge joins): a batch is a private snapshot, so the
  * position is the batch, the index into it and the range.
  */
 void
-nbtpm_markpos(IndexScanDesc scan)
+ord_markpos(IndexScanDesc scan)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
 	so->marked_positioned = so->positioned;
 	so->marked_cur = so->cur;
@@ -509,14 +511,14 @@ nbtpm_markpos(IndexScanDesc scan)
 	if (!so->positioned)
 		return;
 	if (so->marked_batch == NULL)
-		so->marked_batch = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(nbt_batch));
+		so->marked_batch = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(OrdBatch));
 	*so->marked_batch = so->batch;
 }
 
 void
-nbtpm_restrpos(IndexScanDesc scan)
+ord_restrpos(IndexScanDesc scan)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
 	so->positioned = so->marked_positioned;
 	so->cur = so->marked_cur;
@@ -529,9 +531,9 @@ nbtpm_restrpos(IndexScanDesc scan)
 }
 
 void
-nbtpm_endscan(IndexScanDesc scan)
+ord_endscan(IndexScanDesc scan)
 {
-	NbtpmScanOpaque so = (NbtpmScanOpaque) scan->opaque;
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
 	if (so->tupctx)
 		MemoryContextDelete(so->tupctx);

@@ -1,14 +1,15 @@
 /*
- * nbtpm_planner.c
- *	  Index conditions for a boolean column used as a condition.
+ * ord_planner.c
+ *	  Index conditions for a boolean column used as a condition, for the
+ *	  ordered access methods (PmiAmOps.derive_clause).
  *
  * The planner turns "WHERE b", "NOT b", "b IS TRUE" and "b IS FALSE" into
  * "b = true" / "b = false" index conditions only for btree's and hash's
- * boolean operator families (IsBooleanOpfamily in PostgreSQL 15), so
- * nbtree_pm derives them itself through pmi_planner.c's hook.  The derived
+ * boolean operator families (IsBooleanOpfamily in PostgreSQL 15), so the
+ * ordered access methods derive them themselves through pmi_planner.c's hook.  The derived
  * condition is exact; the original clause stays in the plan's filter.
  */
-#include "nbtpm.h"
+#include "ord.h"
 
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
@@ -19,7 +20,7 @@
 #include "utils/lsyscache.h"
 
 RestrictInfo *
-nbtpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
+ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
 {
 	Node	   *clause = (Node *) rinfo->clause;
 	Node	   *column = clause;

@@ -1,5 +1,5 @@
 /*
- * nbtpm_key.c
+ * ord_key.c
  *	  Order-preserving 8-byte keys for the indexed types.
  *
  * Every integer-like type (int2, int4, int8, oid, date, time, timestamp,
@@ -14,7 +14,7 @@
  * after a value whose key is UINT64_MAX (int8's maximum, +infinity of the
  * timestamps); a scan presents them first or last as the index's options say.
  */
-#include "nbtpm.h"
+#include "ord.h"
 
 #include <math.h>
 
@@ -24,6 +24,7 @@
 #include "utils/date.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #define SIGN_FLIP	(UINT64_C(1) << 63)
@@ -61,7 +62,7 @@ class_of(Oid typid)
 }
 
 bool
-nbtpm_type_supported(Oid typid)
+ord_type_supported(Oid typid)
 {
 	return class_of(typid) != KEY_NONE;
 }
@@ -121,7 +122,7 @@ decode_double(uint64 key)
 }
 
 uint64
-nbtpm_encode(Oid typid, Datum value)
+ord_encode(Oid typid, Datum value)
 {
 	switch (class_of(typid))
 	{
@@ -134,12 +135,12 @@ nbtpm_encode(Oid typid, Datum value)
 		case KEY_NONE:
 			break;
 	}
-	elog(ERROR, "nbtree_pm: unsupported key type %u", typid);
+	elog(ERROR, "pm_index: unsupported key type %u", typid);
 	return 0;
 }
 
 Datum
-nbtpm_decode(Oid typid, uint64 key)
+ord_decode(Oid typid, uint64 key)
 {
 	int64		i = (int64) (key ^ SIGN_FLIP);
 
@@ -168,7 +169,7 @@ nbtpm_decode(Oid typid, uint64 key)
 		case BOOLOID:
 			return BoolGetDatum(key != 0);
 	}
-	elog(ERROR, "nbtree_pm: unsupported key type %u", typid);
+	elog(ERROR, "pm_index: unsupported key type %u", typid);
 	return (Datum) 0;
 }
 
@@ -247,14 +248,14 @@ first_key_above(FmgrInfo *cmp, Oid coltype, Datum arg, int limit, uint64 *key)
 		uint64		lo = runs[r].first,
 					hi = runs[r].last;
 
-		if (DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, hi), arg)) <= limit)
+		if (DatumGetInt32(FunctionCall2(cmp, ord_decode(coltype, hi), arg)) <= limit)
 			continue;
 		/* the answer is in [lo, hi]: hi qualifies */
 		while (lo < hi)
 		{
 			uint64		mid = lo + (hi - lo) / 2;
 
-			if (DatumGetInt32(FunctionCall2(cmp, nbtpm_decode(coltype, mid), arg)) > limit)
+			if (DatumGetInt32(FunctionCall2(cmp, ord_decode(coltype, mid), arg)) > limit)
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -287,7 +288,7 @@ same_key_space(Oid coltype, Oid argtype)
  * sign).
  */
 void
-nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut)
+ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut)
 {
 	Oid			cmpproc;
 	FmgrInfo	cmp;
@@ -296,7 +297,7 @@ nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut)
 		argtype = coltype;
 	if (same_key_space(coltype, argtype))
 	{
-		uint64		k = nbtpm_encode(argtype, arg);
+		uint64		k = ord_encode(argtype, arg);
 
 		cut->has_ge = true;
 		cut->ge = k;
@@ -311,7 +312,7 @@ nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut)
 	}
 	cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1);	/* btree's ORDER proc */
 	if (!OidIsValid(cmpproc))
-		elog(ERROR, "nbtree_pm: no comparison function for types %u and %u", coltype, argtype);
+		elog(ERROR, "pm_index: no comparison function for types %u and %u", coltype, argtype);
 	fmgr_info(cmpproc, &cmp);
 	cut->has_ge = first_key_above(&cmp, coltype, arg, -1, &cut->ge);
 	cut->has_gt = first_key_above(&cmp, coltype, arg, 0, &cut->gt);
@@ -322,7 +323,7 @@ nbtpm_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, NbtpmCut *cut)
  * where cut places arg.  Returns false when no key can satisfy both.
  */
 bool
-nbtpm_narrow(const NbtpmCut *cut, int strategy, uint64 *lo, uint64 *hi)
+ord_narrow(const OrdCut *cut, int strategy, uint64 *lo, uint64 *hi)
 {
 	switch (strategy)
 	{
@@ -360,31 +361,41 @@ nbtpm_narrow(const NbtpmCut *cut, int strategy, uint64 *lo, uint64 *hi)
 			*lo = Max(*lo, cut->gt);
 			break;
 		default:
-			elog(ERROR, "nbtree_pm: unexpected strategy %d", strategy);
+			elog(ERROR, "pm_index: unexpected btree strategy %d", strategy);
 	}
 	return *lo <= *hi;
 }
 
 uint64
-nbtpm_rest(ItemPointer tid, bool isnull)
+ord_rest(ItemPointer tid, bool isnull)
 {
-	return (isnull ? NBTPM_REST_NULL : 0) |
+	return (isnull ? ORD_REST_NULL : 0) |
 		((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
 		ItemPointerGetOffsetNumberNoCheck(tid);
 }
 
 void
-nbtpm_rest_tid(uint64 rest, ItemPointer tid)
+ord_rest_tid(uint64 rest, ItemPointer tid)
 {
 	ItemPointerSet(tid, (BlockNumber) ((rest >> 16) & 0xffffffff), (OffsetNumber) (rest & 0xffff));
 }
 
-nbt_skey
-nbtpm_skey(Oid typid, Datum value, bool isnull, ItemPointer tid)
+OrdKey
+ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid)
 {
-	nbt_skey	sk;
+	OrdKey		k;
 
-	sk.key = isnull ? NBTPM_NULL_KEY : nbtpm_encode(typid, value);
-	sk.rest = nbtpm_rest(tid, isnull);
-	return sk;
+	k.key = isnull ? ORD_NULL_KEY : ord_encode(typid, value);
+	k.rest = ord_rest(tid, isnull);
+	return k;
+}
+
+/*
+ * The type keys are encoded from: the operator class's input type, which is
+ * the column's type or, for a domain, the type the domain is over.
+ */
+Oid
+ord_column_type(Relation index)
+{
+	return index->rd_opcintype[0];
 }

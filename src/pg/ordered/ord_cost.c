@@ -1,6 +1,6 @@
 /*
- * nbtpm_cost.c
- *	  amcostestimate.  Index nodes are memory, not disk pages: the descent
+ * ord_cost.c
+ *	  amcostestimate of the ordered access methods.  Index nodes are memory, not disk pages: the descent
  *	  costs a comparison per level and each leaf visited costs CPU, with no
  *	  random_page_cost.  Selectivity comes from genericcostestimate (the
  *	  planner's own estimate for the quals); heap access is costed by the
@@ -8,7 +8,7 @@
  *	  statistics as btree does, so range scans on clustered data are priced
  *	  like btree's.
  */
-#include "nbtpm.h"
+#include "ord.h"
 
 #include <math.h>
 
@@ -19,8 +19,6 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
-
-#define ENTRIES_PER_LEAF (NBT_LEAF_CAP * NBTPM_DEFAULT_FILLFACTOR / 100)
 
 static double
 column_correlation(PlannerInfo *root, IndexOptInfo *index)
@@ -50,7 +48,7 @@ column_correlation(PlannerInfo *root, IndexOptInfo *index)
 }
 
 void
-nbtpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   Cost *indexStartupCost, Cost *indexTotalCost,
 				   Selectivity *indexSelectivity, double *indexCorrelation,
 				   double *indexPages)
@@ -61,14 +59,17 @@ nbtpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		leaves;
 	double		descent;
 	double		qual_op_cost;
+	const PmiAmOps *am = pmi_am_ops(index->relam);
+	double		fanout = am->entries_per_node;
+	double		per_leaf = fanout * am->default_fillfactor / 100;
 
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);
 
 	/* a comparison per entry halved at each step down, plus a node visit per level */
 	descent = ceil(log(tuples) / log(2.0)) * cpu_operator_cost +
-		(ceil(log(tuples / ENTRIES_PER_LEAF + 1) / log(NBT_LEAF_CAP)) + 1) * 50.0 * cpu_operator_cost;
-	leaves = ceil(costs.numIndexTuples / ENTRIES_PER_LEAF) + 1;
+		(ceil(log(tuples / per_leaf + 1) / log(fanout)) + 1) * 50.0 * cpu_operator_cost;
+	leaves = ceil(costs.numIndexTuples / per_leaf) + 1;
 	qual_op_cost = cpu_operator_cost *
 		(list_length(path->indexclauses) + list_length(path->indexorderbys));
 

@@ -1,0 +1,167 @@
+/*
+ * ord.h
+ *	  What the ordered access methods share (those over a structure of
+ *	  sorted (key, rest) entries): btree's operator classes on one
+ *	  fixed-width column, the key encoding, and the code built on them:
+ *	  build, insert, scans, cost, the boolean-column planner support and
+ *	  operator class validation.  An ordered access method gives its
+ *	  structure's operations in an OrdOps, reached through its PmiAmOps
+ *	  (family_ops).
+ */
+#ifndef ORD_H
+#define ORD_H
+
+#include "pm_index.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/itemptr.h"
+
+/*
+ * An entry: key is the order-preserving encoding of the value (ord_key.c),
+ * rest the NULL flag and the heap TID, never 0.  The pair is an entry's
+ * identity and its sort order.
+ */
+typedef struct OrdKey
+{
+	uint64		key;
+	uint64		rest;
+} OrdKey;
+
+#define ORD_REST_NULL		(UINT64_C(1) << 48)
+#define ORD_REST_MAX		((UINT64_C(1) << 49) - 1)
+#define ORD_NULL_KEY		UINT64_MAX
+#define ORD_BATCH_MAX		64
+
+static inline int
+ord_key_cmp(const OrdKey *a, const OrdKey *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->rest != b->rest)
+		return a->rest < b->rest ? -1 : 1;
+	return 0;
+}
+
+static inline bool
+ord_key_is_max(const OrdKey *a)
+{
+	return a->key == UINT64_MAX && a->rest == UINT64_MAX;
+}
+
+static inline bool
+ord_key_is_min(const OrdKey *a)
+{
+	return a->key == 0 && a->rest == 0;
+}
+
+/* One node's entries in [lo, hi], sorted, and the range the node covers (cut at the start). */
+typedef struct OrdBatch
+{
+	int			n;
+	OrdKey		low;			/* inclusive */
+	OrdKey		high;			/* exclusive; all ones: the last node */
+	OrdKey		e[ORD_BATCH_MAX];
+} OrdBatch;
+
+/* An ordered structure's operations, over the state PmiAmOps.attach set up. */
+typedef struct OrdOps
+{
+	/*
+	 * The node covering from, from it on (forward) or below it (backward),
+	 * keeping the entries in [lo, hi]; scans continue from the batch's high
+	 * (forward) or low (backward) and neither repeat nor miss an entry.
+	 */
+	void		(*read_range) (void *state, const OrdKey *from, bool backward, const OrdKey *lo,
+							   const OrdKey *hi, OrdBatch *b);
+	/* insert an entry; a no-op if it is already there */
+	pm_errcode	(*insert) (void *state, const OrdKey *k, pm_error *err);
+
+	/*
+	 * Load sorted entries into the fresh pool of b (fill percent), then
+	 * attach (pmi_build_attach) and build what the structure keeps in DRAM;
+	 * returns the DRAM root to publish.  lo and hi: the smallest and largest
+	 * keys to come.
+	 */
+	uint64		(*load) (Relation index, PmiBuild *b, uint64 lo, uint64 hi,
+						 bool (*next) (void *ctx, OrdKey *k), void *ctx);
+} OrdOps;
+
+static inline const OrdOps *
+ord_ops(Relation index)
+{
+	return (const OrdOps *) pmi_index_am(index)->family_ops;
+}
+
+/* build phases (PROGRESS_CREATEIDX_SUBPHASE) */
+#define ORD_PHASE_TABLESCAN	2
+#define ORD_PHASE_SORT		3
+#define ORD_PHASE_LOAD		4
+
+/* A cut of the key space by a scan argument (ord_key.c). */
+typedef struct OrdCut
+{
+	bool		has_ge;
+	bool		has_gt;
+	uint64		ge;
+	uint64		gt;
+} OrdCut;
+
+/* ord_key.c */
+extern bool ord_type_supported(Oid typid);
+extern uint64 ord_encode(Oid typid, Datum value);
+extern Datum ord_decode(Oid typid, uint64 key);
+extern void ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut);
+extern bool ord_narrow(const OrdCut *cut, int strategy, uint64 *lo, uint64 *hi);
+extern uint64 ord_rest(ItemPointer tid, bool isnull);
+extern void ord_rest_tid(uint64 rest, ItemPointer tid);
+extern OrdKey ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid);
+extern Oid	ord_column_type(Relation index);
+
+/* ord_handler.c */
+extern IndexAmRoutine *ord_routine(amoptions_function options);
+
+/* ord_validate.c: amvalidate, ambuildphasename, amcanreturn */
+extern bool ord_validate(Oid opclassoid);
+extern char *ord_phasename(int64 phasenum);
+extern bool ord_canreturn(Relation index, int attno);
+
+/* ord_build.c: PmiAmOps.build of every ordered access method */
+extern uint64 ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b);
+
+/* ord_insert.c */
+extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+					   Relation heapRel, IndexUniqueCheck checkUnique,
+					   bool indexUnchanged, IndexInfo *indexInfo);
+
+/* ord_scan.c */
+extern IndexScanDesc ord_beginscan(Relation r, int nkeys, int norderbys);
+extern void ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+					   ScanKey orderbys, int norderbys);
+extern bool ord_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void ord_endscan(IndexScanDesc scan);
+extern void ord_markpos(IndexScanDesc scan);
+extern void ord_restrpos(IndexScanDesc scan);
+
+/* ord_planner.c */
+extern RestrictInfo *ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+									   RestrictInfo *rinfo);
+
+/* ord_cost.c */
+extern void ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							 Cost *indexStartupCost, Cost *indexTotalCost,
+							 Selectivity *indexSelectivity, double *indexCorrelation,
+							 double *indexPages);
+
+/* ord_entries.c: PmiAmOps entry members for (key, rest) entries */
+extern void *ord_entry_context(Relation index);
+extern void ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry);
+extern int	ord_entry_cmp(const void *a, const void *b);
+extern bool ord_entry_tid(const void *entry, ItemPointer tid);
+extern void ord_note_entries(Relation index, void *state, uint64 key, uint64 rest,
+							 PmiEntryBatchFn fn, void *arg);
+
+#endif							/* ORD_H */

@@ -1,0 +1,61 @@
+/*
+ * ord_handler.c
+ *	  The IndexAmRoutine of an ordered access method: btree's five strategies
+ *	  and comparison support function on one column, ordered scans both ways,
+ *	  = ANY arrays, IS NULL, index-only scans, mark and restore, CLUSTER.
+ */
+#include "ord.h"
+
+#include "access/stratnum.h"
+#include "commands/vacuum.h"
+
+IndexAmRoutine *
+ord_routine(amoptions_function options)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = BTMaxStrategyNumber;
+	amroutine->amsupport = 1;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = true;
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = true;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = true;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = true;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = true;
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = pmi_build;
+	amroutine->ambuildempty = pmi_buildempty;
+	amroutine->aminsert = ord_insert;
+	amroutine->ambulkdelete = pmi_bulkdelete;
+	amroutine->amvacuumcleanup = pmi_vacuumcleanup;
+	amroutine->amcanreturn = ord_canreturn;
+	amroutine->amcostestimate = ord_costestimate;
+	amroutine->amoptions = options;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = ord_phasename;
+	amroutine->amvalidate = ord_validate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = ord_beginscan;
+	amroutine->amrescan = ord_rescan;
+	amroutine->amgettuple = ord_gettuple;
+	amroutine->amgetbitmap = ord_getbitmap;
+	amroutine->amendscan = ord_endscan;
+	amroutine->ammarkpos = ord_markpos;
+	amroutine->amrestrpos = ord_restrpos;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	return amroutine;
+}

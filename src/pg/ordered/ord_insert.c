@@ -1,0 +1,24 @@
+/*
+ * ord_insert.c
+ *	  aminsert of the ordered access methods: one insert into the pool, no
+ *	  WAL, no buffer lock, durable on return, after a note in the pool's
+ *	  reconciliation ring (pmi_note_insert).
+ */
+#include "ord.h"
+
+bool
+ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
+		   IndexInfo *indexInfo)
+{
+	PmiIndex   *h = pmi_index_open(index, pmi_index_am(index));
+	OrdKey		k = ord_key_of(ord_column_type(index), values[0], isnull[0], ht_ctid);
+	pm_counters before = pm_tls_counters;
+	pm_error	err;
+
+	pmi_note_insert(h, heapRel, k.key, k.rest);
+	if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
+		pmi_report(&err, index);
+	pmi_count_write(h, &before, true);
+	return false;
+}
