@@ -58,9 +58,17 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION pm_index_stats(regclass) IS
   'size, shape and persistence cost of a pm_index index (counters since startup)';
 
+-- The operator classes of the ordered access methods, the same for each: btree's, on the types
+-- whose values map to order-preserving 8-byte keys (src/pg/ordered/ord_key.c).
+DO $ordered$
+DECLARE
+  am text;
+BEGIN
+  FOREACH am IN ARRAY ARRAY['nbtree_pm'] LOOP
+    EXECUTE replace($ddl$
 -- integers: one key space for int2, int4 and int8, so cross-type comparisons are exact
-CREATE OPERATOR FAMILY integer_ops USING nbtree_pm;
-CREATE OPERATOR CLASS int2_ops DEFAULT FOR TYPE int2 USING nbtree_pm FAMILY integer_ops AS
+CREATE OPERATOR FAMILY integer_ops USING @am@;
+CREATE OPERATOR CLASS int2_ops DEFAULT FOR TYPE int2 USING @am@ FAMILY integer_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -68,7 +76,7 @@ CREATE OPERATOR CLASS int2_ops DEFAULT FOR TYPE int2 USING nbtree_pm FAMILY inte
     OPERATOR 5 >,
     FUNCTION 1 btint2cmp(int2, int2);
 
-CREATE OPERATOR CLASS int4_ops DEFAULT FOR TYPE int4 USING nbtree_pm FAMILY integer_ops AS
+CREATE OPERATOR CLASS int4_ops DEFAULT FOR TYPE int4 USING @am@ FAMILY integer_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -76,7 +84,7 @@ CREATE OPERATOR CLASS int4_ops DEFAULT FOR TYPE int4 USING nbtree_pm FAMILY inte
     OPERATOR 5 >,
     FUNCTION 1 btint4cmp(int4, int4);
 
-CREATE OPERATOR CLASS int8_ops DEFAULT FOR TYPE int8 USING nbtree_pm FAMILY integer_ops AS
+CREATE OPERATOR CLASS int8_ops DEFAULT FOR TYPE int8 USING @am@ FAMILY integer_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -84,7 +92,7 @@ CREATE OPERATOR CLASS int8_ops DEFAULT FOR TYPE int8 USING nbtree_pm FAMILY inte
     OPERATOR 5 >,
     FUNCTION 1 btint8cmp(int8, int8);
 
-ALTER OPERATOR FAMILY integer_ops USING nbtree_pm ADD
+ALTER OPERATOR FAMILY integer_ops USING @am@ ADD
     OPERATOR 1 < (int2, int4),
     OPERATOR 2 <= (int2, int4),
     OPERATOR 3 = (int2, int4),
@@ -123,8 +131,8 @@ ALTER OPERATOR FAMILY integer_ops USING nbtree_pm ADD
     FUNCTION 1 (int8, int4) btint84cmp(int8, int4);
 
 -- float4 and float8: float4 keys are stored as their exact float8 value
-CREATE OPERATOR FAMILY float_ops USING nbtree_pm;
-CREATE OPERATOR CLASS float4_ops DEFAULT FOR TYPE float4 USING nbtree_pm FAMILY float_ops AS
+CREATE OPERATOR FAMILY float_ops USING @am@;
+CREATE OPERATOR CLASS float4_ops DEFAULT FOR TYPE float4 USING @am@ FAMILY float_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -132,7 +140,7 @@ CREATE OPERATOR CLASS float4_ops DEFAULT FOR TYPE float4 USING nbtree_pm FAMILY 
     OPERATOR 5 >,
     FUNCTION 1 btfloat4cmp(float4, float4);
 
-CREATE OPERATOR CLASS float8_ops DEFAULT FOR TYPE float8 USING nbtree_pm FAMILY float_ops AS
+CREATE OPERATOR CLASS float8_ops DEFAULT FOR TYPE float8 USING @am@ FAMILY float_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -140,7 +148,7 @@ CREATE OPERATOR CLASS float8_ops DEFAULT FOR TYPE float8 USING nbtree_pm FAMILY 
     OPERATOR 5 >,
     FUNCTION 1 btfloat8cmp(float8, float8);
 
-ALTER OPERATOR FAMILY float_ops USING nbtree_pm ADD
+ALTER OPERATOR FAMILY float_ops USING @am@ ADD
     OPERATOR 1 < (float4, float8),
     OPERATOR 2 <= (float4, float8),
     OPERATOR 3 = (float4, float8),
@@ -154,8 +162,8 @@ ALTER OPERATOR FAMILY float_ops USING nbtree_pm ADD
     OPERATOR 5 > (float8, float4),
     FUNCTION 1 (float8, float4) btfloat84cmp(float8, float4);
 
-CREATE OPERATOR FAMILY oid_ops USING nbtree_pm;
-CREATE OPERATOR CLASS oid_ops DEFAULT FOR TYPE oid USING nbtree_pm FAMILY oid_ops AS
+CREATE OPERATOR FAMILY oid_ops USING @am@;
+CREATE OPERATOR CLASS oid_ops DEFAULT FOR TYPE oid USING @am@ FAMILY oid_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -165,8 +173,8 @@ CREATE OPERATOR CLASS oid_ops DEFAULT FOR TYPE oid USING nbtree_pm FAMILY oid_op
 
 -- date, timestamp, timestamptz: cross-type comparisons as btree's datetime_ops (the scan
 -- converts bounds with the family's comparison functions, so time zones are respected)
-CREATE OPERATOR FAMILY datetime_ops USING nbtree_pm;
-CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING nbtree_pm FAMILY datetime_ops AS
+CREATE OPERATOR FAMILY datetime_ops USING @am@;
+CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING @am@ FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -174,8 +182,8 @@ CREATE OPERATOR CLASS date_ops DEFAULT FOR TYPE date USING nbtree_pm FAMILY date
     OPERATOR 5 >,
     FUNCTION 1 date_cmp(date, date);
 
-CREATE OPERATOR FAMILY time_ops USING nbtree_pm;
-CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time USING nbtree_pm FAMILY time_ops AS
+CREATE OPERATOR FAMILY time_ops USING @am@;
+CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time USING @am@ FAMILY time_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -183,7 +191,7 @@ CREATE OPERATOR CLASS time_ops DEFAULT FOR TYPE time USING nbtree_pm FAMILY time
     OPERATOR 5 >,
     FUNCTION 1 time_cmp(time, time);
 
-CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm FAMILY datetime_ops AS
+CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING @am@ FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -191,7 +199,7 @@ CREATE OPERATOR CLASS timestamp_ops DEFAULT FOR TYPE timestamp USING nbtree_pm F
     OPERATOR 5 >,
     FUNCTION 1 timestamp_cmp(timestamp, timestamp);
 
-CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING nbtree_pm FAMILY datetime_ops AS
+CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING @am@ FAMILY datetime_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
@@ -199,7 +207,7 @@ CREATE OPERATOR CLASS timestamptz_ops DEFAULT FOR TYPE timestamptz USING nbtree_
     OPERATOR 5 >,
     FUNCTION 1 timestamptz_cmp(timestamptz, timestamptz);
 
-ALTER OPERATOR FAMILY datetime_ops USING nbtree_pm ADD
+ALTER OPERATOR FAMILY datetime_ops USING @am@ ADD
     OPERATOR 1 < (date, timestamp),
     OPERATOR 2 <= (date, timestamp),
     OPERATOR 3 = (date, timestamp),
@@ -237,14 +245,18 @@ ALTER OPERATOR FAMILY datetime_ops USING nbtree_pm ADD
     OPERATOR 5 > (timestamptz, timestamp),
     FUNCTION 1 (timestamptz, timestamp) timestamptz_cmp_timestamp(timestamptz, timestamp);
 
-CREATE OPERATOR FAMILY bool_ops USING nbtree_pm;
-CREATE OPERATOR CLASS bool_ops DEFAULT FOR TYPE bool USING nbtree_pm FAMILY bool_ops AS
+CREATE OPERATOR FAMILY bool_ops USING @am@;
+CREATE OPERATOR CLASS bool_ops DEFAULT FOR TYPE bool USING @am@ FAMILY bool_ops AS
     OPERATOR 1 <,
     OPERATOR 2 <=,
     OPERATOR 3 =,
     OPERATOR 4 >=,
     OPERATOR 5 >,
     FUNCTION 1 btboolcmp(bool, bool);
+$ddl$, '@am@', quote_ident(am));
+  END LOOP;
+END
+$ordered$;
 
 -- ---------------------------------------------------------------------------
 -- fbrtree_pm: the FBR-tree failure-atomic PM R-tree

@@ -159,10 +159,13 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(shape.height);
 	values[3] = Int64GetDatum(shape.pm_bytes);
 	values[4] = Int64GetDatum(shape.dram_bytes);
+	/* counters a structure does not keep (-1) are NULL */
 	values[5] = Int64GetDatum(shape.splits);
+	nulls[5] = shape.splits < 0;
 	values[6] = Int64GetDatum(shape.compactions);
 	nulls[6] = shape.compactions < 0;
 	values[7] = Int64GetDatum(shape.merges);
+	nulls[7] = shape.merges < 0;
 	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
 	values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
 	if (writes > 0)
