@@ -43,7 +43,7 @@ open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
 	if (name == NULL || strcmp(name, amname) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an %s index", RelationGetRelationName(index), amname)));
+				 errmsg("\"%s\" is not an index of access method %s", RelationGetRelationName(index), amname)));
 	pfree(name);
 	return index;
 }

@@ -138,7 +138,7 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 		UnlockReleaseBuffer(buf);
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not an %s index of this version",
+				 errmsg("the metapage of index \"%s\" is not one of access method %s of this version",
 						RelationGetRelationName(index), ops->amname),
 				 errhint("REINDEX the index.")));
 	}
