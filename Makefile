@@ -28,6 +28,7 @@ PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_regis
 	src/pg/ordered/ord_build.o src/pg/ordered/ord_insert.o src/pg/ordered/ord_scan.o \
 	src/pg/ordered/ord_cost.o src/pg/ordered/ord_planner.o src/pg/ordered/ord_entries.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_index.o src/pg/nbtree_pm/nbtpm_check.o \
+	src/pg/phast_pm/phastpm_handler.o src/pg/phast_pm/phastpm_index.o src/pg/phast_pm/phastpm_check.o \
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
 	src/pg/fbrtree_pm/fbrpm_build.o src/pg/fbrtree_pm/fbrpm_insert.o src/pg/fbrtree_pm/fbrpm_scan.o \
 	src/pg/fbrtree_pm/fbrpm_cost.o src/pg/fbrtree_pm/fbrpm_check.o \
@@ -35,7 +36,7 @@ PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_regis
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl
@@ -64,7 +65,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h src/pg/*.h src/pg/ordered/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h)
+$(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h src/pg/*.h src/pg/ordered/*.h src/pg/nbtree_pm/*.h src/pg/fbrtree_pm/*.h src/pg/phast_pm/*.h)
 
 # ---- C unit tests and micro-benchmarks of src/core (no server) ----
 

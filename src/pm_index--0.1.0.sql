@@ -58,13 +58,32 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION pm_index_stats(regclass) IS
   'size, shape and persistence cost of a pm_index index (counters since startup)';
 
+-- ---------------------------------------------------------------------------
+-- phast_pm: the PhaST partitioned skiplist as an ordered index
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION phast_pm_handler(internal) RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'phast_pm_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD phast_pm TYPE INDEX HANDLER phast_pm_handler;
+COMMENT ON ACCESS METHOD phast_pm IS 'ordered index whose leaves live in a persistent-memory pool (PhaST skiplist)';
+
+CREATE FUNCTION phast_pm_check(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'phast_pm_check'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION phast_pm_check(regclass, boolean) IS
+  'verify a phast_pm index; with heapallindexed, also that every heap tuple is indexed';
+REVOKE ALL ON FUNCTION phast_pm_check(regclass, boolean) FROM PUBLIC;
+
 -- The operator classes of the ordered access methods, the same for each: btree's, on the types
 -- whose values map to order-preserving 8-byte keys (src/pg/ordered/ord_key.c).
 DO $ordered$
 DECLARE
   am text;
 BEGIN
-  FOREACH am IN ARRAY ARRAY['nbtree_pm'] LOOP
+  FOREACH am IN ARRAY ARRAY['nbtree_pm', 'phast_pm'] LOOP
     EXECUTE replace($ddl$
 -- integers: one key space for int2, int4 and int8, so cross-type comparisons are exact
 CREATE OPERATOR FAMILY integer_ops USING @am@;

@@ -14,10 +14,12 @@
 
 #include "fbrtree_pm/fbrpm.h"
 #include "nbtree_pm/nbtpm.h"
+#include "phast_pm/phastpm.h"
 
 static const PmiAmOps *const access_methods[] = {
 	&nbtpm_am_ops,
 	&fbrpm_am_ops,
+	&phastpm_am_ops,
 };
 
 /* The access method of a pm_index index, or NULL. */

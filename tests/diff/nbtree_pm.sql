@@ -1,16 +1,18 @@
--- The differential oracle for nbtree_pm (after tests/diff/common.sql).
+-- The differential oracle for the ordered access methods, nbtree_pm and phast_pm (after
+-- tests/diff/common.sql).
 --
--- For every operator class of nbtree_pm, a table per index ordering (ASC, DESC, NULLS FIRST,
--- DESC NULLS LAST) holds the type's boundary values, NULLs, a long run of one duplicate and
--- random values; pm_diff.bt_<type> holds the same rows under a btree index.  Every operator of
+-- For every operator class of nbtree_pm (phast_pm has the same), a table per access method and
+-- index ordering (ASC, DESC, NULLS FIRST, DESC NULLS LAST) holds the type's boundary values,
+-- NULLs, a long run of one duplicate and random values; pm_diff.bt_<type> holds the same rows
+-- under a btree index.  Every operator of
 -- the class's operator family (from the catalogs, cross-type members included) is applied to
 -- boundary and random values of its right-hand type, through index, index-only and bitmap scans,
 -- = ANY arrays, two-sided ranges, IS [NOT] NULL, ORDER BY in four orderings with and without
 -- LIMIT, min/max, merge joins and parameterized nested loops; each answer is compared with the
 -- btree index's and with a sequential scan's, in the caller's snapshot.  Each plan is checked to
--- use the nbtree_pm index (an index that the planner never picks tests nothing).
+-- use the table's index (an index that the planner never picks tests nothing).
 
--- check for the nbtree_pm table of type t and index ordering ord, against bt_<t>.
+-- check for the table of type t and index ordering ord, against bt_<t>.
 CREATE FUNCTION pm_diff.check_nbt(q text, t regtype, ord text, shapes text[], ordered boolean DEFAULT false)
 RETURNS void
 LANGUAGE sql AS $$
@@ -19,10 +21,13 @@ LANGUAGE sql AS $$
                        shapes, ordered)
 $$;
 
--- The index orderings each type is indexed in.
-CREATE FUNCTION pm_diff.orderings() RETURNS TABLE (name text, clause text)
-LANGUAGE sql IMMUTABLE AS $$
-  VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST')
+-- The access methods and index orderings each type is indexed in (phast_pm's prefixed ph_).
+CREATE FUNCTION pm_diff.orderings() RETURNS TABLE (name text, clause text, am text)
+LANGUAGE sql STABLE AS $$
+  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am
+    FROM (VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST')) o(name, clause),
+         (SELECT amname::text FROM pg_am WHERE amname IN ('nbtree_pm', 'phast_pm')) a(am)
+   ORDER BY a.am, o.name
 $$;
 
 -- Boundary values of a type, as literals: extremes, infinities, NaN, signed zeros, the
@@ -116,7 +121,7 @@ BEGIN
   END CASE;
 END $$;
 
--- The tables of one type: the same rows in pm_<type>_<ordering> (one nbtree_pm index each) and
+-- The tables of one type: the same rows in pm_<type>_<ordering> (one ordered index each) and
 -- bt_<type> (btree).  nrandom random rows besides the edges, NULLs and a run of 150 duplicates
 -- (longer than a leaf of 62 entries).
 CREATE FUNCTION pm_diff.setup_type(t regtype, nrandom int) RETURNS void
@@ -129,8 +134,8 @@ BEGIN
                                'pm_diff.random_value', 150, nrandom);
   FOR o IN SELECT * FROM pm_diff.orderings() LOOP
     EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM pm_diff.bt_%s', n, o.name, n);
-    EXECUTE format('CREATE INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING nbtree_pm (v %s)',
-                   n, o.name, n, o.name, o.clause);
+    EXECUTE format('CREATE INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING %s (v %s)',
+                   n, o.name, n, o.name, o.am, o.clause);
   END LOOP;
 END $$;
 
@@ -227,7 +232,8 @@ BEGIN
   -- orderings, whole, limited, and from a bound
   FOREACH o IN ARRAY ARRAY['v', 'v DESC', 'v NULLS FIRST', 'v DESC NULLS LAST'] LOOP
     -- a whole scan in an order the index does not have (nor its reverse) is a sort of the heap
-    IF (ord IN ('asc', 'desc')) = (o IN ('v', 'v DESC')) THEN
+    -- the index's order (its ordering's name without the access method's prefix) or its reverse
+    IF (regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc')) = (o IN ('v', 'v DESC')) THEN
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
     END IF;

@@ -1,6 +1,7 @@
-# PostgreSQL as the oracle: every operator class of nbtree_pm, every operator of its family
-# (cross-type members too), over boundary and random values, every plan shape and index
-# ordering, compared with btree on an identical table and with a sequential scan
+# PostgreSQL as the oracle: every operator class of the ordered access methods (nbtree_pm,
+# phast_pm), every operator of its family (cross-type members too), over boundary and random
+# values, every plan shape and index ordering, compared with btree on an identical table and
+# with a sequential scan
 # (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
 # scan (tests/diff/fbrtree_pm.sql).  Then one pass in a single snapshot while writers change
@@ -102,6 +103,7 @@ diag('differential: ' . $node->safe_psql('postgres',
 	q{SELECT string_agg(format('%s %s', n, shape), ', ' ORDER BY shape) FROM pm_diff.counts}));
 report(q{kind <> 'builtin differs' OR query LIKE '%pm_diff.bt\_%'});
 all_verify('nbtree_pm', 'after the static passes');
+all_verify('phast_pm', 'after the static passes');
 all_verify('fbrtree_pm', 'after the static passes');
 
 # The concurrent pass: an nbtree_pm and an fbrtree_pm type, a writer on each (at most 3,000
@@ -137,6 +139,7 @@ for my $b (@busy)
 }
 report(q{kind <> 'builtin differs'});
 all_verify('nbtree_pm', 'after the concurrent pass');
+all_verify('phast_pm', 'after the concurrent pass');
 all_verify('fbrtree_pm', 'after the concurrent pass');
 $node->stop;
 done_testing();

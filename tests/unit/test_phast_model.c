@@ -316,8 +316,10 @@ bulk_load(harness *h)
 	phast_stats st;
 
 	snprintf(path, sizeof(path), "%s/phast_load.pool", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	h->pool = harness_new_phast(path, PM_MODE_EADR, 0, 16, UINT64_C(1) << 63,
-								(UINT64_C(1) << 63) + (uint64_t) src.n / 3);
+	h->pool = harness_new_phast(path, PM_MODE_EADR, 0, 1, 0, UINT64_MAX);
+	/* a host formats first and partitions once it knows the data's range */
+	tap_ok(phast_format(h->pool, 16, UINT64_C(1) << 63, (UINT64_C(1) << 63) + (uint64_t) src.n / 3,
+						&err) == PM_OK, "an empty structure is formatted again with 16 partitions");
 	if (phast_bulk_load(h->pool, 75, next_sorted, &src, &err) != PM_OK)
 	{
 		tap_ok(false, "bulk load: %s", err.msg);
@@ -332,6 +334,8 @@ bulk_load(harness *h)
 	problem = phast_check(&h->tree, &entries);
 	tap_ok(problem == NULL && entries == (uint64_t) src.n, "bulk load: %ld entries, structure sound (%s)",
 		   src.n, problem ? problem : "ok");
+	tap_ok(phast_format(h->pool, 4, 0, UINT64_MAX, &err) == PM_ERR_INVALID,
+		   "a structure that holds entries is not formatted again");
 	phast_get_stats(&h->tree, &st);
 	tap_ok(st.lnodes >= (uint64_t) src.n / 42 && st.lnodes <= (uint64_t) src.n / 42 + 2 * 16,
 		   "bulk load fills LNodes to 75%% (%llu LNodes)", (unsigned long long) st.lnodes);

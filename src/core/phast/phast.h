@@ -99,7 +99,8 @@ typedef struct phast_batch
  * Format an empty structure in a fresh pool with nparts partitions (a power
  * of two, 1..PHAST_MAX_PARTS) over the key range [lo, hi] (keys outside it go
  * to the first or last partition): the partitions are cut on the key bits
- * below the prefix lo and hi share.
+ * below the prefix lo and hi share.  An empty structure the pool holds
+ * already is replaced (a host formats before it knows the data's range).
  */
 extern pm_errcode phast_format(pm_pool *pool, int nparts, uint64_t lo, uint64_t hi,
 							   pm_error *err);

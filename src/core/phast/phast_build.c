@@ -188,22 +188,26 @@ phast_rebuild(phast_tree *t, bool recover_alloc, pm_error *err)
 	return rc;
 }
 
+/* Partition by partition, so that a rebuild that failed half way is released too. */
 void
 phast_release_dram(phast_tree *t)
 {
 	phast_desc *d = phast_desc_of(t);
-	uint64_t	cur = d->parts[0].first;
 	pm_error	err;
 
 	for (uint32_t p = 0; p < d->nparts; p++)
+	{
+		uint64_t	cur = d->parts[p].first;
+
 		if (d->parts[p].cache != 0)
 			pm_free_block(t->dram, d->parts[p].cache, &err);
-	while (cur != 0)
-	{
-		uint64_t	next = phast_inode_at(t, cur)->next[0];
+		while (cur != 0 && phast_inode_at(t, cur)->part == p)
+		{
+			uint64_t	next = phast_inode_at(t, cur)->next[0];
 
-		pm_free_block(t->dram, cur, &err);
-		cur = next;
+			pm_free_block(t->dram, cur, &err);
+			cur = next;
+		}
 	}
 	pm_free_block(t->dram, t->dram_root, &err);
 	t->dram_root = 0;

@@ -45,6 +45,32 @@ partitioning(int nparts, uint64_t lo, uint64_t hi, uint32_t *prefix_bits, uint32
 	*prefix = *prefix_bits > 0 ? lo >> (64 - *prefix_bits) : 0;
 }
 
+/*
+ * Free the empty structure a pool holds (formatted before its partitioning
+ * was known), or fail if it holds entries.
+ */
+static pm_errcode
+free_empty(pm_pool *pool, pm_alloc *a, pm_error *err)
+{
+	uint64_t	moff = pm_pool_root(pool, 0);
+	phast_meta *m = pm_alloc_addr(a, moff);
+
+	if (m->magic != PHAST_META_MAGIC)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "pool \"%s\" holds another structure", pool->path);
+	for (uint64_t off = m->master[0]; off != 0; off = ((phast_lnode *) pm_alloc_addr(a, off))->next)
+		if (((phast_lnode *) pm_alloc_addr(a, off))->bitmap != 0)
+			return pm_error_set(err, PM_ERR_INVALID, 0, "pool \"%s\" holds entries already", pool->path);
+	pm_pool_set_root(pool, 0, 0);
+	for (uint64_t off = m->master[0]; off != 0;)
+	{
+		uint64_t	next = ((phast_lnode *) pm_alloc_addr(a, off))->next;
+
+		pm_free_block(a, off, err);
+		off = next;
+	}
+	return pm_free_block(a, moff, err);
+}
+
 pm_errcode
 phast_format(pm_pool *pool, int nparts, uint64_t lo, uint64_t hi, pm_error *err)
 {
@@ -58,6 +84,8 @@ phast_format(pm_pool *pool, int nparts, uint64_t lo, uint64_t hi, pm_error *err)
 							"a PhaST structure takes 1 to %d partitions, a power of two, over a key range",
 							PHAST_MAX_PARTS);
 	pm_alloc_attach_pool(&a, pool);
+	if (pm_pool_root(pool, 0) != 0 && free_empty(pool, &a, err) != PM_OK)
+		return err->code;
 	moff = pm_alloc_block(&a, sizeof(phast_meta), err);
 	if (moff == 0)
 		return err->code;

@@ -1,0 +1,200 @@
+/*
+ * phastpm_index.c
+ *	  phast_pm's side of the platform contract (PmiAmOps) and of the ordered
+ *	  access methods' (OrdOps): formatting a pool, the DRAM layer rebuilt
+ *	  from the pool on first use after a restart, its entries as VACUUM, the
+ *	  verifier and crash reconciliation see them ((key, rest) pairs, an
+ *	  LNode's worth per batch), LNode reads, inserts and the bulk load.
+ */
+#include "phastpm.h"
+
+#include "miscadmin.h"
+
+#define PHASTPM_META_MAGIC	0x50485350	/* "PHSP" */
+
+/* Entries per partition the bulk load aims at: partitions are the units of parallel recovery. */
+#define ENTRIES_PER_PARTITION	50000
+
+/* An empty structure of one partition; the build partitions the pool again from its data. */
+static pm_errcode
+phastpm_format(pm_pool *pool, pm_error *err)
+{
+	return phast_format(pool, 1, 0, UINT64_MAX, err);
+}
+
+static void
+phastpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
+{
+	/* PhaST retires DRAM blocks only (index caches): epoch space 0, the DRAM tier */
+	phast_attach(state, pool, pmi_dram(), pmi_epoch(), 0, dram_root);
+}
+
+/* First use after a restart: the DRAM layer from the Master array, interrupted splits finished. */
+static uint64
+phastpm_recover(Relation index, void *state, bool after_crash)
+{
+	phast_tree *t = state;
+	pm_error	err;
+
+	if (phast_rebuild(t, true, &err) != PM_OK)
+	{
+		if (t->dram_root != 0)
+			phast_release_dram(t);
+		pmi_report(&err, index);
+	}
+	return t->dram_root;
+}
+
+/* Free a structure's DRAM layer (its index is gone); no error. */
+static void
+phastpm_release_dram(uint64 dram_root)
+{
+	phast_tree	t;
+
+	memset(&t, 0, sizeof(t));
+	t.dram = pmi_dram();
+	t.dram_root = dram_root;
+	phast_release_dram(&t);
+}
+
+static bool
+phastpm_delete_entry(Relation index, void *state, const void *entry)
+{
+	bool		found;
+	pm_error	err;
+
+	if (phast_delete(state, entry, &found, &err) != PM_OK)
+		pmi_report(&err, index);
+	return found;
+}
+
+/*
+ * LNode by LNode.  An LNode fn deleted from drops its deleted slots in
+ * place when at least half of them are (phast_compact_leaf), which needs no
+ * new block: nothing is left untidy for lack of space.
+ */
+static uint32
+phastpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
+{
+	phast_tree *t = state;
+	phast_batch b;
+	phast_key	from = PHAST_KEY_MIN;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		phast_read_leaf(t, &from, false, &b);
+		if (fn(arg, b.e, b.n) > 0)
+		{
+			bool		compacted;
+
+			if (phast_compact_leaf(t, &b.low, &compacted, err) != PM_OK)
+				pmi_report(err, index);
+		}
+		if (phast_key_is_max(&b.high))
+			return 0;
+		from = b.high;
+	}
+}
+
+/* ---- OrdOps: PhaST as an ordered structure ---- */
+
+static void
+phastpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
+				   const OrdKey *hi, OrdBatch *b)
+{
+	phast_batch pb;
+
+	phast_read_leaf(state, (const phast_key *) from, backward, &pb);
+	b->n = 0;
+	b->low = (OrdKey) {pb.low.key, pb.low.rest};
+	b->high = (OrdKey) {pb.high.key, pb.high.rest};
+	for (int i = 0; i < pb.n; i++)
+	{
+		OrdKey		k = {pb.e[i].key, pb.e[i].rest};
+
+		if (ord_key_cmp(&k, lo) >= 0 && ord_key_cmp(&k, hi) <= 0)
+			b->e[b->n++] = k;
+	}
+}
+
+static pm_errcode
+phastpm_insert(void *state, const OrdKey *k, pm_error *err)
+{
+	return phast_insert(state, (const phast_key *) k, err);
+}
+
+typedef struct LoadSource
+{
+	bool		(*next) (void *ctx, OrdKey *k);
+	void	   *ctx;
+} LoadSource;
+
+static bool
+load_next(void *ctx, phast_key *k)
+{
+	LoadSource *src = ctx;
+
+	return src->next(src->ctx, (OrdKey *) k);
+}
+
+/*
+ * Partition the pool for the data's range (one partition per
+ * ENTRIES_PER_PARTITION entries, a power of two up to PHAST_MAX_PARTS),
+ * bulk-load the sorted entries, then build the DRAM layer over them.
+ */
+static uint64
+phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
+			 bool (*next) (void *ctx, OrdKey *k), void *ctx)
+{
+	LoadSource	src = {next, ctx};
+	pm_error	err;
+	phast_tree *t;
+	int			nparts = 1;
+
+	while (nparts < PHAST_MAX_PARTS && b->index_tuples > (double) nparts * ENTRIES_PER_PARTITION)
+		nparts *= 2;
+	if (phast_format(b->pool, nparts, lo, hi, &err) != PM_OK ||
+		phast_bulk_load(b->pool, b->fillfactor, load_next, &src, &err) != PM_OK)
+		pmi_report(&err, index);
+	t = pmi_build_attach(b);
+	if (phast_rebuild(t, false, &err) != PM_OK)
+		pmi_report(&err, index);
+	return t->dram_root;
+}
+
+static const OrdOps phastpm_ord_ops = {
+	.read_range = phastpm_read_range,
+	.insert = phastpm_insert,
+	.load = phastpm_load,
+};
+
+const PmiAmOps phastpm_am_ops = {
+	.amname = "phast_pm",
+	.kind = PM_KIND_PHAST,
+	.meta_magic = PHASTPM_META_MAGIC,
+	.fillfactor_desc = "Packs phast_pm LNodes at build to this percentage",
+	.default_fillfactor = PHASTPM_DEFAULT_FILLFACTOR,
+	.format = phastpm_format,
+	.attach = phastpm_attach,
+	.state_size = sizeof(phast_tree),
+	.build = ord_build,
+	.recover = phastpm_recover,
+	.release_dram = phastpm_release_dram,
+	.entry_size = sizeof(OrdKey),
+	.entry_context = ord_entry_context,
+	.make_entry = ord_make_entry,
+	.entry_cmp = ord_entry_cmp,
+	.entry_tid = ord_entry_tid,
+	.delete_entry = phastpm_delete_entry,
+	.foreach_batch = phastpm_foreach_batch,
+	.note_entries = ord_note_entries,
+	.check = phastpm_check_structure,
+	.shape = phastpm_shape,
+	.derive_clause = ord_derive_clause,
+	.entries_per_node = PHAST_LNODE_CAP,
+	.family_ops = &phastpm_ord_ops,
+};
+
+_Static_assert(sizeof(phast_key) == sizeof(OrdKey) && offsetof(phast_key, rest) == offsetof(OrdKey, rest),
+			   "an OrdKey is a phast_key");
