@@ -167,7 +167,7 @@ bench_nbt_count_key(nbt_tree *t, uint64_t key)
 
 	nbt_read_range(t, &lo, false, &lo, &hi, &b);
 	n = b.n;
-	while (!nbt_skey_is_max(&b.high) && nbt_skey_cmp(&b.high, &hi) <= 0)
+	while (!pm_key_is_max(&b.high) && pm_key_cmp(&b.high, &hi) <= 0)
 	{
 		nbt_skey	from = b.high;
 

@@ -352,10 +352,10 @@ nbtree_scan(void *handle, const nbt_skey *from, int limit, nbt_skey *out)
 
 	for (;;)
 	{
-		nbt_read_range(&th->tree, &position, false, from, &NBT_SKEY_MAX, &b);
+		nbt_read_range(&th->tree, &position, false, from, &PM_KEY_MAX, &b);
 		for (int i = 0; i < b.n && n < limit; i++)
 			out[n++] = b.e[i].sk;
-		if (n == limit || nbt_skey_is_max(&b.high))
+		if (n == limit || pm_key_is_max(&b.high))
 			return n;
 		position = b.high;
 	}
@@ -628,9 +628,9 @@ verify_contents(bench_run *run, const char *after)
 	void	   *handle = run->index->thread_begin(run, 0);
 	uint64_t	expected = run->nkeys;
 	uint64_t	seen = 0;
-	nbt_skey	from = NBT_SKEY_MIN;
+	nbt_skey	from = PM_KEY_MIN;
 	nbt_skey	out[VERIFY_CHUNK];
-	nbt_skey	previous = NBT_SKEY_MIN;
+	nbt_skey	previous = PM_KEY_MIN;
 	int			n;
 
 	for (int t = 0; t < run->threads; t++)
@@ -639,7 +639,7 @@ verify_contents(bench_run *run, const char *after)
 	{
 		for (int i = 0; i < n; i++)
 		{
-			if (nbt_skey_cmp(&out[i], &previous) <= 0)
+			if (pm_key_cmp(&out[i], &previous) <= 0)
 				bench_die("%s after %s: scan out of order at key %016llx", run->index->name,
 						  after, (unsigned long long) out[i].key);
 			previous = out[i];

@@ -243,7 +243,7 @@ wattach(wctx *w, harness *h, pm_pool *pool, uint64_t token)
 static bool
 batch_ok(const nbt_batch *b, int w, uint64_t scan_no)
 {
-	if (b->n < 0 || b->n > NBT_LEAF_CAP || nbt_skey_cmp(&b->low, &b->high) >= 0)
+	if (b->n < 0 || b->n > NBT_LEAF_CAP || pm_key_cmp(&b->low, &b->high) >= 0)
 	{
 		report("worker %d scan %llu: batch with n=%d or low >= high", w,
 			   (unsigned long long) scan_no, b->n);
@@ -251,14 +251,14 @@ batch_ok(const nbt_batch *b, int w, uint64_t scan_no)
 	}
 	for (int i = 0; i < b->n; i++)
 	{
-		if (nbt_skey_cmp(&b->e[i].sk, &b->low) < 0 || nbt_skey_cmp(&b->e[i].sk, &b->high) >= 0)
+		if (pm_key_cmp(&b->e[i].sk, &b->low) < 0 || pm_key_cmp(&b->e[i].sk, &b->high) >= 0)
 		{
 			report("worker %d scan %llu: entry (%llu,%llu) outside its batch's fences", w,
 				   (unsigned long long) scan_no, (unsigned long long) b->e[i].sk.key,
 				   (unsigned long long) b->e[i].sk.rest);
 			return false;
 		}
-		if (i > 0 && nbt_skey_cmp(&b->e[i - 1].sk, &b->e[i].sk) >= 0)
+		if (i > 0 && pm_key_cmp(&b->e[i - 1].sk, &b->e[i].sk) >= 0)
 		{
 			report("worker %d scan %llu: batch not strictly sorted at %d", w,
 				   (unsigned long long) scan_no, i);
@@ -277,7 +277,7 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 {
 	int			id = w->id;
 	nbt_skey	lo = {key_of(klo), 0};
-	nbt_skey	hi = khi >= NKEYS ? NBT_SKEY_MAX : (nbt_skey) {key_of(khi), 0};
+	nbt_skey	hi = khi >= NKEYS ? PM_KEY_MAX : (nbt_skey) {key_of(khi), 0};
 	uint64_t	scan_no = S->nscans[id];
 	bool		record = scan_no < MAX_SCANS;
 	uint64_t	res_base = S->nres[id];
@@ -285,7 +285,7 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 	uint32_t   *out = results + (size_t) id * RES_CAP;
 	nbt_batch	b;
 	nbt_skey	from = backward ? hi : lo;
-	nbt_skey	last = backward ? NBT_SKEY_MAX : NBT_SKEY_MIN;
+	nbt_skey	last = backward ? PM_KEY_MAX : PM_KEY_MIN;
 	bool		first = true;
 	bool		ok = true;
 	uint64_t	t_start;
@@ -304,8 +304,8 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 		/* coverage and contiguity */
 		if (!backward)
 		{
-			if (first ? (nbt_skey_cmp(&b.low, &from) > 0 || nbt_skey_cmp(&from, &b.high) >= 0)
-				: nbt_skey_cmp(&b.low, &from) != 0)
+			if (first ? (pm_key_cmp(&b.low, &from) > 0 || pm_key_cmp(&from, &b.high) >= 0)
+				: pm_key_cmp(&b.low, &from) != 0)
 			{
 				report("worker %d scan %llu: forward batch [%llu/%llu, %llu/%llu) does not %s %llu/%llu",
 					   id, (unsigned long long) scan_no,
@@ -319,8 +319,8 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 		}
 		else
 		{
-			if (first ? (nbt_skey_cmp(&b.low, &from) >= 0 || nbt_skey_cmp(&from, &b.high) > 0)
-				: nbt_skey_cmp(&b.high, &from) != 0)
+			if (first ? (pm_key_cmp(&b.low, &from) >= 0 || pm_key_cmp(&from, &b.high) > 0)
+				: pm_key_cmp(&b.high, &from) != 0)
 			{
 				report("worker %d scan %llu: backward batch [%llu/%llu, %llu/%llu) does not %s %llu/%llu",
 					   id, (unsigned long long) scan_no,
@@ -341,9 +341,9 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 			uint64_t	rw;
 			uint64_t	rseq;
 
-			if (nbt_skey_cmp(sk, &lo) < 0 || nbt_skey_cmp(sk, &hi) >= 0)
+			if (pm_key_cmp(sk, &lo) < 0 || pm_key_cmp(sk, &hi) >= 0)
 				continue;
-			if (backward ? nbt_skey_cmp(sk, &last) >= 0 : nbt_skey_cmp(sk, &last) <= 0)
+			if (backward ? pm_key_cmp(sk, &last) >= 0 : pm_key_cmp(sk, &last) <= 0)
 			{
 				report("worker %d scan %llu: results not strictly %s across batches", id,
 					   (unsigned long long) scan_no, backward ? "descending" : "ascending");
@@ -374,13 +374,13 @@ range_read(wctx *w, uint32_t klo, uint32_t khi, bool backward)
 			break;
 		if (!backward)
 		{
-			if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, &hi) >= 0)
+			if (pm_key_is_max(&b.high) || pm_key_cmp(&b.high, &hi) >= 0)
 				break;
 			from = b.high;
 		}
 		else
 		{
-			if (nbt_skey_is_min(&b.low) || nbt_skey_cmp(&b.low, &lo) <= 0)
+			if (pm_key_is_min(&b.low) || pm_key_cmp(&b.low, &lo) <= 0)
 				break;
 			from = b.low;
 		}
@@ -486,7 +486,7 @@ run_worker(wctx *w)
 			/* a sweep over keys [k, k + width), as VACUUM does: emptied leaves merge */
 			uint32_t	width = 1 + (uint32_t) ((x >> 24) % MAX_WIDTH);
 			nbt_skey	from = {key_of(k), 0};
-			nbt_skey	to = k + width >= NKEYS ? NBT_SKEY_MAX : (nbt_skey) {key_of(k + width), 0};
+			nbt_skey	to = k + width >= NKEYS ? PM_KEY_MAX : (nbt_skey) {key_of(k + width), 0};
 			nbt_batch	b;
 
 			__atomic_fetch_add(&S->sweeps, 1, __ATOMIC_RELAXED);
@@ -495,7 +495,7 @@ run_worker(wctx *w)
 				nbt_read_leaf(&w->tree, &from, false, &b);
 				compact(w, &b.low);
 				from = b.high;
-			} while (!nbt_skey_is_max(&from) && nbt_skey_cmp(&from, &to) < 0);
+			} while (!pm_key_is_max(&from) && pm_key_cmp(&from, &to) < 0);
 		}
 		else if (r < 50)
 		{
@@ -892,7 +892,7 @@ collect_views(size_t *n_out)
 static int
 skey_qsort_cmp(const void *a, const void *b)
 {
-	return nbt_skey_cmp(a, b);
+	return pm_key_cmp(a, b);
 }
 
 /* Full forward read equals the inserted-and-not-deleted entries. */
@@ -904,7 +904,7 @@ final_content(nbt_tree *t)
 				n = 0,
 				got = 0;
 	nbt_skey   *expect;
-	nbt_skey	from = NBT_SKEY_MIN;
+	nbt_skey	from = PM_KEY_MIN;
 	nbt_batch	b;
 	uint64_t	entries = 0;
 	const char *cw;
@@ -943,7 +943,7 @@ final_content(nbt_tree *t)
 		nbt_read_leaf(t, &from, false, &b);
 		for (int i = 0; i < b.n; i++, got++)
 		{
-			if (got >= n || nbt_skey_cmp(&b.e[i].sk, &expect[got]) != 0)
+			if (got >= n || pm_key_cmp(&b.e[i].sk, &expect[got]) != 0)
 			{
 				snprintf(why, sizeof(why), "full read: entry %zu is (%llu,%llu), expected %s", got,
 						 (unsigned long long) b.e[i].sk.key, (unsigned long long) b.e[i].sk.rest,
@@ -952,7 +952,7 @@ final_content(nbt_tree *t)
 				return why;
 			}
 		}
-		if (nbt_skey_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			break;
 		from = b.high;
 	}

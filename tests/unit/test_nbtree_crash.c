@@ -419,8 +419,8 @@ verify_tree(env *e, const uint8_t *ref, int fuzzy_id, uint8_t *got)
 	const char *cw;
 	uint64_t	entries = 0;
 	uint64_t	n = 0;
-	nbt_skey	from = NBT_SKEY_MIN;
-	nbt_skey	prev = NBT_SKEY_MIN;
+	nbt_skey	from = PM_KEY_MIN;
+	nbt_skey	prev = PM_KEY_MIN;
 	nbt_batch	b;
 
 	cw = nbt_check(&e->t, &entries);
@@ -443,13 +443,13 @@ verify_tree(env *e, const uint8_t *ref, int fuzzy_id, uint8_t *got)
 						 (unsigned long long) b.e[i].sk.key, (unsigned long long) b.e[i].sk.rest);
 				return why;
 			}
-			if (n > 0 && nbt_skey_cmp(&b.e[i].sk, &prev) <= 0)
+			if (n > 0 && pm_key_cmp(&b.e[i].sk, &prev) <= 0)
 				return "full read not strictly ascending";
 			prev = b.e[i].sk;
 			got[id] = 1;
 			n++;
 		}
-		if (nbt_skey_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			break;
 		from = b.high;
 	}

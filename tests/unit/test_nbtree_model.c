@@ -85,11 +85,11 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 		{
 			for (int i = 0; i < b.n && got < want; i++)
 			{
-				if (nbt_skey_cmp(&b.e[i].sk, &start) < 0)
+				if (pm_key_cmp(&b.e[i].sk, &start) < 0)
 					continue;
 				if (ri >= NKEYS * NRESTS)
 					return "forward read returned an entry past the reference's end";
-				if (nbt_skey_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
+				if (pm_key_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
 				{
 					snprintf(msg, sizeof(msg), "forward read: entry %d differs", got);
 					return msg;
@@ -97,7 +97,7 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 				ri = ref_next(ri + 1);
 				got++;
 			}
-			if (got >= want || nbt_skey_is_max(&b.high))
+			if (got >= want || pm_key_is_max(&b.high))
 				break;
 			{
 				nbt_skey	from = b.high;
@@ -117,11 +117,11 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 		{
 			for (int i = b.n - 1; i >= 0 && got < want; i--)
 			{
-				if (nbt_skey_cmp(&b.e[i].sk, &start) > 0)
+				if (pm_key_cmp(&b.e[i].sk, &start) > 0)
 					continue;
 				if (ri < 0)
 					return "backward read returned an entry before the reference's start";
-				if (nbt_skey_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
+				if (pm_key_cmp(&b.e[i].sk, &(nbt_skey) {key_of(ri / NRESTS), rest_of(ri % NRESTS)}) != 0)
 				{
 					snprintf(msg, sizeof(msg), "backward read: entry %d differs", got);
 					return msg;
@@ -129,7 +129,7 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 				ri = ref_prev(ri - 1);
 				got++;
 			}
-			if (got >= want || nbt_skey_is_min(&b.low))
+			if (got >= want || pm_key_is_min(&b.low))
 				break;
 			{
 				nbt_skey	from = b.low;
@@ -155,7 +155,7 @@ count_leaves(nbt_tree *t, const nbt_skey *from_sk, const nbt_skey *to_sk)
 	{
 		nbt_read_leaf(t, &from, false, &b);
 		n++;
-		if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, to_sk) >= 0)
+		if (pm_key_is_max(&b.high) || pm_key_cmp(&b.high, to_sk) >= 0)
 			return n;
 		from = b.high;
 	}
@@ -206,7 +206,7 @@ merge_phase(nbt_tree *t, uint64_t *before, uint64_t *after, uint64_t *merges)
 			nbt_read_leaf(t, &from, false, &b);
 			if (nbt_compact_leaf(t, &b.low, &compacted, &err) != PM_OK)
 				return "merge phase: compaction failed";
-			if (nbt_skey_is_max(&b.high) || nbt_skey_cmp(&b.high, &hi) >= 0)
+			if (pm_key_is_max(&b.high) || pm_key_cmp(&b.high, &hi) >= 0)
 				break;
 			from = b.high;
 		}
@@ -216,7 +216,7 @@ merge_phase(nbt_tree *t, uint64_t *before, uint64_t *after, uint64_t *merges)
 	*after = count_leaves(t, &lo, &hi);
 	nbt_get_stats(t, &st);
 	*merges = st.smo_merges - *merges;
-	if (st.leaves != count_leaves(t, &NBT_SKEY_MIN, &NBT_SKEY_MAX))
+	if (st.leaves != count_leaves(t, &PM_KEY_MIN, &PM_KEY_MAX))
 		return "merge phase: the leaf count in the stats differs from the tree's";
 	if ((why = nbt_check(t, &n)) != NULL)
 	{
@@ -276,7 +276,7 @@ split_keeps_merge_pair(const char *dir)
 		snprintf(msg, sizeof(msg), "set-up: %s", err.msg);
 		return msg;
 	}
-	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &NBT_SKEY_MIN, 1));
+	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &PM_KEY_MIN, 1));
 	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
 	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
 		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
@@ -366,7 +366,7 @@ full_pool(const char *dir)
 	}
 	if (why == NULL)
 	{
-		nbt_skey	from = NBT_SKEY_MIN;
+		nbt_skey	from = PM_KEY_MIN;
 		nbt_batch	b;
 		bool		compacted;
 
@@ -379,7 +379,7 @@ full_pool(const char *dir)
 				why = "a compaction failed";
 				break;
 			}
-			if (nbt_skey_is_max(&b.high))
+			if (pm_key_is_max(&b.high))
 				break;
 			from = b.high;
 		}

@@ -71,7 +71,7 @@ static bool
 in_batch(const phast_batch *b, const phast_key *k)
 {
 	for (int i = 0; i < b->n; i++)
-		if (phast_key_cmp(&b->e[i], k) == 0)
+		if (pm_key_cmp(&b->e[i], k) == 0)
 			return true;
 	return false;
 }
@@ -81,8 +81,8 @@ static void
 scan_all(worker *w, uint64_t base, long op)
 {
 	phast_batch b;
-	phast_key	from = PHAST_KEY_MIN;
-	phast_key	prev = PHAST_KEY_MIN;
+	phast_key	from = PM_KEY_MIN;
+	phast_key	prev = PM_KEY_MIN;
 	long		own = 0,
 				want = 0,
 				stable = 0;
@@ -92,11 +92,11 @@ scan_all(worker *w, uint64_t base, long op)
 	for (;;)
 	{
 		phast_read_leaf(&w->tree, &from, false, &b);
-		if (phast_key_cmp(&b.low, &from) != 0)
+		if (pm_key_cmp(&b.low, &from) != 0)
 			fail(w, "a scan's batch does not start where the previous ended", op);
 		for (int i = 0; i < b.n; i++)
 		{
-			if (phast_key_cmp(&b.e[i], &prev) <= 0 && !(phast_key_is_min(&prev) && i == 0))
+			if (pm_key_cmp(&b.e[i], &prev) <= 0 && !(pm_key_is_min(&prev) && i == 0))
 				fail(w, "a scan returned entries out of order", op);
 			prev = b.e[i];
 			stable += b.e[i].rest == STABLE_REST;
@@ -111,7 +111,7 @@ scan_all(worker *w, uint64_t base, long op)
 					own++;
 			}
 		}
-		if (phast_key_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			break;
 		from = b.high;
 	}
@@ -175,7 +175,7 @@ work(worker *w)
 				fail(w, "a read of a stable entry does not find it", op);
 			phast_read_leaf(&w->tree, &e, true, &b);
 			for (int i = 1; i < b.n; i++)
-				if (phast_key_cmp(&b.e[i - 1], &b.e[i]) >= 0)
+				if (pm_key_cmp(&b.e[i - 1], &b.e[i]) >= 0)
 					fail(w, "a backward read is out of order", op);
 		}
 	}

@@ -183,7 +183,7 @@ verify(child *c, const char *path, int in_flight)
 	const char *r = copen(c, path, PM_MODE_EADR, &pool);
 	uint64_t	entries;
 	phast_batch b;
-	phast_key	from = PHAST_KEY_MIN;
+	phast_key	from = PM_KEY_MIN;
 	uint8_t		seen[NID];
 	pm_alloc_stats ast;
 	phast_stats st;
@@ -205,7 +205,7 @@ verify(child *c, const char *path, int in_flight)
 
 			seen[id] = 1;
 		}
-		if (phast_key_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			break;
 		from = b.high;
 	}
@@ -394,7 +394,7 @@ eadr_runs(child *c)
 			phast_key	k = key_of(flight.id);
 
 			phast_read_leaf(&c->tree, &k, false, &b);
-			ref[flight.id] = b.n > 0 && phast_key_cmp(&b.e[0], &k) == 0;
+			ref[flight.id] = b.n > 0 && pm_key_cmp(&b.e[0], &k) == 0;
 			phast_release_dram(&c->tree);
 			pm_pool_close(pool);
 		}

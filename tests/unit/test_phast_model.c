@@ -50,14 +50,14 @@ static bool
 full_scan(phast_tree *t, bool backward, const char *when)
 {
 	phast_batch b;
-	phast_key	from = backward ? PHAST_KEY_MAX : PHAST_KEY_MIN;
+	phast_key	from = backward ? PM_KEY_MAX : PM_KEY_MIN;
 	int			i = backward ? NKEYS * NRESTS - 1 : 0;
 	long		seen = 0;
 
 	for (;;)
 	{
 		phast_read_leaf(t, &from, backward, &b);
-		if (phast_key_cmp(backward ? &b.high : &b.low, &from) != 0)
+		if (pm_key_cmp(backward ? &b.high : &b.low, &from) != 0)
 			return tap_ok(false, "%s: %s batch fences continue the scan", when, backward ? "backward" : "forward");
 		for (int e = 0; e < b.n; e++)
 		{
@@ -82,7 +82,7 @@ full_scan(phast_tree *t, bool backward, const char *when)
 			i += backward ? -1 : 1;
 			seen++;
 		}
-		if (backward ? phast_key_is_min(&b.low) : phast_key_is_max(&b.high))
+		if (backward ? pm_key_is_min(&b.low) : pm_key_is_max(&b.high))
 			break;
 		from = backward ? b.low : b.high;
 	}
@@ -192,7 +192,7 @@ run_model(harness *h, const char *name, int nparts, uint64_t seed)
 				{
 					phast_key	kw = key_of(w);
 
-					if (phast_key_cmp(&kw, &b.high) >= 0)
+					if (pm_key_cmp(&kw, &b.high) >= 0)
 						break;
 					if (ref[w] && (e >= b.n || index_of(&b.e[e++]) != w))
 						e = -1000000;
@@ -204,13 +204,13 @@ run_model(harness *h, const char *name, int nparts, uint64_t seed)
 				{
 					phast_key	kw = key_of(w);
 
-					if (phast_key_cmp(&kw, &b.low) < 0)
+					if (pm_key_cmp(&kw, &b.low) < 0)
 						break;
 					if (ref[w] && (e >= b.n || index_of(&b.e[b.n - 1 - e++]) != w))
 						e = -1000000;
 				}
 			}
-			if (e != b.n || phast_key_cmp(backward ? &b.high : &b.low, &k) != 0)
+			if (e != b.n || pm_key_cmp(backward ? &b.high : &b.low, &k) != 0)
 			{
 				tap_ok(false, "%s: op %ld: %s read at %d does not match the reference", name, op,
 					   backward ? "backward" : "forward", i);

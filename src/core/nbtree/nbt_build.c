@@ -54,7 +54,7 @@ nbt_format(pm_pool *pool, pm_error *err)
 	uint64_t	meta_off;
 	uint64_t	kv_off;
 	nbt_pm_meta *meta;
-	nbt_skey	min = NBT_SKEY_MIN;
+	nbt_skey	min = PM_KEY_MIN;
 
 	pm_alloc_attach_pool(&a, pool);
 	meta_off = pm_alloc_block(&a, sizeof(nbt_pm_meta), err);
@@ -106,7 +106,7 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 	int			per_block = NBT_LEAF_CAP * fill_pct / 100;
 	int			used = 0;
 	nbt_skey	sk;
-	nbt_skey	prev = NBT_SKEY_MIN;
+	nbt_skey	prev = PM_KEY_MIN;
 	pm_errcode	rc = check_meta(pool, &meta, err);
 
 	if (rc != PM_OK)
@@ -121,12 +121,12 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 	while (next(ctx, &sk))
 	{
 		if (sk.rest == 0 || sk.rest > NBT_REST_MAX ||
-			(cur != NULL && nbt_skey_cmp(&sk, &prev) <= 0))
+			(cur != NULL && pm_key_cmp(&sk, &prev) <= 0))
 			return pm_error_set(err, PM_ERR_INVALID, 0,
 								"bulk load input is not sorted by (key, rest) or has a bad rest");
 		if (cur == NULL || used == per_block)
 		{
-			nbt_skey	low = cur == NULL ? NBT_SKEY_MIN : sk;
+			nbt_skey	low = cur == NULL ? PM_KEY_MIN : sk;
 			uint64_t	off = new_kv_block(&a, &low, err);
 
 			if (off == 0)
@@ -318,7 +318,7 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 		}
 		kv = nbt_kv_at(t, off);
 		next = kv->next;
-		if (prev != NULL && nbt_skey_cmp(&kv->low, &prev->low) <= 0)
+		if (prev != NULL && pm_key_cmp(&kv->low, &prev->low) <= 0)
 		{
 			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
 							  "pool file \"%s\": leaf blocks out of key order at offset %llu",
@@ -334,8 +334,8 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 		l = nbt_leaf_at(t, leaf_off);
 		memset(l, 0, sizeof(*l));
 		l->kv = off;
-		l->low = prev == NULL ? NBT_SKEY_MIN : kv->low;
-		l->high = NBT_SKEY_MAX;
+		l->low = prev == NULL ? PM_KEY_MIN : kv->low;
+		l->high = PM_KEY_MAX;
 		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
 		{
 			uint64_t	val = kv->slot[pos].val;
@@ -523,13 +523,13 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 			CHECK_FAIL("leaf %llu: DRAM leaf names PM block %llu, list has %llu",
 					   (unsigned long long) nleaves, (unsigned long long) l->kv,
 					   (unsigned long long) kv_off);
-		if (nleaves > 0 && nbt_skey_cmp(&kv->low, &l->low) != 0)
+		if (nleaves > 0 && pm_key_cmp(&kv->low, &l->low) != 0)
 			CHECK_FAIL("leaf %llu: low fence differs between PM and DRAM", (unsigned long long) nleaves);
 		if (l->next & NBT_FROZEN || l->copy != 0 || (l->flags & NBT_PENDING) ||
 			(l->bitmap & ~NBT_SLOT_BITS) || l->merge_right != 0)
 			CHECK_FAIL("leaf %llu: unfinished SMO", (unsigned long long) nleaves);
-		high = l->next ? nbt_leaf_at(t, l->next)->low : NBT_SKEY_MAX;
-		if (nbt_skey_cmp(&l->high, &high) != 0 || nbt_skey_cmp(&l->low, &l->high) >= 0)
+		high = l->next ? nbt_leaf_at(t, l->next)->low : PM_KEY_MAX;
+		if (pm_key_cmp(&l->high, &high) != 0 || pm_key_cmp(&l->low, &l->high) >= 0)
 			CHECK_FAIL("leaf %llu: fences out of order", (unsigned long long) nleaves);
 		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
 		{
@@ -545,7 +545,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				CHECK_FAIL("leaf %llu slot %d: committed beyond the claimed count", (unsigned long long) nleaves, pos);
 			if (committed && l->fp[pos] != nbt_fingerprint(sk.key))
 				CHECK_FAIL("leaf %llu slot %d: fingerprint mismatch", (unsigned long long) nleaves, pos);
-			if (nbt_skey_cmp(&sk, &l->low) < 0 || nbt_skey_cmp(&sk, &l->high) >= 0)
+			if (pm_key_cmp(&sk, &l->low) < 0 || pm_key_cmp(&sk, &l->high) >= 0)
 				CHECK_FAIL("leaf %llu slot %d: entry outside the leaf's fences", (unsigned long long) nleaves, pos);
 			n += committed;
 		}
@@ -559,7 +559,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 	while (node_off != 0)
 	{
 		uint64_t	below_first = 0;
-		nbt_skey	expect_low = NBT_SKEY_MIN;
+		nbt_skey	expect_low = PM_KEY_MIN;
 		uint64_t	expect_child = 0;
 		uint32_t	level = nbt_inner_at(t, node_off)->level;
 
@@ -577,7 +577,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				nbt_skey	low = i < 0 ? expect_low : nbt_inner_sep(node, i);
 				nbt_skey	clow;
 
-				if (i >= 0 && nbt_skey_cmp(&low, &expect_low) <= 0)
+				if (i >= 0 && pm_key_cmp(&low, &expect_low) <= 0)
 					CHECK_FAIL("level %u: separators out of order", level);
 				if (below_first == 0)
 					below_first = child;
@@ -599,11 +599,11 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 						clow = nbt_inner_sep(node, i);
 					expect_child = c->sibling;
 				}
-				if (level == 1 && nbt_skey_cmp(&clow, &low) != 0)
+				if (level == 1 && pm_key_cmp(&clow, &low) != 0)
 					CHECK_FAIL("level 1: separator differs from its leaf's low fence");
 				expect_low = low;
 			}
-			if (node->sibling == 0 && !nbt_skey_is_max(&node->high))
+			if (node->sibling == 0 && !pm_key_is_max(&node->high))
 				CHECK_FAIL("level %u: rightmost node has a finite high fence", level);
 			if (node->sibling != 0)
 			{

@@ -153,7 +153,7 @@ restart:
 			count = pm_load_relaxed(&n->count);
 			high = nbt_skey_load(&n->high);
 			sibling = pm_load_relaxed(&n->sibling);
-			move_right = nbt_skey_cmp(sk, &high) >= 0 && sibling != 0;
+			move_right = pm_key_cmp(sk, &high) >= 0 && sibling != 0;
 			if (count > NBT_INNER_CAP)
 				count = NBT_INNER_CAP;	/* torn read; validation below fails */
 			if (!move_right && level > stop_level)
@@ -191,7 +191,7 @@ nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err)
 	n = nbt_inner_at(t, off);
 	memset(n, 0, sizeof(*n));
 	n->level = level;
-	n->high = NBT_SKEY_MAX;
+	n->high = PM_KEY_MAX;
 	pm_fetch_add(&nbt_droot_at(t)->inner_nodes, 1);
 	return off;
 }
@@ -209,7 +209,7 @@ lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out
 
 		write_lock(n);
 		high = n->high;
-		if (nbt_skey_cmp(sk, &high) < 0 || n->sibling == 0)
+		if (pm_key_cmp(sk, &high) < 0 || n->sibling == 0)
 		{
 			*off_out = off;
 			return n;
@@ -224,10 +224,10 @@ static inline bool
 sep_in_order(const nbt_inner *n, int pos)
 {
 	nbt_skey	sep = nbt_inner_sep(n, pos);
-	nbt_skey	left = pos > 0 ? nbt_inner_sep(n, pos - 1) : NBT_SKEY_MIN;
+	nbt_skey	left = pos > 0 ? nbt_inner_sep(n, pos - 1) : PM_KEY_MIN;
 	nbt_skey	right = pos + 1 < (int) n->count ? nbt_inner_sep(n, pos + 1) : n->high;
 
-	return (pos == 0 || nbt_skey_cmp(&left, &sep) < 0) && nbt_skey_cmp(&sep, &right) < 0;
+	return (pos == 0 || pm_key_cmp(&left, &sep) < 0) && pm_key_cmp(&sep, &right) < 0;
 }
 
 /* Insert (sep, child) into a locked node that has room. */
@@ -321,7 +321,7 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		n->count = mid;
 		n->high = up;
 		n->sibling = right_off;
-		if (nbt_skey_cmp(&sep, &up) < 0)
+		if (pm_key_cmp(&sep, &up) < 0)
 			insert_entry(n, &sep, word);
 		else
 			insert_entry(right, &sep, word);

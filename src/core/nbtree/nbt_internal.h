@@ -278,22 +278,6 @@ nbt_fp_matches(const nbt_leaf *l, uint8_t fp)
 	return mask & NBT_SLOT_BITS;
 }
 
-/* The greatest skey below sk (sk must not be MIN). */
-static inline nbt_skey
-nbt_skey_pred(const nbt_skey *sk)
-{
-	nbt_skey	p = *sk;
-
-	if (p.rest > 0)
-		p.rest--;
-	else
-	{
-		p.key--;
-		p.rest = UINT64_MAX;
-	}
-	return p;
-}
-
 /* Atomic snapshot of a 16-byte skey that never changes after publication. */
 static inline nbt_skey
 nbt_skey_load(const nbt_skey *p)

@@ -26,7 +26,7 @@ nbt_sort_entries(nbt_entry *e, int n)
 		nbt_entry	x = e[i];
 		int			j = i;
 
-		while (j > 0 && nbt_skey_cmp(&x.sk, &e[j - 1].sk) < 0)
+		while (j > 0 && pm_key_cmp(&x.sk, &e[j - 1].sk) < 0)
 		{
 			e[j] = e[j - 1];
 			j--;
@@ -57,12 +57,12 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 
 			/* the fingerprints' line: fetch it alongside the fences' line */
 			__builtin_prefetch((const char *) l + 64);
-			if (nbt_skey_cmp(sk, &l->low) < 0)
+			if (pm_key_cmp(sk, &l->low) < 0)
 			{
 				restart = true; /* stale route; descend again */
 				break;
 			}
-			if (nbt_skey_cmp(sk, &l->high) >= 0)
+			if (pm_key_cmp(sk, &l->high) >= 0)
 			{
 				off = pm_load(&l->next) & ~NBT_FROZEN;
 				continue;
@@ -242,7 +242,7 @@ nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 		if (copy == 0)
 			break;
 		off = copy;
-		while (nbt_skey_cmp(sk, &nbt_leaf_at(t, off)->high) >= 0)
+		while (pm_key_cmp(sk, &nbt_leaf_at(t, off)->high) >= 0)
 			off = pm_load(&nbt_leaf_at(t, off)->next) & ~NBT_FROZEN;
 	}
 	pm_epoch_exit(t->epoch);
@@ -278,7 +278,7 @@ collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_ba
 			continue;
 		sk.key = pm_load_relaxed(&kv->slot[pos].key);
 		sk.rest = val & NBT_VAL_REST;
-		if (nbt_skey_cmp(&sk, lo) >= 0 && nbt_skey_cmp(&sk, hi) <= 0)
+		if (pm_key_cmp(&sk, lo) >= 0 && pm_key_cmp(&sk, hi) <= 0)
 			b->e[b->n++].sk = sk;
 	}
 	if (b->n > 1)
@@ -288,7 +288,7 @@ collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_ba
 void
 nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b)
 {
-	nbt_read_range(t, sk, backward, &NBT_SKEY_MIN, &NBT_SKEY_MAX, b);
+	nbt_read_range(t, sk, backward, &PM_KEY_MIN, &PM_KEY_MAX, b);
 }
 
 void
@@ -307,25 +307,25 @@ nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *l
 	 */
 	if (backward)
 	{
-		if (nbt_skey_is_min(sk))
+		if (pm_key_is_min(sk))
 		{
 			b->n = 0;
-			b->low = b->high = NBT_SKEY_MIN;
+			b->low = b->high = PM_KEY_MIN;
 			return;
 		}
-		target = nbt_skey_pred(sk);
-		if (nbt_skey_cmp(&target, &to) < 0)
+		target = pm_key_pred(sk);
+		if (pm_key_cmp(&target, &to) < 0)
 			to = target;
 	}
-	else if (nbt_skey_cmp(sk, &from) > 0)
+	else if (pm_key_cmp(sk, &from) > 0)
 		from = *sk;
 	pm_epoch_enter(t->epoch);
 	/* READ mode never helps, so it cannot fail */
 	(void) nbt_find_leaf(t, &target, NBT_FIND_READ, &off, &err);
 	collect(t, nbt_leaf_at(t, off), &from, &to, b);
 	pm_epoch_exit(t->epoch);
-	if (backward && nbt_skey_cmp(&b->high, sk) > 0)
+	if (backward && pm_key_cmp(&b->high, sk) > 0)
 		b->high = *sk;
-	else if (!backward && nbt_skey_cmp(&b->low, sk) < 0)
+	else if (!backward && pm_key_cmp(&b->low, sk) < 0)
 		b->low = *sk;
 }

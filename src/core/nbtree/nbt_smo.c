@@ -144,7 +144,7 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 	for (int i = 0; i < n; i++)
 	{
 		/* an SMO's leaves partition the old key space: each entry within its new fences */
-		pm_assert(nbt_skey_cmp(low, &e[i].sk) <= 0 && nbt_skey_cmp(&e[i].sk, high) < 0);
+		pm_assert(pm_key_cmp(low, &e[i].sk) <= 0 && pm_key_cmp(&e[i].sk, high) < 0);
 		kv->slot[i].key = e[i].sk.key;
 		kv->slot[i].val = e[i].sk.rest;
 	}
@@ -334,7 +334,7 @@ smo_sync(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *left, nbt_leaf *ri
 		{
 			nbt_skey	sk = {pm_load_relaxed(&xkv->slot[pos].key), val & NBT_VAL_REST};
 
-			(void) nbt_leaf_mark_dead(t, (right && nbt_skey_cmp(&sk, &right->low) >= 0) ? right : left,
+			(void) nbt_leaf_mark_dead(t, (right && pm_key_cmp(&sk, &right->low) >= 0) ? right : left,
 									  &sk);
 		}
 	}
@@ -364,7 +364,7 @@ smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
 		 */
 		if (pm_load(&x->flags) & NBT_LINK_DONE)
 			return PM_OK;
-		if (nbt_skey_is_min(&x->low))
+		if (pm_key_is_min(&x->low))
 		{
 			/* the first leaf: its predecessor is the tree's head */
 			expected = off;
@@ -375,7 +375,7 @@ smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
 			pm_persist(&t->pool->persist, pm_next, sizeof(uint64_t));
 			return PM_OK;
 		}
-		pred = nbt_skey_pred(&x->low);
+		pred = pm_key_pred(&x->low);
 		rc = nbt_find_leaf(t, &pred, NBT_FIND_WRITE, &p_off, err);
 		if (rc != PM_OK)
 			return rc;

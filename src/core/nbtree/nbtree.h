@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "epoch.h"
+#include "pm_key.h"
 #include "pool.h"
 
 #define PM_KIND_NBTREE		1		/* pm_owner.kind of an NBTree pool */
@@ -24,36 +25,7 @@
 #define NBT_DRAM_TIER_MAX	(UINT64_C(1) << 36)	/* the largest DRAM tier: 64 GiB */
 
 /* Sort key of an entry; also the form of fences and separators. */
-typedef struct nbt_skey
-{
-	uint64_t	key;
-	uint64_t	rest;			/* 1..NBT_REST_MAX for entries */
-} nbt_skey;
-
-#define NBT_SKEY_MIN	((nbt_skey) {0, 0})
-#define NBT_SKEY_MAX	((nbt_skey) {UINT64_MAX, UINT64_MAX})
-
-static inline int
-nbt_skey_cmp(const nbt_skey *a, const nbt_skey *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->rest != b->rest)
-		return a->rest < b->rest ? -1 : 1;
-	return 0;
-}
-
-static inline bool
-nbt_skey_is_max(const nbt_skey *a)
-{
-	return a->key == UINT64_MAX && a->rest == UINT64_MAX;
-}
-
-static inline bool
-nbt_skey_is_min(const nbt_skey *a)
-{
-	return a->key == 0 && a->rest == 0;
-}
+typedef pm_key nbt_skey;
 
 /* Shape and SMO counters from the shared DRAM descriptor (since the last rebuild). */
 typedef struct nbt_stats
@@ -99,7 +71,7 @@ typedef struct nbt_batch
 {
 	int			n;
 	nbt_skey	low;			/* inclusive */
-	nbt_skey	high;			/* exclusive; NBT_SKEY_MAX: last leaf */
+	nbt_skey	high;			/* exclusive; PM_KEY_MAX: last leaf */
 	nbt_entry	e[NBT_LEAF_CAP];
 } nbt_batch;
 

@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "epoch.h"
+#include "pm_key.h"
 #include "pool.h"
 
 #define PM_KIND_PHAST		3		/* pm_owner.kind of a PhaST pool */
@@ -23,36 +24,7 @@
 #define PHAST_MAX_PARTS		128
 #define PHAST_REST_MAX		((UINT64_C(1) << 49) - 1)
 
-typedef struct phast_key
-{
-	uint64_t	key;
-	uint64_t	rest;			/* 1..PHAST_REST_MAX for entries */
-} phast_key;
-
-#define PHAST_KEY_MIN	((phast_key) {0, 0})
-#define PHAST_KEY_MAX	((phast_key) {UINT64_MAX, UINT64_MAX})
-
-static inline int
-phast_key_cmp(const phast_key *a, const phast_key *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->rest != b->rest)
-		return a->rest < b->rest ? -1 : 1;
-	return 0;
-}
-
-static inline bool
-phast_key_is_max(const phast_key *a)
-{
-	return a->key == UINT64_MAX && a->rest == UINT64_MAX;
-}
-
-static inline bool
-phast_key_is_min(const phast_key *a)
-{
-	return a->key == 0 && a->rest == 0;
-}
+typedef pm_key phast_key;
 
 /*
  * A process's handle on one structure: the PM layer in pool (meta block at
@@ -89,7 +61,7 @@ typedef struct phast_batch
 {
 	int			n;
 	phast_key	low;			/* inclusive */
-	phast_key	high;			/* exclusive; PHAST_KEY_MAX: the last LNode */
+	phast_key	high;			/* exclusive; PM_KEY_MAX: the last LNode */
 	phast_key	e[PHAST_LNODE_CAP];
 } phast_batch;
 

@@ -76,7 +76,7 @@ part_end(phast_tree *t, const phast_meta *m, int p)
 {
 	if (p + 1 < (int) m->nparts)
 		return phast_lnode_at(t, m->master[p + 1])->low;
-	return PHAST_KEY_MAX;
+	return PM_KEY_MAX;
 }
 
 pm_errcode
@@ -106,7 +106,7 @@ phast_rebuild_partition(phast_tree *t, int p, pm_error *err)
 		if (off == 0)
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
 								"PhaST chain of pool \"%s\" ends inside partition %d", t->pool->path, p);
-		high = l->next != 0 ? phast_lnode_at(t, l->next)->low : PHAST_KEY_MAX;
+		high = l->next != 0 ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
 		if (in->nleaves == PHAST_BUILD_FILL)
 		{
 			uint64_t	noff = phast_new_inode(t, (uint32_t) p, phast_random_level(), &l->low, err);
@@ -277,32 +277,32 @@ static const char *
 check_pm(phast_tree *t, const phast_meta *m, uint64_t *entries)
 {
 	int			p = 0;
-	phast_key	prev_low = PHAST_KEY_MIN;
+	phast_key	prev_low = PM_KEY_MIN;
 
 	*entries = 0;
 	for (uint64_t off = m->master[0]; off != 0;)
 	{
 		const phast_lnode *l = phast_lnode_at(t, off);
-		phast_key	high = l->next ? phast_lnode_at(t, l->next)->low : PHAST_KEY_MAX;
+		phast_key	high = l->next ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
 		phast_key	k;
 
 		if (p < (int) m->nparts && off == m->master[p])
 		{
 			phast_key	want = {phast_part_low(m->prefix_bits, m->part_bits, m->prefix, p), 0};
 
-			if (phast_key_cmp(&l->low, &want) != 0)
+			if (pm_key_cmp(&l->low, &want) != 0)
 				FAIL("partition %d starts at (%llu,%llu), not at its low key", p,
 					 (unsigned long long) l->low.key, (unsigned long long) l->low.rest);
 			p++;
 		}
-		else if (off != m->master[0] && phast_key_cmp(&l->low, &prev_low) <= 0)
+		else if (off != m->master[0] && pm_key_cmp(&l->low, &prev_low) <= 0)
 			FAIL("LNode at %llu does not start above its predecessor", (unsigned long long) off);
 		for (int i = 0; i < PHAST_LNODE_CAP; i++)
 		{
 			if (!(l->bitmap & (UINT64_C(1) << i)))
 				continue;
 			k = (phast_key) {l->slot[i].key, l->slot[i].rest & ~PHAST_DEAD};
-			if (phast_key_cmp(&k, &l->low) < 0 || phast_key_cmp(&k, &high) >= 0)
+			if (pm_key_cmp(&k, &l->low) < 0 || pm_key_cmp(&k, &high) >= 0)
 				FAIL("LNode at %llu holds (%llu,%llu) outside its range", (unsigned long long) off,
 					 (unsigned long long) k.key, (unsigned long long) k.rest);
 			if (l->fp[i] != phast_fingerprint(&k))
@@ -323,28 +323,28 @@ check_dram(phast_tree *t, const phast_meta *m)
 {
 	phast_desc *d = phast_desc_of(t);
 	uint64_t	expect = m->master[0];
-	phast_key	low = PHAST_KEY_MIN;
+	phast_key	low = PM_KEY_MIN;
 
 	for (uint64_t cur = d->parts[0].first; cur != 0;)
 	{
 		phast_inode *in = phast_inode_at(t, cur);
 
-		if (phast_key_cmp(&in->low, &low) != 0)
+		if (pm_key_cmp(&in->low, &low) != 0)
 			FAIL("INode at %llu starts where its predecessor does not end", (unsigned long long) cur);
 		if (in->nleaves == 0 || in->nleaves > PHAST_INODE_CAP)
 			FAIL("INode at %llu holds %u LNodes", (unsigned long long) cur, in->nleaves);
 		if (in->lock != 0 || (in->version & 1))
 			FAIL("INode at %llu is locked", (unsigned long long) cur);
-		if (phast_key_cmp(&in->lhigh[in->nleaves - 1], &in->high) != 0)
+		if (pm_key_cmp(&in->lhigh[in->nleaves - 1], &in->high) != 0)
 			FAIL("INode at %llu: its last LNode does not end at its high", (unsigned long long) cur);
 		for (uint32_t j = 0; j < in->nleaves; j++)
 		{
 			const phast_lnode *l = phast_lnode_at(t, in->leaf[j]);
-			phast_key	lhigh = l->next ? phast_lnode_at(t, l->next)->low : PHAST_KEY_MAX;
+			phast_key	lhigh = l->next ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
 
 			if (in->leaf[j] != expect)
 				FAIL("INode at %llu, LNode %u: not the chain's next LNode", (unsigned long long) cur, j);
-			if (phast_key_cmp(&in->lhigh[j], &lhigh) != 0)
+			if (pm_key_cmp(&in->lhigh[j], &lhigh) != 0)
 				FAIL("INode at %llu, LNode %u: its high is not the next LNode's low", (unsigned long long) cur, j);
 			if (in->shadow[j] != l->bitmap)
 				FAIL("INode at %llu, LNode %u: shadow bitmap %llx, PM bitmap %llx", (unsigned long long) cur, j,
@@ -362,8 +362,8 @@ check_dram(phast_tree *t, const phast_meta *m)
 
 		for (uint32_t i = 0; i < c->n; i++)
 			if (phast_inode_at(t, c->e[i].inode)->part != p ||
-				phast_key_cmp(&phast_inode_at(t, c->e[i].inode)->low, &c->e[i].low) != 0 ||
-				(i > 0 && phast_key_cmp(&c->e[i - 1].low, &c->e[i].low) >= 0))
+				pm_key_cmp(&phast_inode_at(t, c->e[i].inode)->low, &c->e[i].low) != 0 ||
+				(i > 0 && pm_key_cmp(&c->e[i - 1].low, &c->e[i].low) >= 0))
 				FAIL("index cache of partition %u is out of order or names a wrong INode", p);
 	}
 	return NULL;

@@ -78,7 +78,7 @@ phast_find_inode(phast_tree *t, const phast_key *k)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (phast_key_cmp(&c->e[mid].low, k) <= 0)
+		if (pm_key_cmp(&c->e[mid].low, k) <= 0)
 		{
 			cur = c->e[mid].inode;
 			lo = mid + 1;
@@ -95,7 +95,7 @@ phast_find_inode(phast_tree *t, const phast_key *k)
 		{
 			uint64_t	next = pm_load(&phast_inode_at(t, cur)->next[level]);
 
-			if (next == 0 || phast_key_cmp(&phast_inode_at(t, next)->low, k) > 0)
+			if (next == 0 || pm_key_cmp(&phast_inode_at(t, next)->low, k) > 0)
 				break;
 			cur = next;
 		}
@@ -117,7 +117,7 @@ phast_inode_slot(const phast_inode *in, const phast_key *k)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (phast_key_cmp(&in->lhigh[mid], k) > 0)
+		if (pm_key_cmp(&in->lhigh[mid], k) > 0)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -157,7 +157,7 @@ phast_new_inode(phast_tree *t, uint32_t part, uint32_t nlevels, const phast_key 
 	in->nlevels = nlevels;
 	in->part = part;
 	in->low = *low;
-	in->high = PHAST_KEY_MAX;
+	in->high = PM_KEY_MAX;
 	return off;
 }
 
@@ -269,7 +269,7 @@ phast_split_inode(phast_tree *t, uint64_t ioff, pm_error *err)
 		{
 			uint64_t	next = phast_inode_at(t, pred)->next[level];
 
-			if (next == 0 || phast_key_cmp(&phast_inode_at(t, next)->low, &n->low) > 0)
+			if (next == 0 || pm_key_cmp(&phast_inode_at(t, next)->low, &n->low) > 0)
 				break;
 			pred = next;
 		}

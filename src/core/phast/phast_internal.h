@@ -70,7 +70,7 @@ typedef struct phast_inode
 	uint32_t	part;
 	uint32_t	pad0;
 	phast_key	low;
-	phast_key	high;			/* exclusive; PHAST_KEY_MAX for the last INode */
+	phast_key	high;			/* exclusive; PM_KEY_MAX for the last INode */
 	uint64_t	next[PHAST_MAX_LEVEL];
 	uint64_t	pad1[12];
 	phast_key	lhigh[PHAST_INODE_CAP];	/* LNode j covers [lhigh[j-1] (or low), lhigh[j]) */
@@ -181,15 +181,6 @@ phast_fingerprint(const phast_key *k)
 	uint64_t	h = (k->key ^ (k->rest * UINT64_C(0x9e3779b97f4a7c15))) * UINT64_C(0xff51afd7ed558ccd);
 
 	return (uint8_t) (h >> 56);
-}
-
-/* The key just below k (k is not PHAST_KEY_MIN). */
-static inline phast_key
-phast_key_pred(const phast_key *k)
-{
-	if (k->rest > 0)
-		return (phast_key) {k->key, k->rest - 1};
-	return (phast_key) {k->key - 1, UINT64_MAX};
 }
 
 static inline bool

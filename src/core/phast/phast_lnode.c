@@ -11,7 +11,7 @@
 static int
 cmp_key(const void *a, const void *b)
 {
-	return phast_key_cmp(a, b);
+	return pm_key_cmp(a, b);
 }
 
 static uint64_t
@@ -151,7 +151,7 @@ phast_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, phast_key 
 	int			part = 0;
 	uint64_t	cur = m->master[0];
 	phast_key	k;
-	phast_key	last = PHAST_KEY_MIN;
+	phast_key	last = PM_KEY_MIN;
 	pm_errcode	rc = PM_OK;
 
 	if (fill < 1)
@@ -161,7 +161,7 @@ phast_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, phast_key 
 	{
 		int			p = phast_part_of(m->nparts, m->prefix_bits, m->part_bits, m->prefix, k.key);
 
-		if (phast_key_cmp(&k, &last) < 0 || k.rest == 0 || k.rest > PHAST_REST_MAX)
+		if (pm_key_cmp(&k, &last) < 0 || k.rest == 0 || k.rest > PHAST_REST_MAX)
 			return pm_error_set(err, PM_ERR_INVALID, 0, "bulk load entries must come sorted, with a valid rest");
 		last = k;
 		for (; part < p; part++)
@@ -200,7 +200,7 @@ live_bits_below(const phast_lnode *l, const phast_key *bound)
 	phast_key	k;
 
 	for (int i = 0; i < PHAST_LNODE_CAP; i++)
-		if (phast_slot_live(l, l->bitmap, i, &k) && (bound == NULL || phast_key_cmp(&k, bound) < 0))
+		if (phast_slot_live(l, l->bitmap, i, &k) && (bound == NULL || pm_key_cmp(&k, bound) < 0))
 			bits |= UINT64_C(1) << i;
 	return bits;
 }
@@ -293,7 +293,7 @@ phast_repair_lnode(phast_tree *t, phast_lnode *l, const phast_key *high)
 
 		if (!(l->bitmap & (UINT64_C(1) << i)))
 			continue;
-		if (phast_key_cmp(&k, high) < 0)
+		if (pm_key_cmp(&k, high) < 0)
 			keep |= UINT64_C(1) << i;
 		if (l->fp[i] != fp)
 		{

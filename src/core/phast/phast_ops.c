@@ -36,7 +36,7 @@ lock_covering(phast_tree *t, const phast_key *k)
 		phast_inode *in = phast_inode_at(t, off);
 
 		phast_lock_shared(in);
-		if (phast_key_cmp(k, &in->high) < 0)
+		if (pm_key_cmp(k, &in->high) < 0)
 			return off;
 		phast_unlock_shared(in);
 		off = pm_load(&in->next[0]);
@@ -55,7 +55,7 @@ find_slot(const phast_lnode *l, const phast_key *k)
 		int			i = __builtin_ctzll(b);
 		phast_key	s;
 
-		if (l->fp[i] == fp && phast_slot_live(l, bm, i, &s) && phast_key_cmp(&s, k) == 0)
+		if (l->fp[i] == fp && phast_slot_live(l, bm, i, &s) && pm_key_cmp(&s, k) == 0)
 			return i;
 	}
 	return -1;
@@ -109,7 +109,7 @@ make_room(phast_tree *t, uint64_t ioff, const phast_key *k, pm_error *err)
 
 	if (!phast_lock_exclusive(in))
 		return PM_OK;
-	if (phast_key_cmp(k, &in->high) < 0)
+	if (pm_key_cmp(k, &in->high) < 0)
 	{
 		j = phast_inode_slot(in, k);
 		if (in->shadow[j] == PHAST_FULL_BITMAP)
@@ -186,7 +186,7 @@ phast_delete(phast_tree *t, const phast_key *k, bool *found, pm_error *err)
 static int
 cmp_key(const void *a, const void *b)
 {
-	return phast_key_cmp(a, b);
+	return pm_key_cmp(a, b);
 }
 
 /* One attempt at a consistent read of the LNode covering k; false if a writer interfered. */
@@ -206,7 +206,7 @@ try_read(phast_tree *t, const phast_key *k, phast_batch *b)
 		version = pm_load(&in->version);
 		if (version & 1)
 			return false;
-		if (phast_key_cmp(k, &in->high) < 0)
+		if (pm_key_cmp(k, &in->high) < 0)
 			break;
 		ioff = pm_load(&in->next[0]);
 		if (pm_load(&in->version) != version || ioff == 0)
@@ -227,13 +227,13 @@ try_read(phast_tree *t, const phast_key *k, phast_batch *b)
 void
 phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b)
 {
-	phast_key	target = backward ? phast_key_pred(k) : *k;
+	phast_key	target = backward ? pm_key_pred(k) : *k;
 	int			keep = 0;
 
-	if (backward && phast_key_is_min(k))
+	if (backward && pm_key_is_min(k))
 	{
 		b->n = 0;
-		b->low = b->high = PHAST_KEY_MIN;
+		b->low = b->high = PM_KEY_MIN;
 		return;
 	}
 	enter(t);
@@ -243,7 +243,7 @@ phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b
 	qsort(b->e, b->n, sizeof(phast_key), cmp_key);
 	/* cut at k: forward nothing below it, backward nothing from it on */
 	for (int i = 0; i < b->n; i++)
-		if (backward ? phast_key_cmp(&b->e[i], k) < 0 : phast_key_cmp(&b->e[i], k) >= 0)
+		if (backward ? pm_key_cmp(&b->e[i], k) < 0 : pm_key_cmp(&b->e[i], k) >= 0)
 			b->e[keep++] = b->e[i];
 	b->n = keep;
 	if (backward)
@@ -266,7 +266,7 @@ phast_compact_leaf(phast_tree *t, const phast_key *k, bool *compacted, pm_error 
 	phast_unlock_shared(in);
 	if (phast_lock_exclusive(in))
 	{
-		if (phast_key_cmp(k, &in->high) < 0)
+		if (pm_key_cmp(k, &in->high) < 0)
 		{
 			int			j = phast_inode_slot(in, k);
 			phast_lnode *l = phast_lnode_at(t, in->leaf[j]);

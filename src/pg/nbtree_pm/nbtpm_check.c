@@ -41,7 +41,7 @@ static int64
 count_entries(nbt_tree *t)
 {
 	nbt_batch	b;
-	nbt_skey	from = NBT_SKEY_MIN;
+	nbt_skey	from = PM_KEY_MIN;
 	int64		n = 0;
 
 	for (;;)
@@ -49,7 +49,7 @@ count_entries(nbt_tree *t)
 		CHECK_FOR_INTERRUPTS();
 		nbt_read_leaf(t, &from, false, &b);
 		n += b.n;
-		if (nbt_skey_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			return n;
 		from = b.high;
 	}

@@ -64,7 +64,7 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 	nbt_tree   *t = state;
 	nbt_batch	b;
 	nbt_skey	keys[NBT_LEAF_CAP];
-	nbt_skey	from = NBT_SKEY_MIN;
+	nbt_skey	from = PM_KEY_MIN;
 	uint32		untidy = 0;
 	bool		deleted_any = false;
 
@@ -86,7 +86,7 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 				untidy++;
 			}
 		}
-		if (nbt_skey_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			break;
 		from = b.high;
 	}
@@ -103,33 +103,18 @@ nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *l
 {
 	nbt_batch	nb;
 
-	nbt_read_range(state, (const nbt_skey *) from, backward, (const nbt_skey *) lo,
-				   (const nbt_skey *) hi, &nb);
+	nbt_read_range(state, from, backward, lo, hi, &nb);
 	b->n = nb.n;
-	b->low = (OrdKey) {nb.low.key, nb.low.rest};
-	b->high = (OrdKey) {nb.high.key, nb.high.rest};
+	b->low = nb.low;
+	b->high = nb.high;
 	for (int i = 0; i < nb.n; i++)
-		b->e[i] = (OrdKey) {nb.e[i].sk.key, nb.e[i].sk.rest};
+		b->e[i] = nb.e[i].sk;
 }
 
 static pm_errcode
 nbtpm_insert(void *state, const OrdKey *k, pm_error *err)
 {
-	return nbt_insert(state, (const nbt_skey *) k, err);
-}
-
-typedef struct LoadSource
-{
-	bool		(*next) (void *ctx, OrdKey *k);
-	void	   *ctx;
-} LoadSource;
-
-static bool
-load_next(void *ctx, nbt_skey *sk)
-{
-	LoadSource *src = ctx;
-
-	return src->next(src->ctx, (OrdKey *) sk);
+	return nbt_insert(state, k, err);
 }
 
 /* Bulk-load sorted leaves into the pool, then build the DRAM layer over them. */
@@ -137,11 +122,10 @@ static uint64
 nbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 		   bool (*next) (void *ctx, OrdKey *k), void *ctx)
 {
-	LoadSource	src = {next, ctx};
 	pm_error	err;
 	nbt_tree   *t;
 
-	if (nbt_bulk_load(b->pool, b->fillfactor, load_next, &src, &err) != PM_OK)
+	if (nbt_bulk_load(b->pool, b->fillfactor, next, ctx, &err) != PM_OK)
 		pmi_report(&err, index);
 	t = pmi_build_attach(b);
 	if (nbt_rebuild(t, false, &err) != PM_OK)
@@ -182,6 +166,3 @@ const PmiAmOps nbtpm_am_ops = {
 	.entries_per_node = NBT_LEAF_CAP,
 	.family_ops = &nbtpm_ord_ops,
 };
-
-_Static_assert(sizeof(nbt_skey) == sizeof(OrdKey) && offsetof(nbt_skey, rest) == offsetof(OrdKey, rest),
-			   "an OrdKey is an nbt_skey");

@@ -12,6 +12,7 @@
 #define ORD_H
 
 #include "pm_index.h"
+#include "pm_key.h"
 
 #include "access/amapi.h"
 #include "access/genam.h"
@@ -24,38 +25,12 @@
  * rest the NULL flag and the heap TID, never 0.  The pair is an entry's
  * identity and its sort order.
  */
-typedef struct OrdKey
-{
-	uint64		key;
-	uint64		rest;
-} OrdKey;
+typedef pm_key OrdKey;
 
 #define ORD_REST_NULL		(UINT64_C(1) << 48)
 #define ORD_REST_MAX		((UINT64_C(1) << 49) - 1)
 #define ORD_NULL_KEY		UINT64_MAX
 #define ORD_BATCH_MAX		64
-
-static inline int
-ord_key_cmp(const OrdKey *a, const OrdKey *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->rest != b->rest)
-		return a->rest < b->rest ? -1 : 1;
-	return 0;
-}
-
-static inline bool
-ord_key_is_max(const OrdKey *a)
-{
-	return a->key == UINT64_MAX && a->rest == UINT64_MAX;
-}
-
-static inline bool
-ord_key_is_min(const OrdKey *a)
-{
-	return a->key == 0 && a->rest == 0;
-}
 
 /* One node's entries in [lo, hi], sorted, and the range the node covers (cut at the start). */
 typedef struct OrdBatch

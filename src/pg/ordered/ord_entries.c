@@ -25,7 +25,7 @@ ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *e
 int
 ord_entry_cmp(const void *a, const void *b)
 {
-	return ord_key_cmp(a, b);
+	return pm_key_cmp(a, b);
 }
 
 bool

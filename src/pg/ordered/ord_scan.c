@@ -399,12 +399,12 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 		{
 			OrdKey   *e = &so->batch.e[so->pos];
 
-			if (ord_key_cmp(e, &range->lo) >= 0 && ord_key_cmp(e, &range->hi) <= 0)
+			if (pm_key_cmp(e, &range->lo) >= 0 && pm_key_cmp(e, &range->hi) <= 0)
 			{
 #ifdef PM_ASSERT_CHECKING
 				/* strictly ordered within a range, so never repeated across SMOs */
 				pm_assert(so->last_dir != d || so->last_range != so->cur ||
-						  ord_key_cmp(e, &so->last_returned) * kd > 0);
+						  pm_key_cmp(e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
 				so->last_range = so->cur;
 				so->last_dir = d;
@@ -413,12 +413,12 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 				return true;
 			}
 			/* before the range's start in this direction: skip; past its end: next range */
-			if ((kd > 0 && ord_key_cmp(e, &range->hi) <= 0) ||
-				(kd < 0 && ord_key_cmp(e, &range->lo) >= 0))
+			if ((kd > 0 && pm_key_cmp(e, &range->hi) <= 0) ||
+				(kd < 0 && pm_key_cmp(e, &range->lo) >= 0))
 				continue;
 		}
-		else if (kd > 0 && !ord_key_is_max(&so->batch.high) &&
-				 ord_key_cmp(&so->batch.high, &range->hi) <= 0)
+		else if (kd > 0 && !pm_key_is_max(&so->batch.high) &&
+				 pm_key_cmp(&so->batch.high, &range->hi) <= 0)
 		{
 			OrdKey	from = so->batch.high;
 
@@ -427,8 +427,8 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 			so->pos = -1;
 			continue;
 		}
-		else if (kd < 0 && !ord_key_is_min(&so->batch.low) &&
-				 ord_key_cmp(&so->batch.low, &range->lo) > 0)
+		else if (kd < 0 && !pm_key_is_min(&so->batch.low) &&
+				 pm_key_cmp(&so->batch.low, &range->lo) > 0)
 		{
 			OrdKey	from = so->batch.low;
 

@@ -78,7 +78,7 @@ phastpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg
 {
 	phast_tree *t = state;
 	phast_batch b;
-	phast_key	from = PHAST_KEY_MIN;
+	phast_key	from = PM_KEY_MIN;
 
 	for (;;)
 	{
@@ -91,7 +91,7 @@ phastpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg
 			if (phast_compact_leaf(t, &b.low, &compacted, err) != PM_OK)
 				pmi_report(err, index);
 		}
-		if (phast_key_is_max(&b.high))
+		if (pm_key_is_max(&b.high))
 			return 0;
 		from = b.high;
 	}
@@ -105,37 +105,19 @@ phastpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey 
 {
 	phast_batch pb;
 
-	phast_read_leaf(state, (const phast_key *) from, backward, &pb);
+	phast_read_leaf(state, from, backward, &pb);
 	b->n = 0;
-	b->low = (OrdKey) {pb.low.key, pb.low.rest};
-	b->high = (OrdKey) {pb.high.key, pb.high.rest};
+	b->low = pb.low;
+	b->high = pb.high;
 	for (int i = 0; i < pb.n; i++)
-	{
-		OrdKey		k = {pb.e[i].key, pb.e[i].rest};
-
-		if (ord_key_cmp(&k, lo) >= 0 && ord_key_cmp(&k, hi) <= 0)
-			b->e[b->n++] = k;
-	}
+		if (pm_key_cmp(&pb.e[i], lo) >= 0 && pm_key_cmp(&pb.e[i], hi) <= 0)
+			b->e[b->n++] = pb.e[i];
 }
 
 static pm_errcode
 phastpm_insert(void *state, const OrdKey *k, pm_error *err)
 {
-	return phast_insert(state, (const phast_key *) k, err);
-}
-
-typedef struct LoadSource
-{
-	bool		(*next) (void *ctx, OrdKey *k);
-	void	   *ctx;
-} LoadSource;
-
-static bool
-load_next(void *ctx, phast_key *k)
-{
-	LoadSource *src = ctx;
-
-	return src->next(src->ctx, (OrdKey *) k);
+	return phast_insert(state, k, err);
 }
 
 /*
@@ -147,7 +129,6 @@ static uint64
 phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 			 bool (*next) (void *ctx, OrdKey *k), void *ctx)
 {
-	LoadSource	src = {next, ctx};
 	pm_error	err;
 	phast_tree *t;
 	int			nparts = 1;
@@ -155,7 +136,7 @@ phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 	while (nparts < PHAST_MAX_PARTS && b->index_tuples > (double) nparts * ENTRIES_PER_PARTITION)
 		nparts *= 2;
 	if (phast_format(b->pool, nparts, lo, hi, &err) != PM_OK ||
-		phast_bulk_load(b->pool, b->fillfactor, load_next, &src, &err) != PM_OK)
+		phast_bulk_load(b->pool, b->fillfactor, next, ctx, &err) != PM_OK)
 		pmi_report(&err, index);
 	t = pmi_build_attach(b);
 	if (phast_rebuild(t, false, &err) != PM_OK)
@@ -195,6 +176,3 @@ const PmiAmOps phastpm_am_ops = {
 	.entries_per_node = PHAST_LNODE_CAP,
 	.family_ops = &phastpm_ord_ops,
 };
-
-_Static_assert(sizeof(phast_key) == sizeof(OrdKey) && offsetof(phast_key, rest) == offsetof(OrdKey, rest),
-			   "an OrdKey is a phast_key");
