@@ -1,12 +1,12 @@
-# Crash torture: 2 pgbench clients insert, update, delete and VACUUM a table with an nbtree_pm
-# and an fbrtree_pm index; the server is killed at random moments (SIGKILL of the postmaster,
+# Crash torture: 2 pgbench clients insert, update, delete and VACUUM a table with an nbtree_pm,
+# an fbrtree_pm and a phast_pm index; the server is killed at random moments (SIGKILL of the postmaster,
 # pg_ctl stop -m immediate and SIGKILL of one pgbench backend in turn, synchronous_commit on and
 # off in turn).  After every
-# restart both indexes verify against the heap (heapallindexed), 100 random predicates answer
+# restart the indexes verify against the heap (heapallindexed), 150 random predicates answer
 # by index scan exactly what they answer by sequential scan, and no TID comes back twice.
 # Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
-# nbtree_pm leaf SMO and an fbrtree_pm split (pm_index.debug_smo_pause), by SIGKILL of the
-# postmaster and of the backend alone.
+# nbtree_pm leaf SMO, a phast_pm LNode split and an fbrtree_pm split
+# (pm_index.debug_smo_pause), by SIGKILL of the postmaster and of the backend alone.
 #
 # PM_TORTURE_CYCLES sets the random cycles (10 here; tests/torture runs 100).  The last line
 # of the output sums up: cycles, transactions acknowledged before the kills, violations.
@@ -26,18 +26,19 @@ my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
 my $node = pm_node('torture', 'autovacuum = off', 'restart_after_crash = on');
 $node->safe_psql(
 	'postgres', q{
-	CREATE TABLE tt (id bigserial, k int8, p point);
+	CREATE TABLE tt (id bigserial, k int8, p point, q int8);
 	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);
-	INSERT INTO tt (k, p) SELECT (random() * 1e6)::int8, point(random() * 1000, random() * 1000)
-	  FROM generate_series(1, 20000);});
+	CREATE INDEX tt_q ON tt USING phast_pm (q);
+	INSERT INTO tt (k, p, q) SELECT r, point(random() * 1000, random() * 1000), r
+	  FROM (SELECT (random() * 1e6)::int8 AS r FROM generate_series(1, 20000)) s;});
 
 my $dir = $node->basedir;
 my %scripts = (
 	insert => q{\set k random(1, 1000000)
-INSERT INTO tt (k, p) SELECT :k + g, point(random() * 1000, random() * 1000) FROM generate_series(1, 20) g;},
+INSERT INTO tt (k, p, q) SELECT :k + g, point(random() * 1000, random() * 1000), :k + g FROM generate_series(1, 20) g;},
 	update => q{\set k random(1, 1000000)
-UPDATE tt SET k = k + 1, p = point(p[0], (p[1] + 1)::numeric % 1000) WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 5);},
+UPDATE tt SET k = k + 1, q = q + 1, p = point(p[0], (p[1] + 1)::numeric % 1000) WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 5);},
 	delete => q{\set k random(1, 1000000)
 DELETE FROM tt WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 10);},
 	vacuum => 'VACUUM tt;');
@@ -81,14 +82,18 @@ sub kill_server
 	return;
 }
 
-# 100 predicates, half on k (ranges and equalities) and half on p (windows), each with
-# count and sum(id): what the indexes answer must be what the heap answers.
+# 150 predicates, a third on k (nbtree_pm), on q (phast_pm; the same values) and on p
+# (fbrtree_pm windows), each with count and sum(id): what the indexes answer must be what the
+# heap answers.
 my @predicates;
 for my $i (1 .. 50)
 {
 	my $a = int(rand(1_000_000));
-	push @predicates,
-	  $i % 3 == 0 ? "k = $a" : "k BETWEEN $a AND " . ($a + int(rand(50_000)));
+	for my $c ('k', 'q')
+	{
+		push @predicates,
+		  $i % 3 == 0 ? "$c = $a" : "$c BETWEEN $a AND " . ($a + int(rand(50_000)));
+	}
 	my ($x, $y, $w) = (rand(1000), rand(1000), 1 + rand(200));
 	push @predicates,
 	  sprintf("p <@ box '((%.3f,%.3f),(%.3f,%.3f))'", $x, $y, $x + $w, $y + $w);
@@ -102,7 +107,7 @@ sub verify
 	my ($what) = @_;
 	my @problems;
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
-		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true);");
+		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);");
 	push @problems, "check: $stderr" if $rc != 0;
 	my $by_index = $node->safe_psql('postgres', "$BY_INDEX\n$probe");
 	my $by_heap = $node->safe_psql('postgres', "$BY_HEAP\n$probe");
@@ -232,13 +237,20 @@ $node->safe_psql(
 	'postgres', q{
 	CREATE TABLE smo_n (k int8); CREATE INDEX smo_n_k ON smo_n USING nbtree_pm (k);
 	CREATE TABLE smo_f (p point); CREATE INDEX smo_f_p ON smo_f USING fbrtree_pm (p);
+	CREATE TABLE smo_q (q int8); CREATE INDEX smo_q_q ON smo_q USING phast_pm (q);
 	INSERT INTO smo_n SELECT g FROM generate_series(1, 5000) g;
+	INSERT INTO smo_q SELECT g FROM generate_series(1, 5000) g;
 	INSERT INTO smo_f SELECT point(g % 71, g % 73) FROM generate_series(1, 5000) g;});
 my %smo = (
 	'nbtree_pm leaf SMO' => {
 		insert => 'INSERT INTO smo_n SELECT 2500 FROM generate_series(1, 200)',
 		check => "SELECT nbtree_pm_check('smo_n_k', true)",
 		count => 'SELECT count(*) FROM smo_n WHERE k >= 0'
+	},
+	'phast_pm LNode split' => {
+		insert => 'INSERT INTO smo_q SELECT 2500 FROM generate_series(1, 200)',
+		check => "SELECT phast_pm_check('smo_q_q', true)",
+		count => 'SELECT count(*) FROM smo_q WHERE q >= 0'
 	},
 	'fbrtree_pm split' => {
 		insert => 'INSERT INTO smo_f SELECT point(random() * 70, random() * 72) FROM generate_series(1, 500)',

@@ -255,7 +255,7 @@ phast_split_lnode(phast_tree *t, uint64_t ioff, int j, pm_error *err)
 	nl->bitmap = (UINT64_C(1) << (n - m)) - 1;
 	nl->next = o->next;
 	pm_persist(ps, nl, sizeof(*nl));
-	pm_smo_pause("phast lnode split");
+	pm_smo_pause("phast_pm LNode split");
 	/* the commit: from here the chain holds the new LNode, and o's range ends at its low */
 	pm_store(&o->next, noff);
 	pm_persist(ps, &o->next, sizeof(o->next));
