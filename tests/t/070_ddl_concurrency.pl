@@ -1,8 +1,8 @@
 # DDL while other sessions use the indexes: 2 sessions insert, delete and scan through an
-# nbtree_pm and an fbrtree_pm index (each statement its own transaction, errors tolerated, as
-# an application retrying would) while a third runs REINDEX, REINDEX CONCURRENTLY, ALTER TABLE
-# (a rewrite), TRUNCATE, DROP INDEX and CREATE INDEX [CONCURRENTLY].  Afterwards both indexes
-# verify, answer as the heap does, and only live indexes have pools.  Then cancellations:
+# nbtree_pm, an fbrtree_pm and a phast_pm index (each statement its own transaction, errors
+# tolerated, as an application retrying would) while a third runs REINDEX, REINDEX CONCURRENTLY,
+# ALTER TABLE (a rewrite), TRUNCATE, DROP INDEX and CREATE INDEX [CONCURRENTLY].  Afterwards the
+# indexes verify, answer as the heap does, and only live indexes have pools.  Then cancellations:
 # statement_timeout in a long index scan, pg_cancel_backend in a long CREATE INDEX.
 use strict;
 use warnings;
@@ -17,11 +17,12 @@ use PmNode;
 my $node = pm_node('ddl');
 $node->safe_psql(
 	'postgres', q{
-	CREATE TABLE d (id bigserial, k int4, p point);
-	INSERT INTO d (k, p) SELECT (random() * 1e6)::int, point(random() * 1000, random() * 1000)
-	  FROM generate_series(1, 20000);
+	CREATE TABLE d (id bigserial, k int4, p point, q int4);
+	INSERT INTO d (k, p, q) SELECT r, point(random() * 1000, random() * 1000), r
+	  FROM (SELECT (random() * 1e6)::int AS r FROM generate_series(1, 20000)) s;
 	CREATE INDEX d_k ON d USING nbtree_pm (k);
 	CREATE INDEX d_p ON d USING fbrtree_pm (p);
+	CREATE INDEX d_q ON d USING phast_pm (q);
 	CREATE TABLE errors (msg text);
 	-- One transaction per round; every error but a deadlock (which DDL may legitimately
 	-- cause) is recorded.
@@ -32,9 +33,10 @@ $node->safe_psql(
 	  FOR i IN 1 .. rounds LOOP
 	    base := (random() * 1e6)::int;
 	    BEGIN
-	      INSERT INTO d (k, p) SELECT base + g, point(random() * 1000, random() * 1000) FROM generate_series(1, 10) g;
+	      INSERT INTO d (k, p, q) SELECT base + g, point(random() * 1000, random() * 1000), base + g FROM generate_series(1, 10) g;
 	      DELETE FROM d WHERE id IN (SELECT id FROM d WHERE k >= base ORDER BY k LIMIT 3);
 	      PERFORM count(*) FROM d WHERE k BETWEEN base AND base + 5000;
+	      PERFORM count(*) FROM d WHERE q BETWEEN base AND base + 5000;
 	      PERFORM count(*) FROM d WHERE p <@ box(point(base % 900, base % 900), point(base % 900 + 50, base % 900 + 50));
 	    EXCEPTION WHEN deadlock_detected THEN NULL;
 	      WHEN OTHERS THEN INSERT INTO errors VALUES (SQLSTATE || ': ' || SQLERRM);
@@ -58,7 +60,11 @@ my @ddl = (
 	'REINDEX TABLE CONCURRENTLY d',
 	'DROP INDEX d_k',
 	'CREATE INDEX CONCURRENTLY d_k ON d USING nbtree_pm (k)',
+	'REINDEX INDEX CONCURRENTLY d_q',
+	'ALTER TABLE d ALTER COLUMN q TYPE int8',
 	'TRUNCATE d',
+	'DROP INDEX d_q',
+	'CREATE INDEX CONCURRENTLY d_q ON d USING phast_pm (q)',
 	'DROP INDEX d_p',
 	'CREATE INDEX d_p ON d USING fbrtree_pm (p)',
 	'ALTER TABLE d ALTER COLUMN k TYPE int4',
@@ -84,22 +90,22 @@ for my $w (@workers)
 is($node->safe_psql('postgres', 'SELECT string_agg(DISTINCT msg, E\'\n\') FROM errors'),
 	'', 'the workers met no unexpected error');
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM d') > 0, 'the workers inserted rows after the last TRUNCATE');
-is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true)"),
-	"\n", 'both indexes verify against the heap');
-my $probe = q{SELECT count(*), sum(id) FROM d WHERE k >= 0; SELECT count(*), sum(id) FROM d WHERE p <@ box '((0,0),(1000,1000))';};
+is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true)"),
+	"\n\n", 'the indexes verify against the heap');
+my $probe = q{SELECT count(*), sum(id) FROM d WHERE k >= 0; SELECT count(*), sum(id) FROM d WHERE p <@ box '((0,0),(1000,1000))'; SELECT count(*), sum(id) FROM d WHERE q >= 0;};
 is( $node->safe_psql('postgres', $BY_INDEX . $probe),
 	$node->safe_psql('postgres', $BY_HEAP . $probe),
 	'and answer as the heap does');
 is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM pm_index_pools() WHERE database = (SELECT oid FROM pg_database WHERE datname = 'postgres')"),
-	'2', 'only the two live indexes have pools');
+	'3', 'only the three live indexes have pools');
 
 # Cancellations: a long index scan stopped by statement_timeout, a long CREATE INDEX by
 # pg_cancel_backend (an expression that sleeps now and then keeps it busy).
 $node->safe_psql(
 	'postgres', q{
-	INSERT INTO d (k, p) SELECT g, point(g % 1000, g % 997) FROM generate_series(1, 300000) g;
+	INSERT INTO d (k, p, q) SELECT g, point(g % 1000, g % 997), g FROM generate_series(1, 300000) g;
 	CREATE FUNCTION slow_id(int8) RETURNS int8 IMMUTABLE LANGUAGE plpgsql AS
 	  $$ BEGIN IF $1 % 100 = 0 THEN PERFORM pg_sleep(0.001); END IF; RETURN $1; END $$;});
 my ($rc, $stdout, $stderr) = $node->psql('postgres',
@@ -123,9 +129,9 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = '
 is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM pm_index_pools() WHERE database = (SELECT oid FROM pg_database WHERE datname = 'postgres')"),
-	'2', 'and no pool');
-is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true)"),
-	"\n", 'the other indexes still verify');
+	'3', 'and no pool');
+is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true)"),
+	"\n\n", 'the other indexes still verify');
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
 
 $node->stop;
