@@ -49,9 +49,9 @@ column_correlation(PlannerInfo *root, IndexOptInfo *index)
 
 void
 ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-				   Cost *indexStartupCost, Cost *indexTotalCost,
-				   Selectivity *indexSelectivity, double *indexCorrelation,
-				   double *indexPages)
+				 Cost *indexStartupCost, Cost *indexTotalCost,
+				 Selectivity *indexSelectivity, double *indexCorrelation,
+				 double *indexPages)
 {
 	IndexOptInfo *index = path->indexinfo;
 	GenericCosts costs;

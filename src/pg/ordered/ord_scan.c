@@ -324,7 +324,7 @@ compute_ranges(IndexScanDesc scan)
 
 void
 ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
-			 int norderbys)
+		   int norderbys)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
