@@ -144,8 +144,9 @@ phast_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
 	phast_meta *m;
 	pm_errcode	rc = check_meta(pool, &m, err);
 
-	if (rc == PM_OK)
-		rc = pm_recon_mark_roots(a, pool, err);
+	if (rc != PM_OK)
+		return rc;
+	rc = pm_recon_mark_roots(a, pool, err);
 	for (uint64_t off = m->master[0]; off != 0 && rc == PM_OK;
 		 off = ((phast_lnode *) pm_pool_addr(pool, off))->next)
 		rc = pm_alloc_mark(a, off, err);
