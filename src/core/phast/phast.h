@@ -126,7 +126,7 @@ extern void phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, ph
 
 /*
  * Drop the deleted slots of the LNode covering k (in place: its bitmap), if
- * at least half of its committed slots are deleted.
+ * it has any: later inserts reuse them.
  */
 extern pm_errcode phast_compact_leaf(phast_tree *t, const phast_key *k, bool *compacted,
 									 pm_error *err);

@@ -276,7 +276,7 @@ phast_compact_leaf(phast_tree *t, const phast_key *k, bool *compacted, pm_error 
 
 			for (int i = 0; i < PHAST_LNODE_CAP; i++)
 				live += phast_slot_live(l, l->bitmap, i, &s);
-			if (committed > 0 && (committed - live) * 2 >= committed)
+			if (live < committed)
 			{
 				phast_drop_dead(t, in, j);
 				*compacted = true;

@@ -69,9 +69,9 @@ phastpm_delete_entry(Relation index, void *state, const void *entry)
 }
 
 /*
- * LNode by LNode.  An LNode fn deleted from drops its deleted slots in
- * place when at least half of them are (phast_compact_leaf), which needs no
- * new block: nothing is left untidy for lack of space.
+ * LNode by LNode.  An LNode fn deleted from drops its deleted slots in place
+ * (phast_compact_leaf): inserts reuse them, and it needs no new block, so
+ * nothing is left untidy for lack of space.
  */
 static uint32
 phastpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
