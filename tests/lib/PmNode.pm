@@ -5,10 +5,12 @@ package PmNode;
 use strict;
 use warnings;
 use Exporter 'import';
+use File::Basename;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(pm_node psql_start start_after_kill $BY_INDEX $BY_HEAP);
+our @EXPORT = qw(pm_node ordered_ams psql_start start_after_kill $BY_INDEX $BY_HEAP);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
 our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
@@ -26,6 +28,15 @@ sub pm_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 	return $node;
+}
+
+# The ordered access methods of the extension (tests/lib/ordered_ams.sql), for the tests that
+# every one of them must pass.
+sub ordered_ams
+{
+	my ($node) = @_;
+	my $query = slurp_file(dirname(__FILE__) . '/ordered_ams.sql');
+	return split(/\n/, $node->safe_psql('postgres', $query));
 }
 
 # Start a node whose server was killed, retrying while the old processes still hold its shared

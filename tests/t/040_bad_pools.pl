@@ -17,17 +17,21 @@ use lib "$FindBin::Bin/../lib";
 use PmNode;
 
 my $node = pm_node('bad_pools');
+# The victims: an index of every ordered access method, each on its own copy of k (a scan
+# must reach the index whose pool is named), and an fbrtree_pm index.
+my @ordered = ordered_ams($node);
+my @victims = ((map { "victim_$_" } @ordered), 'victim_b');
 $node->safe_psql(
-	'postgres', q{
+	'postgres', join(
+		"\n", q{
 	CREATE TABLE healthy (k int);
 	INSERT INTO healthy SELECT generate_series(1, 1000);
 	CREATE INDEX healthy_k ON healthy USING nbtree_pm (k);
-	CREATE TABLE victim (k int, b box);
-	INSERT INTO victim SELECT i, box(point(i, i), point(i + 1, i + 1)) FROM generate_series(1, 1000) i;
-	CREATE INDEX victim_k ON victim USING nbtree_pm (k);
-	CREATE INDEX victim_b ON victim USING fbrtree_pm (b);
-	CREATE TABLE other (k int);
-	CREATE INDEX other_k ON other USING nbtree_pm (k);});
+	CREATE TABLE victim (k int, b box);},
+		(map { "ALTER TABLE victim ADD COLUMN k_$_ int GENERATED ALWAYS AS (k) STORED;" } @ordered),
+		q{INSERT INTO victim SELECT i, box(point(i, i), point(i + 1, i + 1)) FROM generate_series(1, 1000) i;},
+		(map { "CREATE INDEX victim_$_ ON victim USING $_ (k_$_);" } @ordered),
+		q{CREATE INDEX victim_b ON victim USING fbrtree_pm (b);}));
 
 my $pool_dir = $node->data_dir . '/pm_index';
 my $db = $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'postgres'");
@@ -40,11 +44,11 @@ sub pool_of
 
 # One query per index that must use it, and its right answer.
 my %probe = (
-	victim_k => [ 'SELECT count(*) FROM victim WHERE k <= 500', '500' ],
+	(map { ("victim_$_" => [ "SELECT count(*) FROM victim WHERE k_$_ <= 500", '500' ]) } @ordered),
 	victim_b => [ q{SELECT count(*) FROM victim WHERE b && box '((0,0),(100.5,100.5))'}, '100' ],
 	healthy_k => [ 'SELECT count(*) FROM healthy WHERE k <= 10', '10' ]);
 my %check = (
-	victim_k => "SELECT nbtree_pm_check('victim_k', true)",
+	(map { ("victim_$_" => "SELECT ${_}_check('victim_$_', true)") } @ordered),
 	victim_b => "SELECT fbrtree_pm_check('victim_b', true)");
 
 # The offset of the n-th mutable header word (size, mode, clean_shutdown, flags), after the
@@ -68,24 +72,24 @@ sub expect_error
 	return;
 }
 
-# Damage both victim indexes' pools with the server stopped, then show what each statement says.
+# Damage every victim index's pool with the server stopped, then show what each statement says.
 sub scenario
 {
 	my (%s) = @_;
-	my %pool = map { $_ => pool_of($_) } qw(victim_k victim_b);
+	my %pool = map { $_ => pool_of($_) } @victims;
 	$node->stop;
 	$s{damage}->($pool{$_}) for sort keys %pool;
 	$node->start;
 	if (defined $s{state})
 	{
 		is( $node->safe_psql(
-				'postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()
-				WHERE index IN ('victim_k'::regclass, 'victim_b'::regclass)}),
+				'postgres', "SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()
+				WHERE index::text IN ('" . join("', '", @victims) . "')"),
 			$s{state},
 			"$s{name}: pm_index_pools() says $s{state}");
 	}
 
-	for my $index (qw(victim_k victim_b))
+	for my $index (@victims)
 	{
 		my $path = quotemeta($pool{$index});
 		expect_error("$s{name}: $index: scan", $BY_INDEX . $probe{$index}[0],
@@ -98,7 +102,7 @@ sub scenario
 		"$s{name}: the failed insert was rolled back");
 	is($node->safe_psql('postgres', $BY_INDEX . $probe{healthy_k}[0]),
 		$probe{healthy_k}[1], "$s{name}: another index keeps working");
-	for my $index (qw(victim_k victim_b))
+	for my $index (@victims)
 	{
 		$node->safe_psql('postgres', "REINDEX INDEX $index");
 		is($node->safe_psql('postgres', $BY_INDEX . $probe{$index}[0]),
@@ -183,8 +187,8 @@ scenario(
 SKIP:
 {
 	my @foreign = split(' ', $ENV{PM_FOREIGN_FILES} // '');
-	skip 'no files of another user (tests/run makes them when it runs as root)', 1
-	  if @foreign < 2;
+	skip 'not enough files of another user (tests/run makes them when it runs as root)', 1
+	  if @foreign < @victims;
 	scenario(
 		name => 'pool file of another user',
 		state => 'inaccessible',
@@ -197,22 +201,25 @@ SKIP:
 		hint => $ownership_hint);
 }
 
-# Two indexes pointed at one file: victim_k's and victim_b's paths both hold healthy_k's pool.
+# Indexes pointed at one file: every victim's path holds healthy_k's pool.
 my $healthy_pool = pool_of('healthy_k');
 scenario(
 	name => 'another index\'s pool file',
 	damage => sub { copy($healthy_pool, $_[0]) or die "copy to $_[0]: $!" },
-	error => qr/does not belong to index "victim_[kb]"/,
+	error => qr/does not belong to index "victim_\w+"/,
 	hint => $reindex_hint);
 
 # The pool directory made read-only: existing indexes keep working, creating one fails with
 # the directory named and a HINT, and works again once the directory is writable.
 chmod(0500, $pool_dir) or die "chmod $pool_dir: $!";
-is($node->safe_psql('postgres', $BY_INDEX . $probe{victim_k}[0]),
-	$probe{victim_k}[1], 'read-only pool_dir: existing indexes answer');
+is($node->safe_psql('postgres', $BY_INDEX . $probe{$victims[0]}[0]),
+	$probe{$victims[0]}[1], 'read-only pool_dir: existing indexes answer');
 $node->safe_psql('postgres', 'INSERT INTO victim VALUES (2000, NULL)');
-is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM victim WHERE k = 2000'),
-	'1', 'read-only pool_dir: existing indexes take inserts');
+for my $am (@ordered)
+{
+	is($node->safe_psql('postgres', $BY_INDEX . "SELECT count(*) FROM victim WHERE k_$am = 2000"),
+		'1', "read-only pool_dir: existing indexes take inserts ($am)");
+}
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', 'CREATE INDEX healthy_k2 ON healthy USING nbtree_pm (k)');
 isnt($ret, 0, 'read-only pool_dir: CREATE INDEX fails');
@@ -227,9 +234,9 @@ is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM healthy WHERE 
 # The pool directory moved away while the server runs: a new session cannot map the pools and
 # says to REINDEX; REINDEX makes the default directory again and rebuilds into it.
 $node->safe_psql('postgres', 'DROP INDEX healthy_k2');
-my $k_pool = pool_of('victim_k');
+my $k_pool = pool_of($victims[0]);
 rename($pool_dir, "$pool_dir.moved") or die "rename $pool_dir: $!";
-($ret, $stdout, $stderr) = $node->psql('postgres', $BY_INDEX . $probe{victim_k}[0]);
+($ret, $stdout, $stderr) = $node->psql('postgres', $BY_INDEX . $probe{$victims[0]}[0]);
 isnt($ret, 0, 'pool_dir gone: a scan in a new session fails');
 like($stderr, qr/ERROR:  .*\Q$k_pool\E/, 'pool_dir gone: the error names the missing pool');
 like($stderr, qr/HINT:  If the pool file was removed, REINDEX/, 'pool_dir gone: the HINT says to REINDEX');

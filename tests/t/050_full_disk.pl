@@ -46,13 +46,19 @@ $node->safe_psql('postgres',
 	'CREATE TABLE ballast (k int8); INSERT INTO ballast SELECT generate_series(1, 300000)');
 
 # Each access method: insert 100,000-row batches until the filesystem is full.
+my @ordered = ordered_ams($node);
 my %am = (
-	nbtree_pm => {
-		column => 'k int8',
-		rows => 'SELECT (random() * 1e15)::int8 FROM generate_series(1, N)',
-		check => "SELECT nbtree_pm_check('fill_nbtree_pm_idx', true)",
-		probe => 'SELECT count(*) FROM fill_nbtree_pm WHERE k >= 0'
-	},
+	(
+		map {
+			(
+				$_ => {
+					column => 'k int8',
+					rows => 'SELECT (random() * 1e15)::int8 FROM generate_series(1, N)',
+					check => "SELECT ${_}_check('fill_${_}_idx', true)",
+					probe => "SELECT count(*) FROM fill_$_ WHERE k >= 0"
+				})
+		} @ordered
+	),
 	fbrtree_pm => {
 		column => 'k point',
 		rows => 'SELECT point(random() * 1000, random() * 1000) FROM generate_series(1, N)',
@@ -105,24 +111,28 @@ for my $am (sort keys %am)
 	is(pool_files(), '', "$am: no pool file is left after DROP TABLE");
 }
 
-# CREATE INDEX on more rows than the filesystem holds: ERROR, nothing left behind.
-$node->safe_psql('postgres',
-	'CREATE TABLE big (k int8); INSERT INTO big SELECT generate_series(1, 3000000)');
-my ($ret, $stdout, $stderr) =
-  $node->psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (k)');
-isnt($ret, 0, 'CREATE INDEX fails when the pool filesystem fills');
-like($stderr, $disk_full, 'CREATE INDEX: the error names the pool file and says the disk is full');
-like($stderr, $disk_full_hint, 'CREATE INDEX: with a HINT');
-is(pool_files(), live_pools(), 'the failed CREATE INDEX left no pool file behind');
-is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_k'"),
-	'0', 'the failed CREATE INDEX rolled back');
+# CREATE INDEX of each ordered access method on more rows than the filesystem holds: ERROR,
+# nothing left behind; with fewer rows it works.
+for my $am (@ordered)
+{
+	$node->safe_psql('postgres',
+		'CREATE TABLE big (k int8); INSERT INTO big SELECT generate_series(1, 3000000)');
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "CREATE INDEX big_k ON big USING $am (k)");
+	isnt($ret, 0, "$am: CREATE INDEX fails when the pool filesystem fills");
+	like($stderr, $disk_full, "$am: CREATE INDEX: the error names the pool file and says the disk is full");
+	like($stderr, $disk_full_hint, "$am: CREATE INDEX: with a HINT");
+	is(pool_files(), live_pools(), "$am: the failed CREATE INDEX left no pool file behind");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_k'"),
+		'0', "$am: the failed CREATE INDEX rolled back");
 
-# Fewer rows fit.
-$node->safe_psql('postgres', 'DELETE FROM big WHERE k > 500000; VACUUM big');
-$node->safe_psql('postgres', 'CREATE INDEX big_k ON big USING nbtree_pm (k)');
-is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM big WHERE k > 0'),
-	'500000', 'CREATE INDEX works once the rows fit');
-is(pool_files(), live_pools(), 'only the live indexes have pool files');
+	$node->safe_psql('postgres', 'DELETE FROM big WHERE k > 500000; VACUUM big');
+	$node->safe_psql('postgres', "CREATE INDEX big_k ON big USING $am (k)");
+	is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM big WHERE k > 0'),
+		'500000', "$am: CREATE INDEX works once the rows fit");
+	is(pool_files(), live_pools(), "$am: only the live indexes have pool files");
+	$node->safe_psql('postgres', 'DROP TABLE big');
+}
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
 
 $node->stop;
