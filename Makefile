@@ -101,7 +101,7 @@ tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src
 
 fuzz: $(FUZZ_TARGETS)
 
-$(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h) tests/unit/mono_clock.h
+$(BENCH_OBJS): $(BUILD_MODE_STAMP) $(wildcard bench/core/*.h src/core/*.h src/core/nbtree/*.h src/core/phast/*.h) tests/unit/mono_clock.h
 # the benchmarks' helpers share the unit tests' clock
 $(BENCH_OBJS): override CPPFLAGS += -I$(srcdir)/tests/unit
 

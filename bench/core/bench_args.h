@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 /*
  * The most keys, boxes or operations a benchmark takes: arrays of them stay
@@ -35,6 +37,33 @@ bench_parse_count(const char *value, long min, long max, long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/*
+ * A comma-separated list of names into selected[i] for names[i]
+ * (case-insensitive); false on an unknown name.
+ */
+static inline bool
+bench_parse_list(const char *list, const char *const *names, int nnames, bool *selected)
+{
+	char	   *copy = strdup(list);
+	char	   *save = NULL;
+	bool		ok = true;
+
+	memset(selected, 0, nnames * sizeof(bool));
+	for (char *item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save))
+	{
+		int			i = 0;
+
+		while (i < nnames && strcasecmp(item, names[i]) != 0)
+			i++;
+		if (i == nnames)
+			ok = false;
+		else
+			selected[i] = true;
+	}
+	free(copy);
+	return ok;
 }
 
 #endif							/* PM_BENCH_ARGS_H */

@@ -1,18 +1,18 @@
 /*
  * bench_nbtree.c
- *	  Core NBTree micro-benchmark, no server: insert N random 8-byte keys
- *	  (with distinct TID-like rests), look each up, and rebuild the DRAM
- *	  layer from the pool, with 1..T threads.
+ *	  Core micro-benchmark of the ordered structures, no server: insert N
+ *	  random 8-byte keys (with distinct TID-like rests), look each up, and
+ *	  rebuild the DRAM layer from the pool, with 1..T threads; NBTree, and
+ *	  PhaST on request.
  *
  *	  bench/bin/bench_nbtree [--keys N] [--threads T] [--dir DIR] [--mode eadr|adr]
+ *	      [--structure nbtree,phast]
  *
- * Prints CSV: phase,threads,keys,seconds,mops_per_s,flushes_per_op,fences_per_op
+ * Prints CSV: phase,structure,threads,keys,seconds,mops_per_s,flushes_per_op,fences_per_op
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "nbtree.h"
-
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
 
 typedef struct worker
 {
-	bench_nbt_env *env;
+	bench_env  *env;
 	long		nkeys;
 	int			id;
 	int			nthreads;
@@ -37,32 +37,30 @@ static void *
 run(void *arg)
 {
 	worker	   *w = arg;
-	bench_nbt_thread th;
-	pm_error	err;
+	bench_thread th;
 	pm_counters before = pm_tls_counters;
 
-	bench_nbt_thread_attach(w->env, &th, w->id);
+	bench_thread_attach(w->env, &th, w->id);
 	for (long i = w->id; i < w->nkeys; i += w->nthreads)
 	{
 		uint64_t	key = bench_key(KEY_SEED, (uint64_t) i);
 
 		if (w->phase == 0)
 		{
-			nbt_skey	sk = {key, (uint64_t) i + 1};
+			pm_key		k = {key, (uint64_t) i + 1};
 
-			if (nbt_insert(&th.tree, &sk, &err) != PM_OK)
-				bench_die("insert: %s", err.msg);
+			bench_insert(&th, &k);
 		}
 		else
-			w->found += bench_nbt_count_key(&th.tree, key) > 0;
+			w->found += bench_count_key(&th, key) > 0;
 	}
-	bench_nbt_thread_detach(&th);
+	bench_thread_detach(&th);
 	w->counters = bench_counters_since(&before);
 	return NULL;
 }
 
 static void
-phase(bench_nbt_env *env, long nkeys, int phase_no, int threads, const char *name)
+phase(bench_env *env, long nkeys, int phase_no, int threads, const char *name)
 {
 	pthread_t	tid[BENCH_MAX_THREADS];
 	worker		w[BENCH_MAX_THREADS];
@@ -90,8 +88,9 @@ phase(bench_nbt_env *env, long nkeys, int phase_no, int threads, const char *nam
 		fences += w[i].counters.fences;
 	}
 	secs = now_sec() - t0;
-	printf("%s,%d,%ld,%.3f,%.3f,%.3f,%.3f\n", name, threads, nkeys, secs, nkeys / secs / 1e6,
-		   (double) flushes / nkeys, (double) fences / nkeys);
+	printf("%s,%s,%d,%ld,%.3f,%.3f,%.3f,%.3f\n", name, bench_structure_names[env->structure],
+		   threads, nkeys, secs, nkeys / secs / 1e6, (double) flushes / nkeys,
+		   (double) fences / nkeys);
 	if (phase_no == 1 && found != nkeys)
 		bench_die("search found %ld of %ld keys", found, nkeys);
 	fflush(stdout);
@@ -104,6 +103,7 @@ main(int argc, char **argv)
 	long		max_threads = 1;
 	const char *dir = "/dev/shm";
 	pm_mode		mode = PM_MODE_EADR;
+	bool		selected[BENCH_NSTRUCTURES] = {true, false};	/* phast on request */
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -117,27 +117,36 @@ main(int argc, char **argv)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc && pm_mode_parse(argv[i + 1], &mode))
 			i++;
+		else if (strcmp(argv[i], "--structure") == 0 && i + 1 < argc &&
+				 bench_parse_list(argv[i + 1], bench_structure_names, BENCH_NSTRUCTURES, selected))
+			i++;
 		else
 		{
-			fprintf(stderr, "usage: %s [--keys N] [--threads 1-%d] [--dir DIR] [--mode eadr|adr]\n", argv[0],
-					BENCH_MAX_THREADS);
+			fprintf(stderr, "usage: %s [--keys N] [--threads 1-%d] [--dir DIR] [--mode eadr|adr]\n"
+					"       [--structure nbtree,phast]\n", argv[0], BENCH_MAX_THREADS);
 			return 2;
 		}
 	}
-	printf("phase,threads,keys,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
-	for (int threads = 1; threads <= max_threads; threads *= 2)
+	printf("phase,structure,threads,keys,seconds,mops_per_s,flushes_per_op,fences_per_op\n");
+	for (int s = 0; s < BENCH_NSTRUCTURES; s++)
 	{
-		bench_nbt_env env;
-		pm_counters unused = {0};
-		double		secs;
+		if (!selected[s])
+			continue;
+		for (int threads = 1; threads <= max_threads; threads *= 2)
+		{
+			bench_env	env;
+			pm_counters unused = {0};
+			double		secs;
 
-		bench_nbt_create(&env, dir, "bench_nbtree", mode);
-		phase(&env, nkeys, 0, threads, "insert");
-		phase(&env, nkeys, 1, threads, "search");
-		secs = bench_nbt_rebuild_dram(&env, &unused);
-		printf("rebuild,1,%ld,%.3f,%.3f,0,0\n", nkeys, secs, nkeys / secs / 1e6);
-		fflush(stdout);
-		bench_nbt_destroy(&env);
+			bench_env_create(&env, (bench_structure) s, dir, "bench_nbtree", mode, (uint64_t) nkeys);
+			phase(&env, nkeys, 0, threads, "insert");
+			phase(&env, nkeys, 1, threads, "search");
+			secs = bench_rebuild_dram(&env, &unused);
+			printf("rebuild,%s,1,%ld,%.3f,%.3f,0,0\n", bench_structure_names[s], nkeys, secs,
+				   nkeys / secs / 1e6);
+			fflush(stdout);
+			bench_env_destroy(&env);
+		}
 	}
 	return 0;
 }

@@ -1,13 +1,13 @@
 /*
  * bench_ycsb.c
  *	  The YCSB core workloads on the index structures of src/core, no server:
- *	  NBTree (persistent leaves in a pool, DRAM inner tier) and, as a
- *	  reference point, a DRAM-only B+-tree under one global lock
- *	  (baseline_btree.c).
+ *	  NBTree (persistent leaves in a pool, DRAM inner tier), PhaST (persistent
+ *	  LNodes in a pool, DRAM skiplists over them) and, as a reference point, a
+ *	  DRAM-only B+-tree under one global lock (baseline_btree.c).
  *
  *	  bench/bin/bench_ycsb [--keys N] [--ops N] [--threads T]
  *	      [--workload load,a,b,c,d,e,f] [--dist uniform|zipf] [--mode eadr|adr]
- *	      [--dir DIR] [--structure nbtree,baseline] [--seed S]
+ *	      [--dir DIR] [--structure nbtree,phast,baseline] [--seed S]
  *
  * YCSB is a key-value benchmark; here it runs on an index whose entries are
  * (key, rest) pairs, rest being the TID-like tie-breaker of a PostgreSQL
@@ -15,7 +15,7 @@
  * hashes its key numbers too).  The operations map as follows:
  *
  *	  read    all entries of one key, read as PostgreSQL's index scan reads
- *	          them (bench_nbt_count_key);
+ *	          them (bench_count_key);
  *	  update  insert (key, new rest), then delete (key, old rest): what a
  *	          non-HOT UPDATE does to a secondary index, whose entry must
  *	          point at the new heap tuple.  The insert comes first so a
@@ -40,13 +40,14 @@
  *
  * The run is repeated for 1, 2, 4, .. T threads on a fresh structure each
  * time; the ops of a workload are split evenly between the threads.  After
- * the load, NBTree's DRAM tier is thrown away and rebuilt from the pool
- * (row "recovery"), and the other workloads run on the rebuilt tree.
+ * the load, the DRAM tier of NBTree or PhaST is thrown away and rebuilt
+ * from the pool (row "recovery"), and the other workloads run on the
+ * rebuilt structure.
  *
  * Every op's latency is taken (the TSC, calibrated against the wall clock
  * over the workload, or clock_gettime where there is no TSC) into a
- * log-linear histogram accurate to 1/64.  Flushes and fences are NBTree's
- * per-thread persistence counters; the baseline persists nothing.
+ * log-linear histogram accurate to 1/64.  Flushes and fences are the
+ * pool's per-thread persistence counters; the baseline persists nothing.
  *
  * The benchmark checks its own results and exits 1 on the first problem:
  * every read finds its key (exactly once with one thread), every update
@@ -59,14 +60,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "nbtree.h"
-
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -80,6 +78,7 @@
 /* a lookup is no snapshot: it may fall between a concurrent update's insert and delete */
 #define READ_ATTEMPTS		3
 #define VERIFY_CHUNK		256
+#define NSTRUCTURES			3	/* nbtree, phast, baseline */
 
 /* ---------- workloads ---------- */
 
@@ -267,21 +266,22 @@ typedef struct bench_run bench_run;
 typedef struct index_ops
 {
 	const char *name;
-	/* a thread's handle; end gives it back (and drains NBTree's retired blocks) */
+	int			pool_structure; /* a bench_structure; -1: the baseline, in DRAM only */
+	/* a thread's handle; end gives it back (and drains the pool structure's retired blocks) */
 	void	   *(*thread_begin) (bench_run *run, int thread_id);
 	void		(*thread_end) (void *handle);
-	void		(*insert) (void *handle, const nbt_skey *sk);
-	bool		(*remove) (void *handle, const nbt_skey *sk);
+	void		(*insert) (void *handle, const pm_key *sk);
+	bool		(*remove) (void *handle, const pm_key *sk);
 	long		(*count_key) (void *handle, uint64_t key);
 	/* up to limit entries >= from, in order */
-	int			(*scan) (void *handle, const nbt_skey *from, int limit, nbt_skey *out);
+	int			(*scan) (void *handle, const pm_key *from, int limit, pm_key *out);
 } index_ops;
 
 /* Everything one run (a structure, a thread count) shares between its threads. */
 struct bench_run
 {
 	const index_ops *index;
-	bench_nbt_env nbt;			/* NBTree only */
+	bench_env	env;			/* NBTree and PhaST */
 	baseline_btree *baseline;	/* baseline only */
 	const char *mode_name;
 	int			threads;
@@ -296,74 +296,56 @@ struct bench_run
 };
 
 static void *
-nbtree_thread_begin(bench_run *run, int thread_id)
+pool_thread_begin(bench_run *run, int thread_id)
 {
-	bench_nbt_thread *th = malloc(sizeof(bench_nbt_thread));
+	bench_thread *th = malloc(sizeof(bench_thread));
 
 	if (th == NULL)
 		bench_die("out of memory");
-	bench_nbt_thread_attach(&run->nbt, th, thread_id);
+	bench_thread_attach(&run->env, th, thread_id);
 	return th;
 }
 
 static void
-nbtree_thread_end(void *handle)
+pool_thread_end(void *handle)
 {
-	bench_nbt_thread_detach(handle);
+	bench_thread_detach(handle);
 	free(handle);
 }
 
 static void
-nbtree_insert(void *handle, const nbt_skey *sk)
+pool_insert(void *handle, const pm_key *k)
 {
-	bench_nbt_thread *th = handle;
-	pm_error	err;
-
-	if (nbt_insert(&th->tree, sk, &err) != PM_OK)
-		bench_die("nbtree insert: %s", err.msg);
+	bench_insert(handle, k);
 }
 
 static bool
-nbtree_remove(void *handle, const nbt_skey *sk)
+pool_remove(void *handle, const pm_key *k)
 {
-	bench_nbt_thread *th = handle;
-	pm_error	err;
-	bool		found;
-
-	if (nbt_delete(&th->tree, sk, &found, &err) != PM_OK)
-		bench_die("nbtree delete: %s", err.msg);
-	return found;
+	return bench_delete(handle, k);
 }
 
 static long
-nbtree_count_key(void *handle, uint64_t key)
+pool_count_key(void *handle, uint64_t key)
 {
-	return bench_nbt_count_key(&((bench_nbt_thread *) handle)->tree, key);
+	return bench_count_key(handle, key);
 }
 
-/* As a forward index scan: leaf by leaf, each continuing from the last one's high fence. */
 static int
-nbtree_scan(void *handle, const nbt_skey *from, int limit, nbt_skey *out)
+pool_scan(void *handle, const pm_key *from, int limit, pm_key *out)
 {
-	bench_nbt_thread *th = handle;
-	nbt_skey	position = *from;
-	nbt_batch	b;
-	int			n = 0;
-
-	for (;;)
-	{
-		nbt_read_range(&th->tree, &position, false, from, &PM_KEY_MAX, &b);
-		for (int i = 0; i < b.n && n < limit; i++)
-			out[n++] = b.e[i].sk;
-		if (n == limit || pm_key_is_max(&b.high))
-			return n;
-		position = b.high;
-	}
+	return bench_scan(handle, from, limit, out);
 }
 
+/* NBTree and PhaST: the same calls, bench_common.c's, on the run's env. */
 static const index_ops nbtree_index = {
-	"nbtree", nbtree_thread_begin, nbtree_thread_end, nbtree_insert, nbtree_remove,
-	nbtree_count_key, nbtree_scan
+	"nbtree", BENCH_NBTREE, pool_thread_begin, pool_thread_end, pool_insert, pool_remove,
+	pool_count_key, pool_scan
+};
+
+static const index_ops phast_index = {
+	"phast", BENCH_PHAST, pool_thread_begin, pool_thread_end, pool_insert, pool_remove,
+	pool_count_key, pool_scan
 };
 
 static void *
@@ -380,7 +362,7 @@ baseline_thread_end(void *handle)
 }
 
 static void
-baseline_insert_entry(void *handle, const nbt_skey *sk)
+baseline_insert_entry(void *handle, const pm_key *sk)
 {
 	baseline_entry e = {sk->key, sk->rest};
 
@@ -388,7 +370,7 @@ baseline_insert_entry(void *handle, const nbt_skey *sk)
 }
 
 static bool
-baseline_remove(void *handle, const nbt_skey *sk)
+baseline_remove(void *handle, const pm_key *sk)
 {
 	baseline_entry e = {sk->key, sk->rest};
 
@@ -402,7 +384,7 @@ baseline_count(void *handle, uint64_t key)
 }
 
 static int
-baseline_scan_entries(void *handle, const nbt_skey *from, int limit, nbt_skey *out)
+baseline_scan_entries(void *handle, const pm_key *from, int limit, pm_key *out)
 {
 	baseline_entry start = {from->key, from->rest};
 	baseline_entry found[VERIFY_CHUNK];	/* limit is at most VERIFY_CHUNK here */
@@ -417,7 +399,7 @@ baseline_scan_entries(void *handle, const nbt_skey *from, int limit, nbt_skey *o
 }
 
 static const index_ops baseline_index = {
-	"baseline", baseline_thread_begin, baseline_thread_end, baseline_insert_entry,
+	"baseline", -1, baseline_thread_begin, baseline_thread_end, baseline_insert_entry,
 	baseline_remove, baseline_count, baseline_scan_entries
 };
 
@@ -509,8 +491,8 @@ do_update(worker *w, uint64_t index, bool read_first)
 {
 	bench_run  *run = w->run;
 	pthread_mutex_t *lock = &run->update_locks[index % UPDATE_LOCK_STRIPES];
-	nbt_skey	old_entry;
-	nbt_skey	new_entry;
+	pm_key		old_entry;
+	pm_key		new_entry;
 	long		n;
 
 	old_entry.key = new_entry.key = key_of(run, index);
@@ -530,7 +512,7 @@ static void
 do_insert(worker *w)
 {
 	bench_run  *run = w->run;
-	nbt_skey	sk;
+	pm_key		sk;
 
 	sk.key = key_of(run, inserted_index(w, run->inserted[w->id]));
 	sk.rest = fresh_rest(w);
@@ -541,9 +523,9 @@ do_insert(worker *w)
 static void
 do_scan(worker *w)
 {
-	nbt_skey	from = {key_of(w->run, choose_loaded(w)), 1};
+	pm_key		from = {key_of(w->run, choose_loaded(w)), 1};
 	int			length = 1 + (int) rng_below(&w->rng, SCAN_MAX_LENGTH);
-	nbt_skey	out[SCAN_MAX_LENGTH];
+	pm_key		out[SCAN_MAX_LENGTH];
 	int			n = w->run->index->scan(w->handle, &from, length, out);
 
 	/* the start key is loaded and E deletes nothing */
@@ -604,7 +586,7 @@ run_worker(void *arg)
 		{
 			/* thread t loads keys t, t + T, ...; key i's first rest is i + 1 */
 			uint64_t	index = (uint64_t) i * run->threads + w->id;
-			nbt_skey	sk = {key_of(run, index), index + 1};
+			pm_key		sk = {key_of(run, index), index + 1};
 
 			run->index->insert(w->handle, &sk);
 		}
@@ -628,9 +610,9 @@ verify_contents(bench_run *run, const char *after)
 	void	   *handle = run->index->thread_begin(run, 0);
 	uint64_t	expected = run->nkeys;
 	uint64_t	seen = 0;
-	nbt_skey	from = PM_KEY_MIN;
-	nbt_skey	out[VERIFY_CHUNK];
-	nbt_skey	previous = PM_KEY_MIN;
+	pm_key		from = PM_KEY_MIN;
+	pm_key		out[VERIFY_CHUNK];
+	pm_key		previous = PM_KEY_MIN;
 	int			n;
 
 	for (int t = 0; t < run->threads; t++)
@@ -718,8 +700,11 @@ run_workload(bench_run *run, const workload *wl, long ops, bool print)
 static void
 run_structure(bench_run *run, const bool *selected, long ops, const char *dir, pm_mode mode)
 {
-	if (run->index == &nbtree_index)
-		bench_nbt_create(&run->nbt, dir, "bench_ycsb", mode);
+	bool		in_pool = run->index->pool_structure >= 0;
+
+	if (in_pool)
+		bench_env_create(&run->env, run->index->pool_structure, dir, "bench_ycsb", mode,
+						 run->nkeys);
 	else
 		run->baseline = baseline_create();
 	for (uint64_t i = 0; i < run->nkeys; i++)
@@ -728,10 +713,10 @@ run_structure(bench_run *run, const bool *selected, long ops, const char *dir, p
 	memset(run->rests_taken, 0, sizeof(run->rests_taken));
 
 	run_workload(run, &workloads[0], (long) run->nkeys, selected[0]);
-	if (selected[0] && run->index == &nbtree_index)
+	if (selected[0] && in_pool)
 	{
 		pm_counters c = {0};
-		double		seconds = bench_nbt_rebuild_dram(&run->nbt, &c);
+		double		seconds = bench_rebuild_dram(&run->env, &c);
 
 		verify_contents(run, "recovery");
 		print_row(run, "recovery", "-", (long) run->nkeys, seconds, NULL, 0, &c);
@@ -740,34 +725,10 @@ run_structure(bench_run *run, const bool *selected, long ops, const char *dir, p
 		if (selected[i])
 			run_workload(run, &workloads[i], ops, true);
 
-	if (run->index == &nbtree_index)
-		bench_nbt_destroy(&run->nbt);
+	if (in_pool)
+		bench_env_destroy(&run->env);
 	else
 		baseline_destroy(run->baseline);
-}
-
-/* Parse a comma-separated list of names into selected[i] for names[i]; false on an unknown name. */
-static bool
-parse_list(const char *list, const char *const *names, int nnames, bool *selected)
-{
-	char	   *copy = strdup(list);
-	char	   *save = NULL;
-	bool		ok = true;
-
-	memset(selected, 0, nnames * sizeof(bool));
-	for (char *item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save))
-	{
-		int			i = 0;
-
-		while (i < nnames && strcasecmp(item, names[i]) != 0)
-			i++;
-		if (i == nnames)
-			ok = false;
-		else
-			selected[i] = true;
-	}
-	free(copy);
-	return ok;
 }
 
 static void
@@ -776,18 +737,19 @@ usage(const char *argv0)
 	fprintf(stderr,
 			"usage: %s [--keys N >= 2] [--ops N] [--threads 1-%d] [--workload load,a,b,c,d,e,f]\n"
 			"       [--dist uniform|zipf] [--mode eadr|adr] [--dir DIR]\n"
-			"       [--structure nbtree,baseline] [--seed S]\n", argv0, BENCH_MAX_THREADS);
+			"       [--structure nbtree,phast,baseline] [--seed S]\n", argv0, BENCH_MAX_THREADS);
 	exit(2);
 }
 
 int
 main(int argc, char **argv)
 {
-	static const index_ops *const structures[] = {&nbtree_index, &baseline_index};
-	const char *structure_names[] = {"nbtree", "baseline"};
+	static const index_ops *const structures[NSTRUCTURES] = {&nbtree_index, &phast_index,
+	&baseline_index};
+	const char *structure_names[NSTRUCTURES];
 	const char *workload_names[NWORKLOADS];
 	bool		selected[NWORKLOADS];
-	bool		structure_selected[2] = {true, true};
+	bool		structure_selected[NSTRUCTURES] = {true, false, true};	/* phast on request */
 	long		nkeys = 16000000;
 	long		ops = 0;			/* 0: as many as keys */
 	long		max_threads = 1;
@@ -804,6 +766,8 @@ main(int argc, char **argv)
 		workload_names[i] = workloads[i].name;
 		selected[i] = true;
 	}
+	for (int s = 0; s < NSTRUCTURES; s++)
+		structure_names[s] = structures[s]->name;
 	for (int i = 1; i < argc; i++)
 	{
 		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -827,7 +791,7 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--workload") == 0)
 		{
-			if (!parse_list(value, workload_names, NWORKLOADS, selected))
+			if (!bench_parse_list(value, workload_names, NWORKLOADS, selected))
 				usage(argv[0]);
 		}
 		else if (strcmp(argv[i], "--dist") == 0 &&
@@ -840,7 +804,7 @@ main(int argc, char **argv)
 			dir = value;
 		else if (strcmp(argv[i], "--structure") == 0)
 		{
-			if (!parse_list(value, structure_names, 2, structure_selected))
+			if (!bench_parse_list(value, structure_names, NSTRUCTURES, structure_selected))
 				usage(argv[0]);
 		}
 		else if (strcmp(argv[i], "--seed") == 0)
@@ -875,12 +839,12 @@ main(int argc, char **argv)
 
 	printf("structure,workload,dist,mode,threads,keys,ops,seconds,mops,p50_ns,p99_ns,p999_ns,"
 		   "flushes_per_op,fences_per_op\n");
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < NSTRUCTURES; s++)
 	{
 		if (!structure_selected[s])
 			continue;
 		run->index = structures[s];
-		run->mode_name = run->index == &nbtree_index ? pm_mode_name(mode) : "dram";
+		run->mode_name = run->index->pool_structure >= 0 ? pm_mode_name(mode) : "dram";
 		for (int threads = 1; threads <= max_threads; threads *= 2)
 		{
 			run->threads = threads;

@@ -17,7 +17,9 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
-KIND_ORDER = ["btree", "nbtree_pm", "hash", "gist", "spgist", "fbrtree_pm"]
+KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "gist", "spgist", "fbrtree_pm"]
+# bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
+STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
     ("point", "point lookup (SELECT v WHERE k = random)"),
     ("range100", "range of 100 keys"),
@@ -66,8 +68,13 @@ def group_pgbench(rows):
     return group_by(rows, lambda r: (r["suite"], int(r["clients"]), r["kind"]))
 
 
+def order_key(order, name):
+    """sorts names by their place in order, names not in it last by name"""
+    return (order.index(name) if name in order else len(order), name)
+
+
 def kind_key(kind):
-    return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
+    return order_key(KIND_ORDER, kind)
 
 
 def spread(values):
@@ -250,8 +257,8 @@ def build_size_section(directory, plot, out):
                  {"build.dat": rows_})
     if sizes:
         out.append("## Index size right after the build\n")
-        out.append("For btree and hash: pg_relation_size. For nbtree_pm: the pool's PM bytes plus its "
-                   "share of the DRAM tier (pm_index_stats).\n")
+        out.append("For btree and hash: pg_relation_size. For the pm_index indexes (`*_pm`): the pool's "
+                   "PM bytes plus its share of the DRAM tier (pm_index_stats).\n")
         out.append("| index | PM or pages MB | DRAM MB | total MB | vs btree |")
         out.append("|---|---:|---:|---:|---:|")
         mb = {r["kind"]: (int(r["pm_or_page_bytes"]) / 2**20, int(r["dram_bytes"]) / 2**20) for r in sizes}
@@ -267,7 +274,7 @@ def build_size_section(directory, plot, out):
                  "set style data histograms\nset style histogram rowstacked\n"
                  "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
                  "set key autotitle columnhead\n"
-                 "plot 'size.dat' using 2:xtic(1) title 'PM (nbtree_pm) or pages', '' using 3 title 'DRAM tier'\n",
+                 "plot 'size.dat' using 2:xtic(1) title 'PM (*_pm) or pages', '' using 3 title 'DRAM tier'\n",
                  {"size.dat": rows_})
 
 
@@ -304,8 +311,9 @@ def recovery_section(directory, plot, out):
     groups = group_by(rows, lambda r: (int(r["entries"]), r["kind"]))
     out.append("## Recovery after `pg_ctl stop -m immediate` under insert load\n")
     out.append("server start: `pg_ctl start -w` until it accepts connections (WAL redo, same for "
-               "both). first query: the first index scan of that table afterwards; for nbtree_pm "
-               "it includes rebuilding the DRAM tier from the pool and reconciling with the heap.\n")
+               "all). first query: the first index scan of that table afterwards; for the pm_index "
+               "indexes (`*_pm`) it includes rebuilding the DRAM tier from the pool and reconciling "
+               "with the heap.\n")
     out.append("| entries | index | server start s | first query s |")
     out.append("|---:|---|---:|---:|")
     values = {}
@@ -336,7 +344,7 @@ def core_section(directory, plot, out):
 
     def order(k):
         wl = WORKLOAD_ORDER.index(k[0]) if k[0] in WORKLOAD_ORDER else 99
-        return (wl, k[1], k[2], k[3] != "nbtree", k[4], k[5])
+        return (wl, k[1], k[2], order_key(STRUCTURE_ORDER, k[3]), k[4], k[5])
 
     def median_of(g, field):
         vals = [float(r[field]) for r in g if r[field] != ""]
@@ -345,10 +353,12 @@ def core_section(directory, plot, out):
     keys_n = int(rows[0]["keys"])
     ops_n = max(int(r["ops"]) for r in rows if r["workload"] not in ("load", "recovery"))
     out.append(f"## Core structures without a server (bench_ycsb: {keys_n:,} keys, {ops_n:,} ops per workload)\n")
-    out.append("YCSB on an index of (key, TID) entries; NBTree against a global-lock DRAM B+-tree "
-               "written as a reference point (bench/README.md). Mops/s is the median of the runs "
-               "(min–max); the ratio is NBTree's median to the baseline's in the same workload, "
-               "distribution and thread count. Latency in ns. `recovery`: the DRAM tier rebuilt "
+    out.append("YCSB on an index of (key, TID) entries; NBTree (nbtree_pm's structure) and PhaST "
+               "(phast_pm's) against a global-lock DRAM B+-tree written as a reference point "
+               "(bench/README.md). Mops/s is the median of the runs (min–max); the ratio is the "
+               "structure's median to the baseline's in the same workload, distribution and thread "
+               "count. Latency in ns; flushes and fences per op: for the load, per insert. "
+               "`recovery`: the DRAM tier rebuilt "
                "from the pool after the load, in million entries per second. Pool: `tmpfs-2m` is a "
                "tmpfs mounted huge=always (2 MiB pages, like a DAX mapping of PM); `tmpfs-4k` is "
                "/dev/shm.\n")
@@ -375,7 +385,7 @@ def core_section(directory, plot, out):
                and k[0] != "recovery"}
         if not any(k[1] == dist for k in sel):
             continue
-        series = sorted({(k[3], k[2]) for k in sel}, key=lambda x: (x[0] != "nbtree", x[1]))
+        series = sorted({(k[3], k[2]) for k in sel}, key=lambda x: (order_key(STRUCTURE_ORDER, x[0]), x[1]))
         names = [f"{s} {t} thr" for s, t in series]
         cats = [w for w in WORKLOAD_ORDER if any(k[0] == w for k in sel)]
         values = {}

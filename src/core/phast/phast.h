@@ -78,6 +78,14 @@ extern pm_errcode phast_format(pm_pool *pool, int nparts, uint64_t lo, uint64_t 
 							   pm_error *err);
 
 /*
+ * The partitions for about nentries entries: one per PHAST_ENTRIES_PER_PART
+ * (partitions are the units of parallel recovery), a power of two up to
+ * PHAST_MAX_PARTS.
+ */
+#define PHAST_ENTRIES_PER_PART	50000
+extern int	phast_parts_for(double nentries);
+
+/*
  * Bulk load into a freshly formatted pool: entries sorted by (key, rest)
  * from next(ctx, &k) until it returns false, LNodes filled to fill_pct.
  */

@@ -71,6 +71,16 @@ free_empty(pm_pool *pool, pm_alloc *a, pm_error *err)
 	return pm_free_block(a, moff, err);
 }
 
+int
+phast_parts_for(double nentries)
+{
+	int			nparts = 1;
+
+	while (nparts < PHAST_MAX_PARTS && nentries > (double) nparts * PHAST_ENTRIES_PER_PART)
+		nparts *= 2;
+	return nparts;
+}
+
 pm_errcode
 phast_format(pm_pool *pool, int nparts, uint64_t lo, uint64_t hi, pm_error *err)
 {

@@ -12,9 +12,6 @@
 
 #define PHASTPM_META_MAGIC	0x50485350	/* "PHSP" */
 
-/* Entries per partition the bulk load aims at: partitions are the units of parallel recovery. */
-#define ENTRIES_PER_PARTITION	50000
-
 /* An empty structure of one partition; the build partitions the pool again from its data. */
 static pm_errcode
 phastpm_format(pm_pool *pool, pm_error *err)
@@ -121,8 +118,7 @@ phastpm_insert(void *state, const OrdKey *k, pm_error *err)
 }
 
 /*
- * Partition the pool for the data's range (one partition per
- * ENTRIES_PER_PARTITION entries, a power of two up to PHAST_MAX_PARTS),
+ * Partition the pool for the data's range and size (phast_parts_for),
  * bulk-load the sorted entries, then build the DRAM layer over them.
  */
 static uint64
@@ -131,11 +127,8 @@ phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 {
 	pm_error	err;
 	phast_tree *t;
-	int			nparts = 1;
 
-	while (nparts < PHAST_MAX_PARTS && b->index_tuples > (double) nparts * ENTRIES_PER_PARTITION)
-		nparts *= 2;
-	if (phast_format(b->pool, nparts, lo, hi, &err) != PM_OK ||
+	if (phast_format(b->pool, phast_parts_for(b->index_tuples), lo, hi, &err) != PM_OK ||
 		phast_bulk_load(b->pool, b->fillfactor, next, ctx, &err) != PM_OK)
 		pmi_report(&err, index);
 	t = pmi_build_attach(b);
