@@ -11,7 +11,9 @@
  *	  with contiguous fences.  One entry per key that nobody deletes (the
  *	  splits keep moving it) must be in every scan exactly once and in every
  *	  read of its key.  At the end the structure checks and holds exactly
- *	  the union of the workers' entries and those.
+ *	  the union of the workers' entries and those; then its DRAM part is
+ *	  rebuilt from PM with a thread per worker taking partitions in turn
+ *	  (parallel recovery), and it checks and holds them again.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -201,6 +203,59 @@ thread_main(void *arg)
 	return NULL;
 }
 
+typedef struct rebuilder
+{
+	harness    *shared;
+	int			first;			/* partitions first, first + step, ... */
+	int			step;
+	pm_errcode	rc;
+	pm_error	err;
+} rebuilder;
+
+static void *
+rebuild_main(void *arg)
+{
+	rebuilder  *r = arg;
+	pm_alloc	dram;
+	phast_tree	t;
+
+	pm_alloc_attach_arena(&dram, r->shared->arena, "test DRAM arena");
+	phast_attach(&t, r->shared->pool, &dram, NULL, SPACE_DRAM, dram_root);
+	r->rc = PM_OK;
+	for (int p = r->first; r->rc == PM_OK && p < phast_partitions(&t); p += r->step)
+		r->rc = phast_rebuild_partition(&t, p, &r->err);
+	return NULL;
+}
+
+/* The DRAM part released and rebuilt from PM by nw threads at once. */
+static bool
+parallel_rebuild(harness *h, const char *name, int nw)
+{
+	rebuilder	r[MAXW];
+	pthread_t	th[MAXW];
+	pm_error	err;
+	bool		ok = true;
+
+	phast_release_dram(&h->tree);
+	if (phast_rebuild_begin(&h->tree, &err) != PM_OK)
+		return tap_ok(false, "%s: parallel rebuild: %s", name, err.msg);
+	dram_root = h->tree.dram_root;
+	for (int i = 0; i < nw; i++)
+	{
+		r[i] = (rebuilder) {.shared = h, .first = i, .step = nw};
+		pthread_create(&th[i], NULL, rebuild_main, &r[i]);
+	}
+	for (int i = 0; i < nw; i++)
+	{
+		pthread_join(th[i], NULL);
+		if (r[i].rc != PM_OK)
+			ok = tap_ok(false, "%s: parallel rebuild, thread %d: %s", name, i, r[i].err.msg);
+	}
+	if (ok && phast_rebuild_end(&h->tree, false, &err) != PM_OK)
+		ok = tap_ok(false, "%s: parallel rebuild: %s", name, err.msg);
+	return ok;
+}
+
 static void
 variant(harness *h, const char *name, int nw, bool processes, uint64_t seed)
 {
@@ -290,6 +345,13 @@ variant(harness *h, const char *name, int nw, bool processes, uint64_t seed)
 			 (unsigned long long) st.compactions);
 	tap_ok(st.splits > 100 && st.inode_splits > 0 && st.compactions > 0,
 		   "%s: splits of both kinds and compactions ran concurrently", name);
+	if (parallel_rebuild(h, name, nw))
+	{
+		problem = phast_check(&h->tree, &entries);
+		tap_ok(problem == NULL && entries == (uint64_t) want,
+			   "%s: rebuilt from PM by %d threads over %d partitions: sound, %llu entries (%s)",
+			   name, nw, phast_partitions(&h->tree), (unsigned long long) entries, problem ? problem : "ok");
+	}
 	phast_release_dram(&h->tree);
 	pm_pool_close(h->pool);
 	unlink(path);
