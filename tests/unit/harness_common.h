@@ -87,7 +87,7 @@ harness_register(pm_epoch_domain *dom, uint64_t token, pm_epoch_free_fn free_fn,
 	return true;
 }
 
-/* A fresh pool (replacing any file at path) owned by kind and formatted by format; exits on failure. */
+/* A fresh pool (replacing any file at path) owned by kind and formatted by format (if not NULL); exits on failure. */
 static inline pm_pool *
 harness_pool(const char *path, pm_mode mode, uint64_t max_size, uint32_t kind,
 			 pm_errcode (*format) (pm_pool *pool, pm_error *err))
@@ -100,7 +100,7 @@ harness_pool(const char *path, pm_mode mode, uint64_t max_size, uint32_t kind,
 	o.max_size = max_size;
 	o.replace = true;
 	o.owner.kind = kind;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || format(pool, &err) != PM_OK)
+	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || (format != NULL && format(pool, &err) != PM_OK))
 	{
 		fprintf(stderr, "pool: %s\n", err.msg);
 		exit(2);

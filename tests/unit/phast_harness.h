@@ -65,16 +65,10 @@ static inline pm_pool *
 harness_new_phast(const char *path, pm_mode mode, uint64_t max_size, int nparts, uint64_t lo,
 				  uint64_t hi)
 {
-	pm_pool_create_opts o = {0};
-	pm_pool    *pool;
+	pm_pool    *pool = harness_pool(path, mode, max_size, PM_KIND_PHAST, NULL);
 	pm_error	err;
 
-	o.mode = mode;
-	o.max_size = max_size;
-	o.replace = true;
-	o.owner.kind = PM_KIND_PHAST;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK ||
-		phast_format(pool, nparts, lo, hi, &err) != PM_OK)
+	if (phast_format(pool, nparts, lo, hi, &err) != PM_OK)
 	{
 		fprintf(stderr, "pool: %s\n", err.msg);
 		exit(2);
