@@ -241,10 +241,9 @@ read_leaf(bench_thread *th, const pm_key *from, const pm_key *lo, const pm_key *
 	{
 		phast_batch b;
 
-		phast_read_leaf(&th->tree.phast, from, false, &b);
-		for (int i = 0; i < b.n; i++)
-			if (pm_key_cmp(&b.e[i], lo) >= 0 && pm_key_cmp(&b.e[i], hi) <= 0)
-				out[n++] = b.e[i];
+		phast_read_range(&th->tree.phast, from, false, lo, hi, &b);
+		for (; n < b.n; n++)
+			out[n] = b.e[n];
 		*high = b.high;
 	}
 	return n;

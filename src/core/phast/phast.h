@@ -132,6 +132,10 @@ extern pm_errcode phast_delete(phast_tree *t, const phast_key *k, bool *found, p
  */
 extern void phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b);
 
+/* The same, keeping only the entries in [lo, hi] (the fences stay the LNode's). */
+extern void phast_read_range(phast_tree *t, const phast_key *k, bool backward, const phast_key *lo,
+							 const phast_key *hi, phast_batch *b);
+
 /*
  * Drop the deleted slots of the LNode covering k (in place: its bitmap), if
  * it has any: later inserts reuse them.

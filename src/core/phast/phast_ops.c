@@ -225,7 +225,8 @@ try_read(phast_tree *t, const phast_key *k, phast_batch *b)
 }
 
 void
-phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b)
+phast_read_range(phast_tree *t, const phast_key *k, bool backward, const phast_key *lo,
+				 const phast_key *hi, phast_batch *b)
 {
 	phast_key	target = backward ? pm_key_pred(k) : *k;
 	int			keep = 0;
@@ -240,16 +241,30 @@ phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b
 	for (unsigned attempt = 0; !try_read(t, &target, b); attempt++)
 		pm_spin_delay(attempt);
 	leave(t);
-	qsort(b->e, b->n, sizeof(phast_key), cmp_key);
-	/* cut at k: forward nothing below it, backward nothing from it on */
+	/*
+	 * Keep what was asked for before sorting, which is most of a read's
+	 * cost: cut at k (forward nothing below it, backward nothing from it on)
+	 * and within [lo, hi] (a point lookup sorts its own entries only).
+	 */
 	for (int i = 0; i < b->n; i++)
-		if (backward ? pm_key_cmp(&b->e[i], k) < 0 : pm_key_cmp(&b->e[i], k) >= 0)
+		if ((backward ? pm_key_cmp(&b->e[i], k) < 0 : pm_key_cmp(&b->e[i], k) >= 0) &&
+			pm_key_cmp(&b->e[i], lo) >= 0 && pm_key_cmp(&b->e[i], hi) <= 0)
 			b->e[keep++] = b->e[i];
 	b->n = keep;
+	qsort(b->e, b->n, sizeof(phast_key), cmp_key);
 	if (backward)
 		b->high = *k;
 	else
 		b->low = *k;
+}
+
+void
+phast_read_leaf(phast_tree *t, const phast_key *k, bool backward, phast_batch *b)
+{
+	phast_key	lo = PM_KEY_MIN;
+	phast_key	hi = PM_KEY_MAX;
+
+	phast_read_range(t, k, backward, &lo, &hi, b);
 }
 
 pm_errcode

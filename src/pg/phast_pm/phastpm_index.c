@@ -102,13 +102,11 @@ phastpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey 
 {
 	phast_batch pb;
 
-	phast_read_leaf(state, from, backward, &pb);
-	b->n = 0;
+	phast_read_range(state, from, backward, lo, hi, &pb);
+	b->n = pb.n;
 	b->low = pb.low;
 	b->high = pb.high;
-	for (int i = 0; i < pb.n; i++)
-		if (pm_key_cmp(&pb.e[i], lo) >= 0 && pm_key_cmp(&pb.e[i], hi) <= 0)
-			b->e[b->n++] = pb.e[i];
+	memcpy(b->e, pb.e, sizeof(pb.e[0]) * pb.n);
 }
 
 static pm_errcode
