@@ -76,9 +76,13 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 											&bs, NULL);
 	b->index_tuples = bs.spatial.n + bs.side.n;
 
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, b->index_tuples);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBRPM_PHASE_LOAD);
 	trees = pmi_build_attach(b);
+	/* the tuples of one tree are done when its bulk load returns */
 	load(index, &trees->spatial, &bs.spatial, b->fillfactor);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.spatial.n);
 	load(index, &trees->side, &bs.side, b->fillfactor);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, b->index_tuples);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -28,6 +29,7 @@ typedef struct FbrpmScanOpaqueData
 	bool		spatial;		/* entries with a box may qualify */
 	uint64		side_flags;		/* which side tree entries may qualify (FBRPM_PAYLOAD_*) */
 	bool		started;
+	bool		counted;		/* this scan is in pg_stat_*_indexes.idx_scan */
 	/* matches, collected by fbr_search (plain scans; the side entries of ordered ones) */
 	fbr_results results;
 	size_t		next;
@@ -123,6 +125,7 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 
 	release_core_state(so);
 	so->started = false;
+	so->counted = false;
 	so->knn_done = false;
 	so->next = 0;
 	so->last_bound = 0;
@@ -311,6 +314,12 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 	pm_error	err;
 
 	CHECK_FOR_INTERRUPTS();
+	if (!so->counted)
+	{
+		/* once per rescan, as GiST counts */
+		pgstat_count_index_scan(scan->indexRelation);
+		so->counted = true;
+	}
 	if (so->distctx)
 		MemoryContextReset(so->distctx);
 	if (scan->numberOfOrderBys > 0 && !so->knn_done)
@@ -390,6 +399,7 @@ fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
 	int64		n;
 
+	pgstat_count_index_scan(scan->indexRelation);
 	collect(scan, so->spatial, so->side_flags);
 	for (size_t i = 0; i < so->results.n; i++)
 	{

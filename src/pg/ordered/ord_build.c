@@ -152,7 +152,10 @@ next_sorted(void *ctx, OrdKey *sk)
 	bool		isnull;
 
 	if ((bs->next & 1023) == 0)
+	{
 		CHECK_FOR_INTERRUPTS();
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->next);
+	}
 	if (bs->mem != NULL)
 	{
 		if (bs->next >= bs->nmem)
@@ -204,6 +207,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 		bs.hi = UINT64_MAX;
 	}
 
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.indtuples);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_SORT);
 	if (bs.mem != NULL)
 		radix_sort(bs.mem, bs.nmem);
@@ -212,6 +216,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_LOAD);
 	dram_root = ((const OrdOps *) b->ops->family_ops)->load(index, b, bs.lo, bs.hi, next_sorted, &bs);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.next);
 	if (bs.sort)
 		tuplesort_end(bs.sort);
 	else

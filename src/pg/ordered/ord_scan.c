@@ -18,6 +18,7 @@
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -39,6 +40,7 @@ typedef struct OrdScanOpaqueData
 	OrdRange *ranges;			/* in the index's order */
 	int			nranges;
 	int			cur;			/* current range */
+	bool		counted;		/* this scan is in pg_stat_*_indexes.idx_scan */
 	bool		positioned;		/* batch/pos are meaningful */
 	int			pos;			/* index into batch of the last entry returned */
 	OrdBatch	batch;
@@ -333,10 +335,24 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
 	compute_ranges(scan);
 	so->cur = -1;
+	so->counted = false;
 	so->positioned = false;
 #ifdef PM_ASSERT_CHECKING
 	so->last_dir = 0;
 #endif
+}
+
+/* Count a scan once per rescan, at its first read, as btree and GiST do. */
+static void
+count_scan(IndexScanDesc scan)
+{
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
+
+	if (!so->counted)
+	{
+		pgstat_count_index_scan(scan->indexRelation);
+		so->counted = true;
+	}
 }
 
 /* Load the node to start range r, reading keys upwards (kd = 1) or downwards (-1). */
@@ -453,6 +469,7 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 	OrdKey	e;
 
+	count_scan(scan);
 	if (!step(so, dir, &e))
 		return false;
 	ord_rest_tid(e.rest, &scan->xs_heaptid);
@@ -481,6 +498,7 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	int64		total = 0;
 	OrdKey	e;
 
+	count_scan(scan);
 	while (step(so, ForwardScanDirection, &e))
 	{
 		ord_rest_tid(e.rest, &tids[n++]);
