@@ -68,9 +68,15 @@ state_count(uint64_t s)
 }
 
 static inline uint64_t
+alloc_size(const pm_alloc *a)
+{
+	return a->pool != NULL ? pm_pool_size(a->pool) : pm_load(a->size_word);
+}
+
+static inline uint64_t
 nchunks(const pm_alloc *a)
 {
-	return (pm_load(a->size_word) - a->data_offset) / PM_POOL_CHUNK_SIZE;
+	return (alloc_size(a) - a->data_offset) / PM_POOL_CHUNK_SIZE;
 }
 
 static inline uint64_t
@@ -82,7 +88,7 @@ chunk_off(const pm_alloc *a, uint64_t ci)
 static inline pm_chunk_header *
 chunk_at(const pm_alloc *a, uint64_t ci)
 {
-	return (pm_chunk_header *) (a->base + chunk_off(a, ci));
+	return (pm_chunk_header *) pm_alloc_addr(a, chunk_off(a, ci));
 }
 
 static int
@@ -123,8 +129,7 @@ void
 pm_alloc_attach_pool(pm_alloc *a, pm_pool *pool)
 {
 	memset(a, 0, sizeof(*a));
-	a->base = pool->base;
-	a->size_word = &pool->hdr->size;
+	a->pool = pool;
 	a->data_offset = pool->hdr->data_offset;
 	a->persist = &pool->persist;
 	a->grow = grow_pool;
@@ -265,7 +270,7 @@ pm_alloc_block(pm_alloc *a, size_t size, pm_error *err)
 						 (unsigned long long) (n * PM_POOL_CHUNK_SIZE));
 			return 0;
 		}
-		if (a->grow(a->grow_ctx, pm_load(a->size_word) + PM_POOL_CHUNK_SIZE, err) != PM_OK)
+		if (a->grow(a->grow_ctx, alloc_size(a) + PM_POOL_CHUNK_SIZE, err) != PM_OK)
 			return 0;
 	}
 }

@@ -26,7 +26,8 @@ typedef pm_errcode (*pm_grow_fn) (void *ctx, uint64_t min_size, pm_error *err);
 
 typedef struct pm_alloc
 {
-	char	   *base;			/* address of offset 0 in this process */
+	const pm_pool *pool;		/* the pool; NULL for an arena: */
+	char	   *base;			/* the arena's address in this process */
 	const uint64_t *size_word;	/* shared committed extent, in bytes */
 	uint64_t	data_offset;	/* offset of chunk 0 */
 	const pm_persister *persist;
@@ -68,7 +69,7 @@ extern size_t pm_alloc_class_size(size_t size);	/* 0 if too large */
 static inline void *
 pm_alloc_addr(const pm_alloc *a, uint64_t off)
 {
-	return a->base + off;
+	return a->pool != NULL ? pm_pool_addr(a->pool, off) : a->base + off;
 }
 
 /* Recovery: begin, mark every reachable block, end.  Caller is exclusive. */

@@ -112,8 +112,12 @@ pm_crashsim_attach(pm_pool *pool, uint64_t crash_at, const char *image_path, uin
 	pm_trace_hooks hooks;
 	uint64_t	have;
 
-	if (cs == NULL)
+	/* the simulation reads the pool through one window: map all of it now */
+	if (cs == NULL || pm_pool_map_full(pool, NULL) != PM_OK)
+	{
+		free(cs);
 		return NULL;
+	}
 	cs->pool = pool;
 	cs->nlines = pool->window / PM_CACHELINE;
 	cs->durable = calloc(cs->nlines, PM_CACHELINE);

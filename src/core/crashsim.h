@@ -27,7 +27,9 @@ typedef struct pm_crashsim pm_crashsim;
 /*
  * Start observing pool; at persistence event number crash_at (1-based; 0:
  * never) write the crash image to image_path and call _exit(0).  The pool
- * must be in adr mode.  Returns NULL on allocation failure.
+ * must be in adr mode.  The pool is mapped anew in one window of its
+ * max_size (pm_pool_map_full): addresses derived before are invalid.
+ * Returns NULL on allocation or mapping failure.
  */
 extern pm_crashsim *pm_crashsim_attach(pm_pool *pool, uint64_t crash_at,
 									   const char *image_path, uint64_t seed);

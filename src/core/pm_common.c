@@ -25,6 +25,23 @@ pm_assert_failed(const char *cond, const char *file, int line)
 	abort();
 }
 
+void		(*pm_fatal_hook) (const char *msg) = NULL;
+
+void
+pm_fatal(const char *fmt,...)
+{
+	char		msg[512];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pm_fatal_hook != NULL)
+		pm_fatal_hook(msg);
+	fprintf(stderr, "pm_index: %s\n", msg);
+	abort();
+}
+
 pm_errcode
 pm_error_set(pm_error *err, pm_errcode code, int sys_errno, const char *fmt,...)
 {

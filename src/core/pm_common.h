@@ -36,6 +36,16 @@ extern void (*pm_assert_hook) (const char *cond, const char *file, int line);
 extern void pm_assert_failed(const char *cond, const char *file, int line)
 			__attribute__((noreturn));
 
+/*
+ * A failure the core cannot return from (an address it must read cannot be
+ * mapped in the middle of an operation): pm_fatal_hook if the host set one
+ * (src/pg: PANIC, so that crash recovery repairs what the operation left),
+ * else the message is printed and the process aborts.
+ */
+extern void (*pm_fatal_hook) (const char *msg);
+extern void pm_fatal(const char *fmt,...)
+			__attribute__((noreturn, format(printf, 1, 2)));
+
 /* Error classes; the host maps each to its own error codes. */
 typedef enum pm_errcode
 {

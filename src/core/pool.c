@@ -3,13 +3,17 @@
  *	  Pool files: create, open, map, grow, header validation, and the slow
  *	  paths of the persistence primitives.
  *
- * Mapping: each process maps a pool once, with a window of the pool's
- * max_size (recorded in the header), MAP_SHARED and MAP_NORESERVE.  Bytes
- * past end of file are never touched: the allocator hands out only offsets
- * below the committed extent.  Growing the file therefore makes new space
- * usable in every process at once, with no remap and no moving base address,
- * which is what lets a lock-free reader follow an offset written by a
- * process that has just grown the pool.  pmem_map_file cannot map past end
+ * Mapping: each process maps a pool with room past its current size
+ * (window_for), MAP_SHARED and MAP_NORESERVE, so that a backend's address
+ * space stays within a small multiple of the pools it uses.  Bytes past end
+ * of file are never touched: the allocator hands out only offsets below the
+ * committed extent.  A lock-free reader may follow an offset written by a
+ * process that has just grown the pool past the reader's mapping: the
+ * reader then maps the new part as an extent at another address, without
+ * moving what it has mapped (addresses it holds stay valid), and a host
+ * folds the extents into one window between operations (pm_pool_remap).
+ * Every extent ends at a chunk boundary, and no block crosses one, so a
+ * block is always whole at one address.  pmem_map_file cannot map past end
  * of file, so the mapping is made here the way libpmem makes it (MAP_SYNC
  * first, which only DAX filesystems accept) and libpmem provides the flush,
  * drain, msync and detection primitives.
@@ -488,22 +492,22 @@ sync_directory_of(const char *path, pm_error *err)
 }
 
 /*
- * Map fd with a window of len bytes.  MAP_SYNC is tried first: only a DAX
+ * Map len bytes of fd from offset off.  MAP_SYNC is tried first: only a DAX
  * filesystem accepts it, and then stores reach PM without page-cache
  * writeback, which is what "is PM" means here.
  */
 static void *
-map_window(int fd, uint64_t len, bool *is_pmem)
+map_range(int fd, uint64_t off, uint64_t len, bool *is_pmem)
 {
 	void	   *addr;
 
 	*is_pmem = true;
 	addr = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE, fd, 0);
+				MAP_SHARED_VALIDATE | MAP_SYNC | MAP_NORESERVE, fd, (off_t) off);
 	if (addr == MAP_FAILED)
 	{
 		*is_pmem = false;
-		addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t) off);
 	}
 	/* pmem_is_pmem honours PMEM_IS_PMEM_FORCE (used to exercise PM code paths) */
 	if (addr != MAP_FAILED && !*is_pmem)
@@ -511,17 +515,182 @@ map_window(int fd, uint64_t len, bool *is_pmem)
 	return addr;
 }
 
-static pm_errcode
-map_pool(pm_pool *pool, uint64_t window, pm_error *err)
+/*
+ * The DRAM tier is walked like the inner nodes of a tree are: ask for
+ * transparent huge pages, which shared memory gets where the kernel's
+ * shmem_enabled setting is "advise" (PostgreSQL's own shared memory uses
+ * huge_pages instead).  Pools on a DAX or huge tmpfs mount get large pages
+ * from their filesystem.
+ */
+static void
+advise_huge_pages(const pm_pool *pool, void *addr, uint64_t len)
 {
-	void	   *addr = map_window(pool->fd, window, &pool->is_pmem);
+	if (pool->persist.mode == PM_MODE_VOLATILE)
+		(void) madvise(addr, len, MADV_HUGEPAGE);
+}
+
+/* A chunk boundary at or above v, within the pool's max_size. */
+static uint64_t
+chunk_boundary(const pm_pool *pool, uint64_t v)
+{
+	uint64_t	b = v <= PM_POOL_HEADER_SIZE ? PM_POOL_HEADER_SIZE :
+		PM_POOL_HEADER_SIZE + round_up(v - PM_POOL_HEADER_SIZE, PM_POOL_CHUNK_SIZE);
+
+	return b < pool->max_size ? b : pool->max_size;
+}
+
+/* The mapping a process makes for a pool of size bytes: the size again, at least 8 MiB more. */
+static uint64_t
+window_for(const pm_pool *pool, uint64_t size)
+{
+	uint64_t	headroom = size > PM_POOL_MIN_HEADROOM ? size : PM_POOL_MIN_HEADROOM;
+
+	return chunk_boundary(pool, size + headroom);
+}
+
+static uint64_t
+mapped_end(const pm_pool *pool)
+{
+	uint32_t	n = __atomic_load_n(&pool->nextents, __ATOMIC_ACQUIRE);
+
+	return n == 0 ? pool->window : pool->extents[n - 1].end;
+}
+
+static void
+unmap_all(pm_pool *pool)
+{
+	for (uint32_t i = 0; i < pool->nextents; i++)
+		munmap(pool->extents[i].addr, pool->extents[i].end - pool->extents[i].start);
+	pool->nextents = 0;
+	if (pool->base != NULL)
+		munmap(pool->base, pool->window);
+	pool->base = NULL;
+	pool->window = 0;
+	pool->hdr = NULL;
+}
+
+/* Replace every mapping of the pool by one window of len bytes. */
+static pm_errcode
+map_window(pm_pool *pool, uint64_t len, pm_error *err)
+{
+	bool		is_pmem;
+	void	   *addr = map_range(pool->fd, 0, len, &is_pmem);
 
 	if (addr == MAP_FAILED)
 		return sys_error(err, "map", pool->path);
+	advise_huge_pages(pool, addr, len);
+	unmap_all(pool);
 	pool->base = addr;
-	pool->window = window;
+	pool->window = len;
 	pool->hdr = (pm_pool_header *) addr;
+	pool->is_pmem = is_pmem;
 	return PM_OK;
+}
+
+/*
+ * Map the pool up to at least offset need (exclusive) as a new extent sized
+ * from the pool's current size.  Threads of the process serialize on
+ * map_mutex; readers find the extent once nextents says so.
+ */
+static pm_errcode
+extend_mapping(pm_pool *pool, uint64_t need, pm_error *err)
+{
+	pm_errcode	rc = PM_OK;
+	uint64_t	start;
+	uint64_t	end;
+
+	pthread_mutex_lock(&pool->map_mutex);
+	start = mapped_end(pool);
+	if (need > start)
+	{
+		bool		is_pmem;
+		void	   *addr;
+
+		end = window_for(pool, pm_pool_size(pool) > need ? pm_pool_size(pool) : need);
+		if (end < need)
+			end = chunk_boundary(pool, need);
+		if (need > pool->max_size || pool->nextents == PM_POOL_MAX_EXTENTS)
+			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
+							  "pool file \"%s\": offset %llu is beyond what the pool can map",
+							  pool->path, (unsigned long long) need);
+		else if ((addr = map_range(pool->fd, start, end - start, &is_pmem)) == MAP_FAILED)
+			rc = sys_error(err, "map", pool->path);
+		else
+		{
+			pm_pool_extent *e = &pool->extents[pool->nextents];
+
+			advise_huge_pages(pool, addr, end - start);
+			e->start = start;
+			e->end = end;
+			e->addr = addr;
+			__atomic_store_n(&pool->nextents, pool->nextents + 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&pool->map_mutex);
+	return rc;
+}
+
+void *
+pm_pool_addr_far(const pm_pool *cpool, uint64_t off)
+{
+	pm_pool    *pool = (pm_pool *) cpool;
+
+	for (;;)
+	{
+		uint32_t	n = __atomic_load_n(&pool->nextents, __ATOMIC_ACQUIRE);
+		pm_error	err;
+
+		for (uint32_t i = n; i-- > 0;)
+		{
+			const pm_pool_extent *e = &pool->extents[i];
+
+			if (off >= e->start && off < e->end)
+				return e->addr + (off - e->start);
+		}
+		if (extend_mapping(pool, off + 1, &err) != PM_OK)
+			pm_fatal("%s", err.msg);
+	}
+}
+
+uint64_t
+pm_pool_off_far(const pm_pool *pool, const void *addr)
+{
+	uint32_t	n = __atomic_load_n(&pool->nextents, __ATOMIC_ACQUIRE);
+	const char *a = addr;
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		const pm_pool_extent *e = &pool->extents[i];
+
+		if (a >= e->addr && a < e->addr + (e->end - e->start))
+			return e->start + (uint64_t) (a - e->addr);
+	}
+	pm_assert(!"address outside every mapping of the pool");
+	return 0;
+}
+
+uint64_t
+pm_pool_mapped(const pm_pool *pool)
+{
+	return mapped_end(pool);
+}
+
+pm_errcode
+pm_pool_remap(pm_pool *pool, pm_error *err)
+{
+	uint64_t	want = window_for(pool, pm_pool_size(pool));
+
+	if (pool->nextents == 0 && pool->window >= pm_pool_size(pool) + PM_POOL_MIN_HEADROOM / 2)
+		return PM_OK;
+	return map_window(pool, want > mapped_end(pool) ? want : mapped_end(pool), err);
+}
+
+pm_errcode
+pm_pool_map_full(pm_pool *pool, pm_error *err)
+{
+	if (pool->nextents == 0 && pool->window == pool->max_size)
+		return PM_OK;
+	return map_window(pool, pool->max_size, err);
 }
 
 pm_errcode
@@ -532,7 +701,7 @@ pm_path_is_pmem(const char *path, bool *is_pmem, pm_error *err)
 
 	if (fd < 0)
 		return sys_error(err, "open", path);
-	addr = map_window(fd, 4096, is_pmem);
+	addr = map_range(fd, 0, 4096, is_pmem);
 	if (addr == MAP_FAILED)
 	{
 		pm_errcode	rc = sys_error(err, "map", path);
@@ -564,13 +733,15 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory opening pool file \"%s\"", path);
 	}
 	pthread_mutex_init(&pool->grow_mutex, NULL);
+	pthread_mutex_init(&pool->map_mutex, NULL);
 	pool->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (pool->fd < 0)
 	{
 		rc = sys_error(err, "open", path);
 		goto fail;
 	}
-	rc = map_pool(pool, hdr.max_size, err);
+	pool->max_size = hdr.max_size;
+	rc = map_window(pool, window_for(pool, hdr.size), err);
 	if (rc != PM_OK)
 		goto fail;
 	/* revalidate through the mapping: the file may have changed since the read */
@@ -702,16 +873,76 @@ fail:
 	return rc;
 }
 
+/*
+ * A volatile pool: the DRAM tier, shared by the processes a host forks after
+ * creating it.  An anonymous shared file (memfd) holds it; it vanishes with
+ * the last process that has it open or mapped.  Its space comes zeroed from
+ * the kernel, which is what a fresh allocator needs, and it grows like a
+ * pool file, up to max_size.
+ */
+pm_errcode
+pm_pool_create_volatile(const char *name, uint64_t max_size, pm_pool **out, pm_error *err)
+{
+	pm_pool    *pool;
+	pm_pool_header hdr;
+	pm_errcode	rc;
+
+	*out = NULL;
+	pool = calloc(1, sizeof(*pool));
+	if (pool == NULL || (pool->path = strdup(name)) == NULL)
+	{
+		free(pool);
+		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory creating %s", name);
+	}
+	pthread_mutex_init(&pool->grow_mutex, NULL);
+	pthread_mutex_init(&pool->map_mutex, NULL);
+	pool->persist.mode = PM_MODE_VOLATILE;
+	pool->max_size = round_up(max_size, PM_POOL_CHUNK_SIZE) + PM_POOL_HEADER_SIZE;
+	pool->fd = memfd_create("pm_index_dram_tier", MFD_CLOEXEC);
+	if (pool->fd < 0)
+	{
+		rc = sys_error(err, "create", name);
+		goto fail;
+	}
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, pm_pool_magic, sizeof(hdr.magic));
+	hdr.format_version = PM_POOL_FORMAT_VERSION;
+	hdr.header_size = PM_POOL_HEADER_SIZE;
+	hdr.created_mode = PM_MODE_VOLATILE;
+	hdr.chunk_size = PM_POOL_CHUNK_SIZE;
+	hdr.data_offset = PM_POOL_HEADER_SIZE;
+	hdr.max_size = pool->max_size;
+	hdr.size = PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE;
+	hdr.mode = PM_MODE_VOLATILE;
+	rc = reserve_file_space(pool->fd, 0, hdr.size, name, err);
+	if (rc != PM_OK)
+		goto fail;
+	if (pwrite(pool->fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
+	{
+		rc = sys_error(err, "write", name);
+		goto fail;
+	}
+	rc = map_window(pool, window_for(pool, hdr.size), err);
+	if (rc != PM_OK)
+		goto fail;
+	*out = pool;
+	return PM_OK;
+
+fail:
+	pm_pool_close(pool);
+	return rc;
+}
+
 void
 pm_pool_close(pm_pool *pool)
 {
 	if (pool == NULL)
 		return;
-	if (pool->base != NULL)
-		munmap(pool->base, pool->window);
+	unmap_all(pool);
 	if (pool->fd >= 0)
 		close(pool->fd);
 	pthread_mutex_destroy(&pool->grow_mutex);
+	pthread_mutex_destroy(&pool->map_mutex);
 	free(pool->path);
 	free(pool);
 }
@@ -737,10 +968,15 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 	min_size = PM_POOL_HEADER_SIZE + round_up(min_size - PM_POOL_HEADER_SIZE, PM_POOL_CHUNK_SIZE);
 	if (min_size <= pm_pool_size(pool))
 		return PM_OK;
-	if (min_size > pool->window)
+	if (min_size > pool->max_size)
+	{
+		if (pool->persist.mode == PM_MODE_VOLATILE)
+			return pm_error_set(err, PM_ERR_ARENA_FULL, 0, "%s is full (%llu bytes)",
+								pool->path, (unsigned long long) pm_pool_size(pool));
 		return pm_error_set(err, PM_ERR_LIMIT, 0,
 							"pool file \"%s\" would exceed its maximum size of %llu bytes",
-							pool->path, (unsigned long long) pool->window);
+							pool->path, (unsigned long long) pool->max_size);
+	}
 
 	pthread_mutex_lock(&pool->grow_mutex);
 	while (fcntl(pool->fd, F_SETLKW, &fl) != 0)
@@ -759,9 +995,12 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 		target = cur + round_up(cur / 8, PM_POOL_CHUNK_SIZE);
 		if (target < min_size)
 			target = min_size;
-		if (target > pool->window)
-			target = pool->window;
-		rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
+		if (target > pool->max_size)
+			target = pool->max_size;
+		/* map the new space first: the grower uses it at once, and may fail here cleanly */
+		rc = extend_mapping(pool, target, err);
+		if (rc == PM_OK)
+			rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
 		if (rc != PM_OK && target > min_size)
 		{
 			/* on a nearly full disk, settle for what was asked */
@@ -770,6 +1009,9 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 		}
 		if (rc == PM_OK)
 			rc = sync_file(pool, err);
+		if (rc != PM_OK && pool->persist.mode == PM_MODE_VOLATILE && err != NULL)
+			rc = pm_error_set(err, PM_ERR_ARENA_FULL, err->sys_errno, "%s cannot grow past %llu bytes: %s",
+							  pool->path, (unsigned long long) cur, strerror(err->sys_errno));
 		if (rc == PM_OK)
 		{
 			pm_store(&pool->hdr->size, target);

@@ -104,6 +104,8 @@ pm_persist(const pm_persister *p, const void *addr, size_t len)
 #define PM_POOL_NROOTS			8
 #define PM_POOL_CHUNK_SIZE		(256 * 1024)
 #define PM_POOL_DEFAULT_MAX_SIZE	(UINT64_C(64) << 30)
+/* a process maps a pool with this much room past its size, or the size again if larger */
+#define PM_POOL_MIN_HEADROOM	(UINT64_C(8) << 20)
 
 /* clean_shutdown word values */
 #define PM_POOL_IN_USE			UINT64_C(0)
@@ -132,7 +134,7 @@ typedef struct pm_pool_header
 	uint32_t	created_mode;
 	uint32_t	chunk_size;
 	uint64_t	data_offset;
-	uint64_t	max_size;		/* the virtual window every process maps */
+	uint64_t	max_size;		/* the size the pool may grow to */
 	uint64_t	created_at;		/* creation time, microseconds since the Unix epoch */
 	uint64_t	static_checksum;
 
@@ -162,18 +164,37 @@ typedef struct pm_pool_create_opts
 	bool		replace;		/* overwrite an existing file at path */
 } pm_pool_create_opts;
 
+/*
+ * Where a process maps a pool: [0, window) at base, and the offsets at or
+ * past window in extents mapped since, each at its own address (see
+ * pm_pool_addr).  A byte of the pool has one address in a process while the
+ * pool is open; only pm_pool_remap moves it.
+ */
+#define PM_POOL_MAX_EXTENTS		48
+
+typedef struct pm_pool_extent
+{
+	uint64_t	start;			/* offset of addr; the previous extent's end */
+	uint64_t	end;
+	char	   *addr;
+} pm_pool_extent;
+
 typedef struct pm_pool
 {
 	char	   *path;
 	int			fd;
-	char	   *base;			/* mapping of max_size bytes; never moves */
-	uint64_t	window;			/* == hdr->max_size */
+	char	   *base;			/* mapping of [0, window) */
+	uint64_t	window;
+	uint64_t	max_size;		/* == hdr->max_size: the pool never grows past it */
+	uint32_t	nextents;		/* published with release order */
+	pm_pool_extent extents[PM_POOL_MAX_EXTENTS];
 	pm_pool_header *hdr;
 	pm_persister persist;
 	bool		is_pmem;
 	bool		weak_durability;	/* auto chose eadr on a non-PM file */
 	bool		torn;			/* in use at an OS crash on storage that loses writes */
 	pthread_mutex_t grow_mutex; /* threads of this process; fcntl across */
+	pthread_mutex_t map_mutex;	/* threads of this process adding an extent */
 	pm_trace_hooks trace;
 } pm_pool;
 
@@ -182,6 +203,14 @@ extern pm_errcode pm_pool_create(const char *path, const pm_pool_create_opts *op
 extern pm_errcode pm_pool_open(const char *path, pm_mode mode,
 							   pm_pool **out, pm_error *err);
 extern void pm_pool_close(pm_pool *pool);
+
+/*
+ * A volatile pool in anonymous shared memory (the DRAM tier) that grows up
+ * to max_size bytes of data.  Processes forked after its creation use the
+ * pm_pool they inherit; each maps new space as it needs it.
+ */
+extern pm_errcode pm_pool_create_volatile(const char *name, uint64_t max_size,
+										  pm_pool **out, pm_error *err);
 
 /* Read and validate a header without mapping (inspection, orphan sweep). */
 extern pm_errcode pm_pool_read_header(const char *path, pm_pool_header *hdr,
@@ -233,18 +262,48 @@ pm_pool_root(const pm_pool *pool, int i)
 	return pm_load(&pool->hdr->roots[i]);
 }
 
+/*
+ * Address of offset off in this process.  Offsets below the window are one
+ * addition away; others are in an extent, mapped on first use if another
+ * process grew the pool past this process's mapping during the current
+ * operation (a failure to map then is fatal: see pm_fatal).
+ */
+extern void *pm_pool_addr_far(const pm_pool *pool, uint64_t off);
+
 static inline void *
 pm_pool_addr(const pm_pool *pool, uint64_t off)
 {
-	pm_assert(off < pool->window);
-	return pool->base + off;
+	if (pm_likely(off < pool->window))
+		return pool->base + off;
+	return pm_pool_addr_far(pool, off);
 }
+
+extern uint64_t pm_pool_off_far(const pm_pool *pool, const void *addr);
 
 static inline uint64_t
 pm_pool_off(const pm_pool *pool, const void *addr)
 {
-	return (uint64_t) ((const char *) addr - pool->base);
+	uint64_t	off = (uint64_t) ((const char *) addr - pool->base);
+
+	if (pm_likely((const char *) addr >= pool->base && off < pool->window))
+		return off;
+	return pm_pool_off_far(pool, addr);
 }
+
+/* Bytes of address space this process maps for the pool. */
+extern uint64_t pm_pool_mapped(const pm_pool *pool);
+
+/*
+ * Map the pool anew in one window sized from its current size, if it has
+ * extents or outgrew its window.  The caller promises that no address into
+ * the pool derived before the call is used after it (the host calls this
+ * between operations: src/pg at transaction end).  On failure the old
+ * mapping stays.
+ */
+extern pm_errcode pm_pool_remap(pm_pool *pool, pm_error *err);
+
+/* Map the pool's whole max_size in one window (the same promise; crash simulation). */
+extern pm_errcode pm_pool_map_full(pm_pool *pool, pm_error *err);
 
 /* Would a file at path be mapped as PM? (path must exist; opened read-write) */
 extern pm_errcode pm_path_is_pmem(const char *path, bool *is_pmem, pm_error *err);

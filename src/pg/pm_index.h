@@ -33,7 +33,8 @@
 /* GUCs */
 extern char *pmi_pool_dir_guc;
 extern int	pmi_persistence_guc;
-extern int	pmi_dram_tier_mb;
+extern int	pmi_max_dram_tier_mb;
+extern pm_pool *pmi_dram_pool;
 extern int	pmi_max_indexes;
 extern int	pmi_max_pool_mb;
 
@@ -76,8 +77,6 @@ typedef struct PmIndexShared
 {
 	uint32		nslots;			/* epoch participant slots */
 	Size		epoch_offset;	/* from the start of this struct */
-	Size		arena_offset;
-	Size		arena_size;
 	Size		registry_offset;
 	int			lwlock_tranche;
 	LWLock	   *registry_lock;	/* slot assignment */
@@ -243,7 +242,6 @@ struct PmiIndex
 	uint32		generation;
 	pm_pool    *pool;
 	uint8		uuid[16];
-	pm_recon   *recon;			/* the pool's reconciliation ring (pool root 1) */
 	pm_recon_cursor recon_cursor;	/* this backend's place in the ring */
 	/* this backend's writes not yet added to the slot's counters */
 	uint64		pending_inserts;

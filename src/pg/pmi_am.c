@@ -76,7 +76,7 @@ pmi_am_installed(void)
 	return false;
 }
 
-/* The largest pm_index.dram_tier_size every access method can address. */
+/* The largest DRAM tier every access method can address. */
 uint64
 pmi_dram_tier_max(void)
 {

@@ -333,6 +333,21 @@ pmi_publish_ready(int slotno, uint64 dram_root)
 	ConditionVariableBroadcast(&s->ready_cv);
 }
 
+/*
+ * Fold the extents another process's growth of the pool (and of the DRAM
+ * tier) made this backend map into one window with room to grow.  Every access method callback
+ * starts here, and what a scan keeps between callbacks names the pool by
+ * offsets, so no address into the pool is live.
+ */
+static void
+remap_between_operations(pm_pool *pool, Relation index)
+{
+	pm_error	err;
+
+	if (pm_pool_remap(pool, &err) != PM_OK || pm_pool_remap(pmi_dram_pool, &err) != PM_OK)
+		pmi_report(&err, index);
+}
+
 /* Is this backend's handle still the live one for its slot? */
 static inline bool
 handle_current(PmiIndex *h, Relation index)
@@ -360,7 +375,10 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	{
 		h = *(PmiIndex **) index->rd_amcache;
 		if (handle_current(h, index))
+		{
+			remap_between_operations(h->pool, index);
 			return h;
+		}
 		index->rd_amcache = NULL;
 	}
 	if (handles == NULL)
@@ -407,11 +425,11 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
 	ops->attach(h->am_state, h->pool, h->slotno, h->generation, s->dram_root);
-	h->recon = pm_recon_of(h->pool);
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
+	remap_between_operations(h->pool, index);
 	return h;
 }
 
@@ -438,8 +456,10 @@ wal_durable_upto(uint64 upto, bool force)
 void
 pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
 {
-	if (h->recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
-		pm_recon_note(h->pool, h->recon, &h->recon_cursor, key, rest, XactLastRecEnd,
+	pm_recon   *recon = pm_recon_of(h->pool);
+
+	if (recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
+		pm_recon_note(h->pool, recon, &h->recon_cursor, key, rest, XactLastRecEnd,
 					  wal_durable_upto);
 }
 

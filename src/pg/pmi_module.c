@@ -1,7 +1,7 @@
 /*
  * pmi_module.c
  *	  Module entry point: preload check, GUCs, shared memory (the registry,
- *	  the epoch domain and the DRAM-tier arena), the hooks and the startup
+ *	  the epoch domain; the DRAM tier beside it), the hooks and the startup
  *	  worker of the other files.  The one file that calls into all others.
  */
 #include "pm_index.h"
@@ -23,7 +23,14 @@ PG_MODULE_MAGIC;
 
 char	   *pmi_pool_dir_guc = NULL;
 int			pmi_persistence_guc = PM_MODE_AUTO;
-int			pmi_dram_tier_mb = 256;
+int			pmi_max_dram_tier_mb = -1;
+
+/*
+ * The DRAM tier: a volatile pool the postmaster creates with shared memory
+ * and every child inherits (its own copy of this struct and the mapping;
+ * each maps what the tier grows by as it needs it).
+ */
+pm_pool    *pmi_dram_pool = NULL;
 int			pmi_max_indexes = 1000;
 int			pmi_max_pool_mb = 64 * 1024;
 static int	debug_smo_pause_ms = 0;
@@ -49,6 +56,20 @@ static void
 assert_failed(const char *cond, const char *file, int line)
 {
 	ExceptionalCondition(cond, "FailedAssertion", file, line);
+}
+
+/*
+ * The core cannot go on in the middle of an operation (an address it must
+ * read cannot be mapped): PANIC, so that crash recovery repairs what the
+ * operation left, as after any backend crash.
+ */
+static void
+fatal_failure(const char *msg)
+{
+	ereport(PANIC,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("pm_index: %s", msg),
+			 errhint("A server process maps about twice the size of each pool it uses: raise the server's address-space limit (ulimit -v) or vm.max_map_count.")));
 }
 
 /*
@@ -88,8 +109,6 @@ shared_size(void)
 
 	size = add_size(size, mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 	size = add_size(size, MAXALIGN(pm_epoch_domain_size(epoch_slots(), EPOCH_LIMBO_PER_SLOT)));
-	size = add_size(size, 4096);	/* align the arena to a page */
-	size = add_size(size, (Size) pmi_dram_tier_mb * 1024 * 1024);
 	return size;
 }
 
@@ -100,6 +119,24 @@ pmi_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
 	RequestNamedLWLockTranche("pm_index_registry", 1);
+}
+
+/*
+ * A new DRAM tier with the new shared memory (at startup and at each
+ * crash-restart, when no child of the old one is left).
+ */
+static void
+create_dram_tier(void)
+{
+	uint64		max = pmi_max_dram_tier_mb < 0 ? pmi_dram_tier_max() :
+		Min((uint64) pmi_max_dram_tier_mb << 20, pmi_dram_tier_max());
+	pm_error	err;
+
+	pm_pool_close(pmi_dram_pool);
+	pmi_dram_pool = NULL;
+	if (pm_pool_create_volatile("pm_index DRAM tier (pm_index.max_dram_tier_size)", max,
+								&pmi_dram_pool, &err) != PM_OK)
+		pmi_report_core_error(FATAL, &err, NULL);
 }
 
 static void
@@ -136,14 +173,9 @@ pmi_shmem_startup(void)
 		}
 		pmi_shared->epoch_offset = MAXALIGN(pmi_shared->registry_offset +
 											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
-		pmi_shared->arena_offset =
-			TYPEALIGN(4096, (uintptr_t) base + pmi_shared->epoch_offset +
-					  MAXALIGN(pm_epoch_domain_size(pmi_shared->nslots, EPOCH_LIMBO_PER_SLOT))) -
-			(uintptr_t) base;
-		pmi_shared->arena_size = size - pmi_shared->arena_offset;
 		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
 							 EPOCH_LIMBO_PER_SLOT);
-		pm_arena_format(base + pmi_shared->arena_offset, pmi_shared->arena_size);
+		create_dram_tier();
 		/* a second initialization in one postmaster is a crash-restart */
 		pmi_shared->unclean_start = !started_clean || shmem_initialized_once;
 		shmem_initialized_once = true;
@@ -183,13 +215,14 @@ _PG_init(void)
 							 PGC_POSTMASTER,
 							 0,
 							 NULL, NULL, NULL);
-	DefineCustomIntVariable("pm_index.dram_tier_size",
-							"Shared memory reserved for the volatile DRAM tier of pm_index indexes.",
-							"Inner nodes and leaf metadata live here; they are rebuilt from the "
-							"pools after a restart.",
-							&pmi_dram_tier_mb,
-							256,
-							1,
+	DefineCustomIntVariable("pm_index.max_dram_tier_size",
+							"Largest size the DRAM tier of pm_index indexes may grow to.",
+							"Inner nodes and leaf metadata live in this shared memory, which "
+							"grows as indexes need it and is rebuilt from the pools after a "
+							"restart. -1: as large as the access methods can address.",
+							&pmi_max_dram_tier_mb,
+							-1,
+							-1,
 							(int) Min(pmi_dram_tier_max() >> 20, INT_MAX),
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
@@ -206,9 +239,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.max_pool_size",
 							"Largest size a new pm_index pool may grow to.",
-							"Each backend that uses an index maps this much address space for "
-							"its pool (reserved, not allocated); pools keep the size they were "
-							"created with.",
+							"Pools keep the limit they were created with.",
 							&pmi_max_pool_mb,
 							64 * 1024,
 							16,
@@ -228,6 +259,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	pm_smo_pause_hook = debug_smo_pause;
 	pm_assert_hook = assert_failed;
+	pm_fatal_hook = fatal_failure;
 	MarkGUCPrefixReserved("pm_index");
 
 	/* read before the startup process changes it: did the server stop cleanly? */

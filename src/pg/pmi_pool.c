@@ -87,7 +87,7 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 			break;
 		case PM_ERR_ARENA_FULL:
 			sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
-			hint = "Raise pm_index.dram_tier_size and restart the server (pm_index_stats() shows each index's DRAM bytes), or drop unused pm_index indexes.";
+			hint = "The DRAM tier grows up to pm_index.max_dram_tier_size and as memory allows: raise the setting and restart the server, or free memory (pm_index_stats() shows each index's DRAM bytes).";
 			break;
 		case PM_ERR_CORRUPT:
 		case PM_ERR_VERSION:
@@ -104,6 +104,11 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 		default:
 			sqlstate = ERRCODE_IO_ERROR;
 			break;
+	}
+	if (err->sys_errno == ENOMEM)
+	{
+		sqlstate = ERRCODE_OUT_OF_MEMORY;
+		hint = "A server process maps about twice the size of each pool it uses (pm_index_pools() lists their sizes): raise the server's address-space limit (ulimit -v) or vm.max_map_count, or use fewer pm_index indexes per session.";
 	}
 	ereport(elevel,
 			(errcode(sqlstate),

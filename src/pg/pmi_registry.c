@@ -355,8 +355,7 @@ pmi_dram(void)
 {
 	if (!dram_attached)
 	{
-		pm_alloc_attach_arena(&dram_alloc, (char *) pmi_shared + pmi_shared->arena_offset,
-							  "pm_index DRAM tier (pm_index.dram_tier_size)");
+		pm_alloc_attach_pool(&dram_alloc, pmi_dram_pool);
 		dram_attached = true;
 	}
 	return &dram_alloc;

@@ -24,8 +24,8 @@ SELECT is((SELECT setting FROM pg_settings WHERE name = 'shared_preload_librarie
           true, 'the server preloads pm_index');
 SELECT throws_ok('SET pm_index.pool_dir = ''/tmp''', '55P02', NULL,
                  'pm_index.pool_dir cannot change at run time');
-SELECT throws_ok('SET pm_index.dram_tier_size = ''1GB''', '55P02', NULL,
-                 'pm_index.dram_tier_size cannot change at run time');
+SELECT throws_ok('SET pm_index.max_dram_tier_size = ''1GB''', '55P02', NULL,
+                 'pm_index.max_dram_tier_size cannot change at run time');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,5 +1,7 @@
-# What a DBA's usual tools see of the indexes: pg_stat_user_indexes counts their scans as it
-# counts btree's and GiST's, and pg_stat_progress_create_index reports the tuples of a build.
+# What a DBA's usual tools see of the indexes, and what they cost: pg_stat_user_indexes counts
+# their scans as it counts btree's and GiST's, pg_stat_progress_create_index reports the tuples
+# of a build, and a backend's address space grows with the pools it uses, not by a fixed
+# maximum per pool.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -97,6 +99,38 @@ for my $am (@ordered, 'fbrtree_pm')
 	ok($max_done <= 1500000, "$am: tuples_done stays within tuples_total ($max_done)");
 	ok($max_done > 0, "$am: tuples_done moves during the load") if $am ne 'fbrtree_pm';
 }
+
+# ---- address space: 20 small indexes used by one backend
+my $nidx = 20;
+$node->safe_psql('postgres',
+	join('', map { "CREATE TABLE as_$_ (k int8); INSERT INTO as_$_ SELECT generate_series(1, 10000); CREATE INDEX ON as_$_ USING nbtree_pm (k);\n" } 1 .. $nidx));
+my $vmsize = q{SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmSize:\s+(\d+)'))[1]::int8 * 1024};
+my $touch = 'SELECT ' . join(' + ', map { "(SELECT count(*) FROM as_$_ WHERE k = 5)" } 1 .. $nidx);
+my ($before, $found, $after) =
+  split(/\n/, $node->safe_psql('postgres', "SET enable_seqscan = off; $vmsize; $touch; $vmsize"));
+is($found, $nidx, "one backend used $nidx indexes");
+my $pools = $node->safe_psql('postgres',
+	"SELECT sum(bytes) FROM pm_index_pools() WHERE index::text LIKE 'as\\_%'");
+my $per_index = ($after - $before) / $nidx;
+note("VmSize grew by ${\(($after - $before) >> 20)} MB for $nidx pools of ${\($pools >> 20)} MB together");
+cmp_ok($per_index, '<', 2 * $pools / $nidx + (16 << 20),
+	'each pool costs the backend about its size plus a few MB of address space');
+
+# Under an address-space limit that 20 pools of 64 GB windows would blow many times over, the
+# same work succeeds.
+my $limited = PostgreSQL::Test::Cluster->new('limited');
+$limited->init;
+$limited->append_conf('postgresql.conf', "shared_preload_libraries = 'pm_index'");
+my $limit_kb = 4 << 20;    # 4 GB
+system_or_bail('bash', '-c', "ulimit -v $limit_kb && pg_ctl -D " . $limited->data_dir .
+	' -l ' . $limited->logfile . ' -w start -o "-p ' . $limited->port . ' -k ' . $limited->host . '"');
+$limited->_update_pid(1);
+$limited->safe_psql('postgres', 'CREATE EXTENSION pm_index');
+$limited->safe_psql('postgres',
+	join('', map { "CREATE TABLE as_$_ (k int8); INSERT INTO as_$_ SELECT generate_series(1, 10000); CREATE INDEX ON as_$_ USING nbtree_pm (k);\n" } 1 .. $nidx));
+is($limited->safe_psql('postgres', "SET enable_seqscan = off; $touch"), $nidx,
+	"under ulimit -v 4GB one backend uses $nidx indexes");
+$limited->stop;
 
 $node->stop;
 done_testing();

@@ -193,6 +193,7 @@ run_adr_child(uint64_t crash_at, uint64_t wseed, uint64_t iseed, uint64_t *event
 		if (!client_open(&c, work_path, PM_MODE_ADR))
 			_exit(2);
 		cs = pm_crashsim_attach(c.pool, crash_at, image_path, iseed);
+		c.slots = pm_pool_addr(c.pool, pm_pool_root(c.pool, 0));	/* the attach remapped */
 		for (int k = 0; k < ADR_OPS; k++)
 		{
 			if (!client_step(&c, &wseed))

@@ -157,7 +157,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(43);
+	tap_plan(51);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -195,6 +195,42 @@ main(void)
 			   "growth allocates real blocks and keeps the base address");
 		tap_ok(pm_pool_grow(pool, (uint64_t) 1 << 40, &err) == PM_ERR_LIMIT,
 			   "growth past the maximum size is refused: %s", err.msg);
+	}
+
+	/*
+	 * Windows: a second open stands for another process.  It maps room past
+	 * the size, not the maximum; when the first grows the pool past that
+	 * room, the second reads the new part through an extent without moving
+	 * what it mapped, and a remap folds the extents into one window.
+	 */
+	{
+		pm_pool    *other = NULL;
+		char	   *other_base;
+		uint64_t	far;
+		uint64_t   *word;
+
+		if (pm_pool_open(path, PM_MODE_EADR, &other, &err) != PM_OK)
+		{
+			tap_ok(false, "open a second time: %s", err.msg);
+			return 1;
+		}
+		tap_ok(pm_pool_mapped(other) <= 2 * pm_pool_size(other) + PM_POOL_MIN_HEADROOM + PM_POOL_CHUNK_SIZE &&
+			   pm_pool_mapped(other) < other->max_size,
+			   "a process maps its pool's size plus room, not the maximum size (%llu of %llu bytes)",
+			   (unsigned long long) pm_pool_mapped(other), (unsigned long long) other->max_size);
+		other_base = other->base;
+		far = pm_pool_mapped(other) + 3 * PM_POOL_CHUNK_SIZE;
+		tap_ok(pm_pool_grow(pool, far + PM_POOL_CHUNK_SIZE, &err) == PM_OK,
+			   "the pool grows past the other process's mapping");
+		*(uint64_t *) pm_pool_addr(pool, far) = 0x0ddba11ULL;
+		word = pm_pool_addr(other, far);
+		tap_ok(*word == 0x0ddba11ULL && other->base == other_base && other->nextents == 1,
+			   "the other process reads the new part through an extent; its window stays");
+		tap_ok(pm_pool_off(other, word) == far, "offset <-> address round trip in an extent");
+		tap_ok(pm_pool_remap(other, &err) == PM_OK && other->nextents == 0 &&
+			   other->window > far && *(uint64_t *) pm_pool_addr(other, far) == 0x0ddba11ULL,
+			   "a remap folds the extents into one window with room to grow");
+		pm_pool_close(other);
 	}
 	pm_pool_close(pool);
 	{
@@ -364,6 +400,38 @@ main(void)
 
 	unlink(path);
 	expect_open_error(PM_ERR_NOTFOUND, "missing file", "No such file");
+
+	/*
+	 * A volatile pool (the DRAM tier): a child forked after its creation
+	 * grows it far past the window both inherited and writes there; the
+	 * parent reads the write through an extent.  Past max_size it is full.
+	 */
+	{
+		pm_pool    *dram = NULL;
+		pid_t		child;
+		int			status = -1;
+		uint64_t	far;
+
+		tap_ok(pm_pool_create_volatile("test DRAM tier", 64 << 20, &dram, &err) == PM_OK &&
+			   dram->persist.mode == PM_MODE_VOLATILE && pm_pool_mapped(dram) < (64 << 20),
+			   "a volatile pool maps room to grow, not its maximum size");
+		far = pm_pool_mapped(dram) + 8 * PM_POOL_CHUNK_SIZE;
+		child = fork();
+		if (child == 0)
+		{
+			if (pm_pool_grow(dram, far + PM_POOL_CHUNK_SIZE, &err) != PM_OK)
+				_exit(2);
+			*(uint64_t *) pm_pool_addr(dram, far) = 0xd4a3ULL;
+			_exit(0);
+		}
+		waitpid(child, &status, 0);
+		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && pm_pool_size(dram) > far &&
+			   *(uint64_t *) pm_pool_addr(dram, far) == 0xd4a3ULL,
+			   "a child's growth and write are seen by the parent");
+		tap_ok(pm_pool_grow(dram, (uint64_t) 1 << 30, &err) == PM_ERR_ARENA_FULL,
+			   "growth past its maximum size: %s", err.msg);
+		pm_pool_close(dram);
+	}
 
 	tap_rmdir(dir);
 	return tap_done();
