@@ -1,6 +1,8 @@
 # pm_index: PostgreSQL index access methods whose nodes live in persistent memory.
 #
-#   make                 the extension, the C unit tests and the core micro-benchmarks
+#   make                 the extension
+#   make unit-tests      the C unit tests of src/core (tests/unit/bin: plain and sanitized)
+#   make benches         the core micro-benchmarks (bench/bin)
 #   make install         install into the PostgreSQL that pg_config names
 #   make installcheck    pg_regress against a running server (PGHOST/PGPORT; it must have
 #                        shared_preload_libraries = 'pm_index'), then the Perl TAP suite
@@ -61,6 +63,8 @@ SHLIB_LINK = -lpmem -lpthread
 override with_llvm = no
 
 PG_CONFIG ?= pg_config
+# pgxs.mk reads EXTRA_CLEAN when it is included
+EXTRA_CLEAN = tmp_check tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o bench/core/*.o tests/regress_out
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
@@ -121,14 +125,15 @@ bench/bin/bench_fbrtree_cap%: bench/core/bench_fbrtree.c $(FBR_SRCS) $(FBR_OTHER
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PG_CFLAGS) -DFBR_CAP=$* $(BENCH_INCLUDES) $< $(FBR_SRCS) $(FBR_OTHER_OBJS) $(STANDALONE_LIBS) -o $@
 
-all: $(UNIT_TESTS) $(UNIT_TESTS_ASAN) $(CORE_BENCHES)
+unit-tests: $(UNIT_TESTS) $(UNIT_TESTS_ASAN)
+
+benches: $(CORE_BENCHES)
 
 unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
-EXTRA_CLEAN = tmp_check tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o $(BENCH_OBJS) tests/regress_out
 
 prove_installcheck:
 	$(prove_installcheck)
 
-.PHONY: unit fuzz prove_installcheck
+.PHONY: unit unit-tests benches fuzz prove_installcheck

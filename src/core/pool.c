@@ -714,6 +714,23 @@ pm_path_is_pmem(const char *path, bool *is_pmem, pm_error *err)
 	return PM_OK;
 }
 
+/* A pm_pool with nothing open or mapped yet; NULL when out of memory. */
+static pm_pool *
+new_pool_struct(const char *path)
+{
+	pm_pool    *pool = calloc(1, sizeof(*pool));
+
+	if (pool == NULL || (pool->path = strdup(path)) == NULL)
+	{
+		free(pool);
+		return NULL;
+	}
+	pool->fd = -1;
+	pthread_mutex_init(&pool->grow_mutex, NULL);
+	pthread_mutex_init(&pool->map_mutex, NULL);
+	return pool;
+}
+
 pm_errcode
 pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 {
@@ -726,14 +743,9 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 	if (rc != PM_OK)
 		return rc;
 
-	pool = calloc(1, sizeof(*pool));
-	if (pool == NULL || (pool->path = strdup(path)) == NULL)
-	{
-		free(pool);
+	pool = new_pool_struct(path);
+	if (pool == NULL)
 		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory opening pool file \"%s\"", path);
-	}
-	pthread_mutex_init(&pool->grow_mutex, NULL);
-	pthread_mutex_init(&pool->map_mutex, NULL);
 	pool->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (pool->fd < 0)
 	{
@@ -888,14 +900,9 @@ pm_pool_create_volatile(const char *name, uint64_t max_size, pm_pool **out, pm_e
 	pm_errcode	rc;
 
 	*out = NULL;
-	pool = calloc(1, sizeof(*pool));
-	if (pool == NULL || (pool->path = strdup(name)) == NULL)
-	{
-		free(pool);
+	pool = new_pool_struct(name);
+	if (pool == NULL)
 		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory creating %s", name);
-	}
-	pthread_mutex_init(&pool->grow_mutex, NULL);
-	pthread_mutex_init(&pool->map_mutex, NULL);
 	pool->persist.mode = PM_MODE_VOLATILE;
 	pool->max_size = round_up(max_size, PM_POOL_CHUNK_SIZE) + PM_POOL_HEADER_SIZE;
 	pool->fd = memfd_create("pm_index_dram_tier", MFD_CLOEXEC);
