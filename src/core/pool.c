@@ -330,6 +330,21 @@ reserve_file_space(int fd, uint64_t from, uint64_t to, const char *path, pm_erro
 	return PM_OK;
 }
 
+/*
+ * Make the pool's file [from, to).  A volatile pool is extended without
+ * allocating: its pages come at first touch, through a mapping that asked
+ * for huge pages (memory that fallocate allocates is in small pages).
+ */
+static pm_errcode
+extend_file(pm_pool *pool, uint64_t from, uint64_t to, pm_error *err)
+{
+	if (pool->persist.mode != PM_MODE_VOLATILE)
+		return reserve_file_space(pool->fd, from, to, pool->path, err);
+	if (ftruncate(pool->fd, (off_t) to) != 0)
+		return sys_error(err, "extend", pool->path);
+	return PM_OK;
+}
+
 /* Flush file metadata in modes that promise durability beyond a process crash. */
 static pm_errcode
 sync_file(pm_pool *pool, pm_error *err)
@@ -921,7 +936,7 @@ pm_pool_create_volatile(const char *name, uint64_t max_size, pm_pool **out, pm_e
 	hdr.max_size = pool->max_size;
 	hdr.size = PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE;
 	hdr.mode = PM_MODE_VOLATILE;
-	rc = reserve_file_space(pool->fd, 0, hdr.size, name, err);
+	rc = extend_file(pool, 0, hdr.size, err);
 	if (rc != PM_OK)
 		goto fail;
 	if (pwrite(pool->fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
@@ -1007,12 +1022,12 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 		/* map the new space first: the grower uses it at once, and may fail here cleanly */
 		rc = extend_mapping(pool, target, err);
 		if (rc == PM_OK)
-			rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
+			rc = extend_file(pool, cur, target, err);
 		if (rc != PM_OK && target > min_size)
 		{
 			/* on a nearly full disk, settle for what was asked */
 			target = min_size;
-			rc = reserve_file_space(pool->fd, cur, target, pool->path, err);
+			rc = extend_file(pool, cur, target, err);
 		}
 		if (rc == PM_OK)
 			rc = sync_file(pool, err);
