@@ -37,7 +37,8 @@ PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_regis
 	src/pg/fbrtree_pm/fbrpm_planner.o
 OBJS = $(CORE_OBJS) $(PG_OBJS)
 
-DATA = src/pm_index--$(EXTVERSION).sql src/pm_index_postgis--$(EXTVERSION).sql
+# every version's install script and every update script of both extensions
+DATA = $(wildcard src/pm_index--*.sql src/pm_index_postgis--*.sql)
 REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1

@@ -1,6 +1,7 @@
 /*
  * pmi_inspect.c
  *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools(),
+ *	  pm_index_loaded(), pm_index_dram_tier(), pm_index_size(),
  *	  pm_index_stats().
  */
 #include "pm_index.h"
@@ -21,6 +22,9 @@
 PG_FUNCTION_INFO_V1(pm_index_version);
 PG_FUNCTION_INFO_V1(pm_index_pools);
 PG_FUNCTION_INFO_V1(pm_index_stats);
+PG_FUNCTION_INFO_V1(pm_index_loaded);
+PG_FUNCTION_INFO_V1(pm_index_dram_tier);
+PG_FUNCTION_INFO_V1(pm_index_size);
 
 Datum
 pm_index_version(PG_FUNCTION_ARGS)
@@ -125,6 +129,97 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+#define LOADED_COLS 7
+
+/*
+ * One row per index in the registry (used since startup, in any database):
+ * database, tablespace, relfilenode, access method, state of its DRAM layer
+ * (ready, building, not built), inserts and deletes since startup.
+ */
+Datum
+pm_index_loaded(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
+	for (int i = 0; i < pmi_shared->nindexes; i++)
+	{
+		PmiSlot    *s = pmi_slot(i);
+		Datum		values[LOADED_COLS];
+		bool		nulls[LOADED_COLS] = {0};
+
+		if (s->state == PMI_SLOT_FREE || s->rnode.backend != InvalidBackendId)
+			continue;			/* temporary indexes are their backend's business */
+		values[0] = ObjectIdGetDatum(s->rnode.node.dbNode);
+		values[1] = ObjectIdGetDatum(s->rnode.node.spcNode);
+		values[2] = ObjectIdGetDatum(s->rnode.node.relNode);
+		values[3] = CStringGetTextDatum(pmi_am_of_number(s->am)->amname);
+		values[4] = CStringGetTextDatum(s->state == PMI_SLOT_READY ? "ready" :
+										s->state == PMI_SLOT_BUILDING ? "building" : "not built");
+		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
+		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(pmi_shared->registry_lock);
+	return (Datum) 0;
+}
+
+/* The DRAM tier, cluster-wide: bytes it has, bytes in use, bytes it may grow to. */
+Datum
+pm_index_dram_tier(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	pm_alloc_stats st;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	pm_alloc_get_stats(pmi_dram(), &st);
+	values[0] = Int64GetDatum((int64) pm_pool_size(pmi_dram_pool));
+	values[1] = Int64GetDatum((int64) st.bytes);
+	values[2] = Int64GetDatum((int64) pmi_dram_pool->max_size);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+static const PmiAmOps *
+ops_or_error(Relation index, const char *function)
+{
+	const PmiAmOps *ops = pmi_am_ops(index->rd_rel->relam);
+
+	if (ops == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(index)),
+				 errhint("%s takes an index of access method %s.", function, pmi_am_names())));
+	return ops;
+}
+
+/*
+ * Bytes of the index's pool file: what pg_relation_size() is for other
+ * indexes (it shows only the metapage of these).
+ */
+Datum
+pm_index_size(PG_FUNCTION_ARGS)
+{
+	Relation	index = index_open(PG_GETARG_OID(0), AccessShareLock);
+	char	   *path;
+	struct stat st;
+
+	ops_or_error(index, "pm_index_size");
+	path = pmi_pool_path(pmi_index_rnode(index));
+	if (stat(path, &st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat pool file \"%s\" of index \"%s\": %m",
+						path, RelationGetRelationName(index)),
+				 errhint("If the pool file was removed, REINDEX the index to rebuild it.")));
+	index_close(index, AccessShareLock);
+	PG_RETURN_INT64((int64) st.st_size);
+}
+
 #define STATS_COLS 12
 
 Datum
@@ -132,7 +227,7 @@ pm_index_stats(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	Relation	index = index_open(indexoid, AccessShareLock);
-	const PmiAmOps *ops = pmi_am_ops(index->rd_rel->relam);
+	const PmiAmOps *ops = ops_or_error(index, "pm_index_stats");
 	PmiIndex   *h;
 	PmiSlot    *s;
 	TupleDesc	tupdesc;
@@ -141,11 +236,6 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	PmiShape	shape;
 	uint64		writes;
 
-	if (ops == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(index)),
-				 errhint("pm_index_stats takes an index of access method %s.", pmi_am_names())));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	h = pmi_index_open(index, ops);

@@ -11,7 +11,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
-my $node = pm_node('monitoring');
+my $node = pm_node('monitoring', 'autovacuum = off');
 my @ordered = ordered_ams($node);
 
 # ---- idx_scan: every plan shape counts one scan, as the built-in index on the same table does
@@ -99,6 +99,60 @@ for my $am (@ordered, 'fbrtree_pm')
 	ok($max_done <= 1500000, "$am: tuples_done stays within tuples_total ($max_done)");
 	ok($max_done > 0, "$am: tuples_done moves during the load") if $am ne 'fbrtree_pm';
 }
+
+# ---- sizes and states, cluster-wide
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{CREATE EXTENSION pm_index; CREATE TABLE o (k int8);
+	INSERT INTO o SELECT generate_series(1, 50000); CREATE INDEX o_k ON o USING phast_pm (k)});
+is( $node->safe_psql(
+		'postgres', q{SELECT pm_index_size('big_nbtree_pm') = bytes FROM pm_index_pools()
+		WHERE index = 'big_nbtree_pm'::regclass}),
+	't', 'pm_index_size() is the bytes of the index\'s pool file');
+cmp_ok($node->safe_psql('postgres', "SELECT pm_index_size('big_nbtree_pm')"), '>', 1 << 20,
+	'which holds its entries (pg_relation_size shows the metapage only)');
+is( $node->safe_psql(
+		'postgres', q{SELECT database, index IS NULL, access_method, pm_bytes > 0, pool_state, dram_state
+		FROM pm_index_indexes WHERE database = 'other'}),
+	'other|t|phast_pm|t|in use|ready', 'pm_index_indexes shows another database\'s index');
+is( $node->safe_psql(
+		'postgres', q{SELECT access_method, dram_state FROM pm_index_indexes
+		WHERE index = 'big_fbrtree_pm'::regclass}),
+	'fbrtree_pm|ready', 'and this database\'s, by name');
+my ($tier_bytes, $tier_used, $tier_max) = split(/\|/,
+	$node->safe_psql('postgres', 'SELECT bytes, used_bytes, max_bytes FROM pm_index_dram_tier()'));
+ok($tier_used > 0 && $tier_used <= $tier_bytes && $tier_bytes < $tier_max,
+	"pm_index_dram_tier(): $tier_used of $tier_bytes bytes in use, up to $tier_max");
+$node->restart;
+is( $node->safe_psql(
+		'postgres', q{SELECT count(*), count(*) FILTER (WHERE dram_state = 'not loaded') FROM pm_index_indexes}),
+	$node->safe_psql('postgres', 'SELECT count(*), count(*) FROM pm_index_pools()'),
+	'after a restart every index is listed, none loaded yet');
+$node->safe_psql('postgres', q{CREATE ROLE watcher LOGIN IN ROLE pg_monitor; CREATE ROLE nobody_special LOGIN});
+is($node->safe_psql('postgres', 'SELECT count(*) > 0 FROM pm_index_indexes', extra_params => [ '-U', 'watcher' ]),
+	't', 'a member of pg_monitor reads the view');
+my ($rc, $out, $err) = $node->psql('postgres', 'SELECT * FROM pm_index_indexes', extra_params => [ '-U', 'nobody_special' ]);
+like($err, qr/permission denied/, 'another role may not (the view names server files)');
+
+# ---- upgrade: an install of 0.1.0 with an index in use is updated, and has what a new one has
+my $objects = q{SELECT string_agg(o, E'\n' ORDER BY o) FROM (
+	SELECT pg_describe_object(classid, objid, objsubid) AS o FROM pg_depend
+	WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+	AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pm_index')) s};
+my $acl = q{SELECT string_agg(a, ',' ORDER BY a) FROM (
+	SELECT proname || coalesce(proacl::text, '') AS a FROM pg_proc WHERE proname LIKE 'pm\_index\_%'
+	UNION ALL SELECT relname || coalesce(relacl::text, '') FROM pg_class WHERE relname LIKE 'pm\_index\_%') s};
+$node->safe_psql('postgres', 'CREATE DATABASE upgraded');
+$node->safe_psql('upgraded', q{CREATE EXTENSION pm_index VERSION '0.1.0';
+	CREATE TABLE up (k int8); INSERT INTO up SELECT generate_series(1, 1000); CREATE INDEX up_k ON up USING nbtree_pm (k)});
+$node->safe_psql('upgraded', 'ALTER EXTENSION pm_index UPDATE');
+is($node->safe_psql('upgraded', 'SET enable_seqscan = off; SELECT count(*) FROM up WHERE k <= 10'), '10',
+	'the index built before the update answers after it');
+cmp_ok($node->safe_psql('upgraded', "SELECT pm_index_size('up_k')"), '>', 0, 'and has the new size function');
+is($node->safe_psql('upgraded', "SELECT extversion FROM pg_extension WHERE extname = 'pm_index'"),
+	$node->safe_psql('postgres', 'SELECT pm_index_version()'), 'ALTER EXTENSION UPDATE reaches the library\'s version');
+is($node->safe_psql('upgraded', $objects), $node->safe_psql('postgres', $objects),
+	'the updated extension has the objects of a fresh install');
+is($node->safe_psql('upgraded', $acl), $node->safe_psql('postgres', $acl), 'and its privileges');
 
 # ---- address space: 20 small indexes used by one backend
 my $nidx = 20;
