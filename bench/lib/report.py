@@ -3,7 +3,7 @@
 
     python3 bench/lib/report.py DIR
 
-Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, core.csv, ycsb.csv and
+Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, ready.csv, core.csv, ycsb.csv and
 fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
 min-max and the ratio to PostgreSQL's btree (or, for the core structures, to the baseline; for
 the FBR-tree's fan-out study, to the shipped fan-out), and draws the plots with gnuplot.
@@ -332,6 +332,24 @@ def recovery_section(directory, plot, out):
              "title columnheader(i)\n", {"rec.dat": rows_})
 
 
+def ready_section(directory, out):
+    rows = read_csv(directory, "ready.csv")
+    if not rows:
+        return
+    out.append("## Ready after a restart\n")
+    out.append("From `pg_ctl start` until `pm_index_indexes` shows every index of the database "
+               "`ready` (its DRAM layer built by the startup load workers, "
+               "`pm_index.startup_load_workers`), with no query touching the indexes: the longest "
+               "a first query can wait for an index. Clean restarts, server start included.\n")
+    out.append("| rows per table | indexes | load workers | ready s |")
+    out.append("|---:|---:|---:|---:|")
+    groups = group_by(rows, lambda r: (int(r["rows"]), int(r["indexes"]), int(r["workers"])))
+    for key in sorted(groups):
+        out.append(f"| {key[0]:,} | {key[1]} | {key[2]} | "
+                   f"{fmt_spread([float(r['ready_s']) for r in groups[key]], 3)} |")
+    out.append("")
+
+
 WORKLOAD_ORDER = ["load", "recovery", "a", "b", "c", "d", "e", "f"]
 
 
@@ -463,6 +481,7 @@ def main():
     pgbench_section(directory, plot, out)
     build_size_section(directory, plot, out)
     recovery_section(directory, plot, out)
+    ready_section(directory, out)
     spatial_build_section(directory, out)
     core_section(directory, plot, out)
     fbrtree_section(directory, out)

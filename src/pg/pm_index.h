@@ -324,6 +324,11 @@ extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern void pmi_trust_init(void);
 extern void pmi_launch_rebuilds(void);
+
+/* pmi_load.c */
+extern int	pmi_startup_load_workers;
+extern void pmi_launch_loads(void);
+PGDLLEXPORT void pmi_load_main(Datum arg);
 PGDLLEXPORT void pmi_rebuild_main(Datum arg);
 
 /* pmi_registry.c */

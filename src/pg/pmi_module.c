@@ -227,6 +227,17 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.startup_load_workers",
+							"Background workers that load the indexes of a database after a start.",
+							"They build every index's DRAM layer so that first queries do not "
+							"wait for it. 0: each index loads on first use.",
+							&pmi_startup_load_workers,
+							2,
+							0,
+							64,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.max_indexes",
 							"Maximum number of pm_index indexes in use at once.",
 							"Each index in use since startup takes a registry slot in shared memory.",

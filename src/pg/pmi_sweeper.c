@@ -5,7 +5,8 @@
  *	  missing only because redo has not recreated it yet).  It creates the
  *	  pool directory, says what durability the pools get, removes pools whose
  *	  relation's file is gone, marks pools that predate a start from a backup
- *	  or an archive, and starts the rebuild of pools an OS crash tore.
+ *	  or an archive, starts the rebuild of pools an OS crash tore, and then
+ *	  the loading of every index's DRAM layer (pmi_load.c).
  */
 #include "pm_index.h"
 
@@ -220,5 +221,6 @@ pmi_sweeper_main(Datum arg)
 	if (pmi_started_from_elsewhere)
 		mark_untrusted_pools();
 	pmi_launch_rebuilds();
+	pmi_launch_loads();
 	proc_exit(0);
 }

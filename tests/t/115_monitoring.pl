@@ -11,7 +11,8 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
-my $node = pm_node('monitoring', 'autovacuum = off');
+# no load workers: after a restart the view shows indexes not loaded until a query uses them
+my $node = pm_node('monitoring', 'autovacuum = off', 'pm_index.startup_load_workers = 0');
 my @ordered = ordered_ams($node);
 
 # ---- idx_scan: every plan shape counts one scan, as the built-in index on the same table does
