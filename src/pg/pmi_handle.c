@@ -451,7 +451,7 @@ wal_durable_upto(uint64 upto, bool force)
 /*
  * Before an entry naming a heap tuple is inserted: the tuple's WAL ends at
  * XactLastRecEnd and may not be flushed yet, so note (key, rest) in the
- * pool's ring for reconciliation after a crash (DESIGN.md section 7).
+ * pool's ring for reconciliation after a crash (docs/design.md section 7).
  */
 void
 pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)

@@ -1,6 +1,6 @@
 /*
  * pmi_reconcile.c
- *	  Crash reconciliation with the heap (DESIGN.md section 7), for every
+ *	  Crash reconciliation with the heap (docs/design.md section 7), for every
  *	  access method: is the heap item an index entry names still the tuple
  *	  the entry was made for?
  *
