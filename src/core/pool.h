@@ -297,8 +297,8 @@ extern uint64_t pm_pool_mapped(const pm_pool *pool);
  * Map the pool anew in one window sized from its current size, if it has
  * extents or outgrew its window.  The caller promises that no address into
  * the pool derived before the call is used after it (the host calls this
- * between operations: src/pg at transaction end).  On failure the old
- * mapping stays.
+ * between operations: src/pg at the start of every access-method callback).
+ * On failure the old mapping stays.
  */
 extern pm_errcode pm_pool_remap(pm_pool *pool, pm_error *err);
 
