@@ -177,6 +177,22 @@ round_up(uint64_t v, uint64_t to)
 	return (v + to - 1) / to * to;
 }
 
+/* A new header's format, layout, sizes and mode; the creator adds the rest. */
+static void
+header_init(pm_pool_header *hdr, pm_mode mode, uint64_t max_size, uint64_t size)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, pm_pool_magic, sizeof(hdr->magic));
+	hdr->format_version = PM_POOL_FORMAT_VERSION;
+	hdr->header_size = PM_POOL_HEADER_SIZE;
+	hdr->created_mode = mode;
+	hdr->chunk_size = PM_POOL_CHUNK_SIZE;
+	hdr->data_offset = PM_POOL_HEADER_SIZE;
+	hdr->max_size = max_size;
+	hdr->size = size;
+	hdr->mode = mode;
+}
+
 static uint64_t
 header_checksum(const pm_pool_header *hdr)
 {
@@ -621,9 +637,8 @@ extend_mapping(pm_pool *pool, uint64_t need, pm_error *err)
 		bool		is_pmem;
 		void	   *addr;
 
+		/* up to max_size, this is at least need */
 		end = window_for(pool, pm_pool_size(pool) > need ? pm_pool_size(pool) : need);
-		if (end < need)
-			end = chunk_boundary(pool, need);
 		if (need > pool->max_size || pool->nextents == PM_POOL_MAX_EXTENTS)
 			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
 							  "pool file \"%s\": offset %llu is beyond what the pool can map",
@@ -830,10 +845,7 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	if (rc != PM_OK)
 		goto fail;
 
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, pm_pool_magic, sizeof(hdr.magic));
-	hdr.format_version = PM_POOL_FORMAT_VERSION;
-	hdr.header_size = PM_POOL_HEADER_SIZE;
+	header_init(&hdr, opts->mode == PM_MODE_AUTO ? PM_MODE_EADR : opts->mode, max_size, size);
 	if (getrandom(hdr.uuid, sizeof(hdr.uuid), 0) != (ssize_t) sizeof(hdr.uuid))
 	{
 		rc = sys_error(err, "generate a UUID for", tmp);
@@ -842,10 +854,6 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	hdr.uuid[6] = (hdr.uuid[6] & 0x0f) | 0x40;	/* RFC 4122 version 4 */
 	hdr.uuid[8] = (hdr.uuid[8] & 0x3f) | 0x80;
 	hdr.owner = opts->owner;
-	hdr.created_mode = opts->mode == PM_MODE_AUTO ? PM_MODE_EADR : opts->mode;
-	hdr.chunk_size = PM_POOL_CHUNK_SIZE;
-	hdr.data_offset = PM_POOL_HEADER_SIZE;
-	hdr.max_size = max_size;
 	{
 		struct timespec now;
 
@@ -853,8 +861,6 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 		hdr.created_at = (uint64_t) now.tv_sec * 1000000 + (uint64_t) now.tv_nsec / 1000;
 	}
 	hdr.static_checksum = header_checksum(&hdr);
-	hdr.size = size;
-	hdr.mode = hdr.created_mode;
 	hdr.clean_shutdown = PM_POOL_IN_USE;
 	hdr.writer_boot = pm_current_boot();
 	if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
@@ -926,16 +932,7 @@ pm_pool_create_volatile(const char *name, uint64_t max_size, pm_pool **out, pm_e
 		rc = sys_error(err, "create", name);
 		goto fail;
 	}
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, pm_pool_magic, sizeof(hdr.magic));
-	hdr.format_version = PM_POOL_FORMAT_VERSION;
-	hdr.header_size = PM_POOL_HEADER_SIZE;
-	hdr.created_mode = PM_MODE_VOLATILE;
-	hdr.chunk_size = PM_POOL_CHUNK_SIZE;
-	hdr.data_offset = PM_POOL_HEADER_SIZE;
-	hdr.max_size = pool->max_size;
-	hdr.size = PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE;
-	hdr.mode = PM_MODE_VOLATILE;
+	header_init(&hdr, PM_MODE_VOLATILE, pool->max_size, PM_POOL_HEADER_SIZE + PM_POOL_CHUNK_SIZE);
 	rc = extend_file(pool, 0, hdr.size, err);
 	if (rc != PM_OK)
 		goto fail;
