@@ -708,10 +708,14 @@ pm_pool_mapped(const pm_pool *pool)
 pm_errcode
 pm_pool_remap(pm_pool *pool, pm_error *err)
 {
-	uint64_t	want = window_for(pool, pm_pool_size(pool));
+	uint64_t	size = pm_pool_size(pool);
+	uint64_t	want;
 
-	if (pool->nextents == 0 && pool->window >= pm_pool_size(pool) + PM_POOL_MIN_HEADROOM / 2)
+	/* called before every operation: done when one window has room left or is the whole pool */
+	if (pool->nextents == 0 &&
+		(pool->window >= size + PM_POOL_MIN_HEADROOM / 2 || pool->window == pool->max_size))
 		return PM_OK;
+	want = window_for(pool, size);
 	return map_window(pool, want > mapped_end(pool) ? want : mapped_end(pool), err);
 }
 
