@@ -17,6 +17,7 @@
 #include "storage/lwlock.h"
 #include "common/relpath.h"
 #include "nodes/pathnodes.h"
+#include "postmaster/bgworker.h"
 #include "storage/block.h"
 #include "storage/itemptr.h"
 #include "storage/lockdefs.h"
@@ -304,6 +305,7 @@ extern const PmiAmOps *pmi_am_of_number(uint32 number);
 extern const char *pmi_pool_dir(void);
 extern void pmi_report_core_error(int elevel, const pm_error *err,
 								  const char *index_name) pg_attribute_cold;
+extern const char pmi_address_space_hint[];
 extern RelFileNodeBackend pmi_index_rnode(Relation index);
 extern char *pmi_pool_path(RelFileNodeBackend rnode);
 extern void pmi_pool_remove(RelFileNodeBackend rnode);
@@ -324,6 +326,9 @@ extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern void pmi_trust_init(void);
 extern void pmi_launch_rebuilds(void);
+extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
+									  const char *type, const void *extra, Size extra_len,
+									  BackgroundWorkerHandle **handle);
 
 /* pmi_load.c */
 extern int	pmi_startup_load_workers;

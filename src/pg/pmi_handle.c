@@ -335,9 +335,9 @@ pmi_publish_ready(int slotno, uint64 dram_root)
 
 /*
  * Fold the extents another process's growth of the pool (and of the DRAM
- * tier) made this backend map into one window with room to grow.  Every access method callback
- * starts here, and what a scan keeps between callbacks names the pool by
- * offsets, so no address into the pool is live.
+ * tier) made this backend map into one window with room to grow.  Every
+ * access method callback starts here, and what a scan keeps between
+ * callbacks names the pool by offsets, so no address into the pool is live.
  */
 static void
 remap_between_operations(pm_pool *pool, Relation index)

@@ -105,21 +105,12 @@ pmi_launch_loads(void)
 
 		for (int k = 0; k < Min(pmi_startup_load_workers, lengthof(handles)); k++)
 		{
-			BackgroundWorker worker;
 			LoadShare	share = {k, Min(pmi_startup_load_workers, lengthof(handles))};
+			char		name[BGW_MAXLEN];
 
-			memset(&worker, 0, sizeof(worker));
-			worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-			worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-			worker.bgw_restart_time = BGW_NEVER_RESTART;
-			worker.bgw_main_arg = ObjectIdGetDatum(lfirst_oid(lc));
-			memcpy(worker.bgw_extra, &share, sizeof(share));
-			snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
-			snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_load_main");
-			snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index load %d of database %u",
-					 k + 1, lfirst_oid(lc));
-			snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index load");
-			if (!RegisterDynamicBackgroundWorker(&worker, &handles[started]))
+			snprintf(name, sizeof(name), "pm_index load %d of database %u", k + 1, lfirst_oid(lc));
+			if (!pmi_start_database_worker(lfirst_oid(lc), "pmi_load_main", name, "pm_index load",
+										   &share, sizeof(share), &handles[started]))
 			{
 				ereport(LOG,
 						(errmsg("pm_index: no background worker slot to load indexes at startup"),

@@ -69,7 +69,7 @@ fatal_failure(const char *msg)
 	ereport(PANIC,
 			(errcode(ERRCODE_OUT_OF_MEMORY),
 			 errmsg("pm_index: %s", msg),
-			 errhint("A server process maps about twice the size of each pool it uses: raise the server's address-space limit (ulimit -v) or vm.max_map_count.")));
+			 errhint("%s", pmi_address_space_hint)));
 }
 
 /*

@@ -58,6 +58,10 @@ pmi_pool_dir(void)
 	return dir;
 }
 
+/* What to do when a pool cannot be mapped for lack of address space. */
+const char pmi_address_space_hint[] =
+"A server process maps about twice the size of each pool it uses (pm_index_pools() lists their sizes): raise the server's address-space limit (ulimit -v) or vm.max_map_count, or use fewer pm_index indexes per session.";
+
 void
 pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 {
@@ -108,7 +112,7 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 	if (err->sys_errno == ENOMEM)
 	{
 		sqlstate = ERRCODE_OUT_OF_MEMORY;
-		hint = "A server process maps about twice the size of each pool it uses (pm_index_pools() lists their sizes): raise the server's address-space limit (ulimit -v) or vm.max_map_count, or use fewer pm_index indexes per session.";
+		hint = pmi_address_space_hint;
 	}
 	ereport(elevel,
 			(errcode(sqlstate),

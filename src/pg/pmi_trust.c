@@ -118,6 +118,32 @@ pool_torn(RelFileNodeBackend rnode, uint64 boot)
 	return torn;
 }
 
+/*
+ * Register a background worker of this library that connects to database
+ * dbid and runs function; extra (extra_len bytes, may be 0) goes to its
+ * bgw_extra.  False if no worker slot is free.
+ */
+bool
+pmi_start_database_worker(Oid dbid, const char *function, const char *name, const char *type,
+						  const void *extra, Size extra_len, BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker worker;
+
+	Assert(extra_len <= BGW_EXTRALEN);
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_main_arg = ObjectIdGetDatum(dbid);
+	if (extra_len > 0)
+		memcpy(worker.bgw_extra, extra, extra_len);
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", type);
+	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
+
 /* Start one rebuild worker for each database that has a torn pool (the sweeper calls this). */
 void
 pmi_launch_rebuilds(void)
@@ -137,19 +163,12 @@ pmi_launch_rebuilds(void)
 
 	foreach(lc, databases)
 	{
-		BackgroundWorker worker;
 		Oid			dbid = lfirst_oid(lc);
+		char		name[BGW_MAXLEN];
 
-		memset(&worker, 0, sizeof(worker));
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		worker.bgw_restart_time = BGW_NEVER_RESTART;
-		worker.bgw_main_arg = ObjectIdGetDatum(dbid);
-		snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
-		snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_rebuild_main");
-		snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index rebuild of database %u", dbid);
-		snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index rebuild");
-		if (!RegisterDynamicBackgroundWorker(&worker, NULL))
+		snprintf(name, sizeof(name), "pm_index rebuild of database %u", dbid);
+		if (!pmi_start_database_worker(dbid, "pmi_rebuild_main", name, "pm_index rebuild",
+									   NULL, 0, NULL))
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("pm_index: could not start a worker to rebuild the indexes of database %u "
