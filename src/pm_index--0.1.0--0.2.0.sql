@@ -15,12 +15,13 @@ CREATE FUNCTION pm_index_loaded(
     OUT access_method text,
     OUT state text,
     OUT inserts bigint,
-    OUT deletes bigint)
+    OUT deletes bigint,
+    OUT dram_bytes bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pm_index_loaded'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION pm_index_loaded() IS
-  'the indexes used since startup, in every database, and the state of their DRAM layer';
+  'the indexes used since startup, in every database, the state of their DRAM layer and its bytes';
 
 CREATE FUNCTION pm_index_dram_tier(OUT bytes bigint, OUT used_bytes bigint, OUT max_bytes bigint)
 AS 'MODULE_PATHNAME', 'pm_index_dram_tier'
@@ -35,6 +36,8 @@ SELECT d.datname AS database,
        p.relfilenode,
        coalesce(l.access_method, am.amname::text) AS access_method,
        p.bytes AS pm_bytes,
+       l.dram_bytes,
+       CASE WHEN c.reltuples >= 0 THEN c.reltuples::bigint END AS entries,
        p.state AS pool_state,
        coalesce(l.state, 'not loaded') AS dram_state,
        l.inserts,
@@ -46,7 +49,7 @@ LEFT JOIN pm_index_loaded() l ON l.database = p.database AND l.relfilenode = p.r
 LEFT JOIN pg_class c ON c.oid = p.index
 LEFT JOIN pg_am am ON am.oid = c.relam;
 COMMENT ON VIEW pm_index_indexes IS
-  'every pm_index pool of the cluster: database, index (when in this database), bytes, states';
+  'every pm_index pool of the cluster: database, index (when in this database), PM and DRAM-tier bytes, entries (reltuples), states';
 
 REVOKE ALL ON FUNCTION pm_index_loaded() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pm_index_loaded() TO pg_monitor;

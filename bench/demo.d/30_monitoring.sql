@@ -10,7 +10,8 @@ SELECT to_regclass('pm_index_indexes') IS NOT NULL AS has_view,
 \echo '=== monitoring'
 \if :has_view
 \echo '--- every pool of the cluster (pm_index_indexes)'
-SELECT database, index, access_method, pg_size_pretty(pm_bytes) AS pm_size, pool_state, dram_state
+SELECT database, index, access_method, pg_size_pretty(pm_bytes) AS pm_size,
+       pg_size_pretty(dram_bytes) AS dram_size, entries, pool_state, dram_state
   FROM pm_index_indexes ORDER BY index::text;
 \echo '--- sizes: pg_relation_size sees the metapage, pm_index_size the pool'
 SELECT c.oid::regclass AS index, am.amname AS access_method,

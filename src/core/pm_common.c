@@ -87,6 +87,10 @@ pm_errcode_name(pm_errcode code)
 			return "invalid argument";
 		case PM_ERR_LIMIT:
 			return "limit reached";
+		case PM_ERR_POOL_MAX:
+			return "pool at its maximum size";
+		case PM_ERR_NOMEM:
+			return "out of memory";
 	}
 	return "unknown error";
 }

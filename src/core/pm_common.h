@@ -60,7 +60,9 @@ typedef enum pm_errcode
 	PM_ERR_CORRUPT,				/* header or structure does not validate */
 	PM_ERR_VERSION,				/* written by an incompatible format version */
 	PM_ERR_INVALID,				/* bad argument from the caller */
-	PM_ERR_LIMIT				/* a fixed limit was reached */
+	PM_ERR_LIMIT,				/* a fixed limit was reached */
+	PM_ERR_POOL_MAX,			/* a pool file reached the maximum size it was created with */
+	PM_ERR_NOMEM				/* process memory (malloc) ran out */
 } pm_errcode;
 
 /* The error says the pool file may not be used by this server's user (mode or owner). */
@@ -74,7 +76,8 @@ pm_errcode_is_access(pm_errcode code)
 static inline bool
 pm_errcode_is_out_of_space(pm_errcode code)
 {
-	return code == PM_ERR_NOSPACE || code == PM_ERR_ARENA_FULL || code == PM_ERR_LIMIT;
+	return code == PM_ERR_NOSPACE || code == PM_ERR_ARENA_FULL || code == PM_ERR_LIMIT ||
+		code == PM_ERR_POOL_MAX;
 }
 
 typedef struct pm_error

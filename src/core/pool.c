@@ -779,7 +779,7 @@ pm_pool_open(const char *path, pm_mode mode, pm_pool **out, pm_error *err)
 
 	pool = new_pool_struct(path);
 	if (pool == NULL)
-		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory opening pool file \"%s\"", path);
+		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory opening pool file \"%s\"", path);
 	pool->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (pool->fd < 0)
 	{
@@ -927,7 +927,7 @@ pm_pool_create_volatile(const char *name, uint64_t max_size, pm_pool **out, pm_e
 	*out = NULL;
 	pool = new_pool_struct(name);
 	if (pool == NULL)
-		return pm_error_set(err, PM_ERR_LIMIT, ENOMEM, "out of memory creating %s", name);
+		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory creating %s", name);
 	pool->persist.mode = PM_MODE_VOLATILE;
 	pool->max_size = round_up(max_size, PM_POOL_CHUNK_SIZE) + PM_POOL_HEADER_SIZE;
 	pool->fd = memfd_create("pm_index_dram_tier", MFD_CLOEXEC);
@@ -996,7 +996,7 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 		if (pool->persist.mode == PM_MODE_VOLATILE)
 			return pm_error_set(err, PM_ERR_ARENA_FULL, 0, "%s is full (%llu bytes)",
 								pool->path, (unsigned long long) pm_pool_size(pool));
-		return pm_error_set(err, PM_ERR_LIMIT, 0,
+		return pm_error_set(err, PM_ERR_POOL_MAX, 0,
 							"pool file \"%s\" would exceed its maximum size of %llu bytes",
 							pool->path, (unsigned long long) pool->max_size);
 	}
@@ -1026,9 +1026,11 @@ pm_pool_grow(pm_pool *pool, uint64_t min_size, pm_error *err)
 			rc = extend_file(pool, cur, target, err);
 		if (rc != PM_OK && target > min_size)
 		{
-			/* on a nearly full disk, settle for what was asked */
+			/* short of disk or address space, settle for what was asked */
 			target = min_size;
-			rc = extend_file(pool, cur, target, err);
+			rc = extend_mapping(pool, target, err);
+			if (rc == PM_OK)
+				rc = extend_file(pool, cur, target, err);
 		}
 		if (rc == PM_OK)
 			rc = sync_file(pool, err);

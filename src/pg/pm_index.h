@@ -10,6 +10,11 @@
 
 #include "postgres.h"
 
+/* The access-method, storage and WAL APIs it uses are PostgreSQL 15's. */
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
+#error "pm_index builds for PostgreSQL 15 only: set PG_CONFIG to a PostgreSQL 15 pg_config"
+#endif
+
 #include "access/genam.h"
 #include "nodes/execnodes.h"
 #include "port/atomics.h"
@@ -140,6 +145,8 @@ typedef struct PmiAmOps
 	uint64		(*recover) (Relation index, void *state, bool after_crash);
 	/* free the DRAM tier under a root recover or build published (NULL: never publishes one) */
 	void		(*release_dram) (uint64 dram_root);
+	/* bytes of the DRAM tier under a published root, from any database (with release_dram) */
+	uint64		(*dram_bytes) (uint64 dram_root);
 	/* the largest DRAM tier its structure can address (0: no limit) */
 	uint64		dram_tier_max;
 

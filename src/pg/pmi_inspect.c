@@ -115,6 +115,8 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		/* an orphan is garbage whatever its header says: the sweep will remove it */
 		if (!pmi_relfilenode_exists(rnode))
 			values[7] = CStringGetTextDatum("orphan");
+		else if (nulls[5] && err.code == PM_ERR_VERSION)
+			values[7] = CStringGetTextDatum("needs reindex");
 		else if (nulls[5])
 			values[7] = CStringGetTextDatum(pm_errcode_is_access(err.code) ?
 											"inaccessible" : "corrupt");
@@ -129,12 +131,16 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-#define LOADED_COLS 7
+#define LOADED_COLS 8
 
 /*
  * One row per index in the registry (used since startup, in any database):
  * database, tablespace, relfilenode, access method, state of its DRAM layer
- * (ready, building, not built), inserts and deletes since startup.
+ * (ready, building, not built), inserts and deletes since startup, and the
+ * DRAM tier its layer holds (NULL until ready).  The registry lock keeps a
+ * DRAM layer from being released while it is read; this backend's epoch
+ * participant, registered before the lock is taken, keeps what the layer
+ * retires from being reused while it is read.
  */
 Datum
 pm_index_loaded(PG_FUNCTION_ARGS)
@@ -143,10 +149,12 @@ pm_index_loaded(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	pmi_registry_init_backend();
+	(void) pmi_epoch();
 	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
 	for (int i = 0; i < pmi_shared->nindexes; i++)
 	{
 		PmiSlot    *s = pmi_slot(i);
+		const PmiAmOps *ops = pmi_am_of_number(s->am);
 		Datum		values[LOADED_COLS];
 		bool		nulls[LOADED_COLS] = {0};
 
@@ -155,11 +163,17 @@ pm_index_loaded(PG_FUNCTION_ARGS)
 		values[0] = ObjectIdGetDatum(s->rnode.node.dbNode);
 		values[1] = ObjectIdGetDatum(s->rnode.node.spcNode);
 		values[2] = ObjectIdGetDatum(s->rnode.node.relNode);
-		values[3] = CStringGetTextDatum(pmi_am_of_number(s->am)->amname);
+		values[3] = CStringGetTextDatum(ops->amname);
 		values[4] = CStringGetTextDatum(s->state == PMI_SLOT_READY ? "ready" :
 										s->state == PMI_SLOT_BUILDING ? "building" : "not built");
 		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&s->inserts));
 		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&s->deletes));
+		if (s->state != PMI_SLOT_READY)
+			nulls[7] = true;
+		else if (s->dram_root != 0 && ops->dram_bytes != NULL)
+			values[7] = Int64GetDatum((int64) ops->dram_bytes(s->dram_root));
+		else
+			values[7] = Int64GetDatum(0);	/* a structure with no DRAM layer */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(pmi_shared->registry_lock);

@@ -94,15 +94,25 @@ pmi_report_core_error(int elevel, const pm_error *err, const char *index_name)
 			hint = "The DRAM tier grows up to pm_index.max_dram_tier_size and as memory allows: raise the setting and restart the server, or free memory (pm_index_stats() shows each index's DRAM bytes).";
 			break;
 		case PM_ERR_CORRUPT:
-		case PM_ERR_VERSION:
 			sqlstate = ERRCODE_INDEX_CORRUPTED;
 			hint = "REINDEX the index to rebuild its pool.";
+			break;
+		case PM_ERR_VERSION:
+			sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+			hint = "The pool was written by another version of pm_index, whose pool format this library does not read: REINDEX the index to rebuild its pool in this version's format.";
 			break;
 		case PM_ERR_INVALID:
 			sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
 			break;
 		case PM_ERR_LIMIT:
 			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			break;
+		case PM_ERR_POOL_MAX:
+			sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			hint = "A pool keeps the maximum size it was created with: raise pm_index.max_pool_size, then REINDEX the index so that its new pool may grow to it.";
+			break;
+		case PM_ERR_NOMEM:
+			sqlstate = ERRCODE_OUT_OF_MEMORY;
 			break;
 		case PM_ERR_IO:
 		default:

@@ -21,6 +21,7 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
@@ -67,6 +68,9 @@ pmi_reject_untrusted(pm_pool *pool, const char *index_name)
 			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
 			 errdetail("Its pool file \"%s\" is not WAL-logged and predates this server's "
 					   "recovery from a backup, an archive or a primary.", pool->path),
+			 RecoveryInProgress() ?
+			 errhint("A server in recovery does not use pm_index indexes; after a promotion, "
+					 "REINDEX the index.") :
 			 errhint("REINDEX the index.")));
 }
 

@@ -160,6 +160,15 @@ scenario(
 	error => qr/has a header checksum mismatch/,
 	hint => $reindex_hint);
 
+# A pool of another format version (as an older or newer pm_index wrote it): refused, with what
+# to do, and listed as needing a REINDEX. The version word precedes the checksum it would break.
+scenario(
+	name => 'pool of another format version',
+	state => 'needs reindex',
+	damage => sub { overwrite_at($_[0], 8, pack('V', 1)) },
+	error => qr/has format version 1, this build reads version \d+/,
+	hint => qr/HINT:  The pool was written by another version of pm_index.*REINDEX the index/);
+
 # The mutable words follow the static part: size, mode, clean_shutdown, flags.
 scenario(
 	name => 'header shutdown marker corrupted',

@@ -119,6 +119,17 @@ is( $node->safe_psql(
 		'postgres', q{SELECT access_method, dram_state FROM pm_index_indexes
 		WHERE index = 'big_fbrtree_pm'::regclass}),
 	'fbrtree_pm|ready', 'and this database\'s, by name');
+# the view's DRAM bytes and entries are what pm_index_stats() finds by walking each index
+for my $am (@ordered, 'fbrtree_pm')
+{
+	is( $node->safe_psql(
+			'postgres', qq{SELECT i.dram_bytes = s.dram_bytes, i.entries = s.entries, i.entries
+			FROM pm_index_indexes i, pm_index_stats('big_$am') s WHERE i.index = 'big_$am'::regclass}),
+		't|t|1500000', "$am: pm_index_indexes has its DRAM-tier bytes and entries");
+}
+cmp_ok($node->safe_psql('postgres',
+		q{SELECT dram_bytes FROM pm_index_indexes WHERE index = 'big_nbtree_pm'::regclass}),
+	'>', 1 << 20, 'an nbtree_pm index of 1.5M entries holds megabytes of the DRAM tier');
 my ($tier_bytes, $tier_used, $tier_max) = split(/\|/,
 	$node->safe_psql('postgres', 'SELECT bytes, used_bytes, max_bytes FROM pm_index_dram_tier()'));
 ok($tier_used > 0 && $tier_used <= $tier_bytes && $tier_bytes < $tier_max,
@@ -186,6 +197,35 @@ $limited->safe_psql('postgres',
 is($limited->safe_psql('postgres', "SET enable_seqscan = off; $touch"), $nidx,
 	"under ulimit -v 4GB one backend uses $nidx indexes");
 $limited->stop;
+
+# ---- a pool at its maximum size: an ERROR that says what to do, and doing it works
+$node->safe_psql('postgres', q{ALTER SYSTEM SET pm_index.max_pool_size = '16MB'; SELECT pg_reload_conf()});
+for my $am (@ordered, 'fbrtree_pm')
+{
+	my $col = $column{$am} // 'k';
+	$node->safe_psql('postgres', qq{CREATE TABLE capped_$am (k int8, p point);
+		CREATE INDEX capped_${am}_idx ON capped_$am USING $am ($col)});
+	my $fill = "INSERT INTO capped_$am SELECT g, point(g % 1000, g / 1000) FROM generate_series(1, 2000000) g";
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', "\\set VERBOSITY verbose\n$fill");
+	isnt($ret, 0, "$am: inserts past pm_index.max_pool_size fail");
+	like($stderr, qr/ERROR:  54000: pool file ".*" would exceed its maximum size of \d+ bytes/,
+		"$am: program_limit_exceeded, naming the pool and its maximum");
+	like($stderr, qr/HINT:  A pool keeps the maximum size it was created with: raise pm_index\.max_pool_size, then REINDEX/,
+		"$am: the HINT says what to do");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM capped_$am"), '0', "$am: the insert rolled back");
+}
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET pm_index.max_pool_size; SELECT pg_reload_conf()});
+for my $am (@ordered, 'fbrtree_pm')
+{
+	my $col = $column{$am} // 'k';
+	$node->safe_psql('postgres', "REINDEX INDEX capped_${am}_idx");
+	$node->safe_psql('postgres',
+		"INSERT INTO capped_$am SELECT g, point(g % 1000, g / 1000) FROM generate_series(1, 2000000) g");
+	is($node->safe_psql('postgres', $am eq 'fbrtree_pm'
+			? "SET enable_seqscan = off; SELECT count(*) FROM capped_$am WHERE p <@ box '((0,0),(1000,3000))'"
+			: "SET enable_seqscan = off; SELECT count(*) FROM capped_$am WHERE k > 0"),
+		'2000000', "$am: after raising the setting and a REINDEX the same insert fits");
+}
 
 $node->stop;
 done_testing();

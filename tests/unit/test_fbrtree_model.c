@@ -444,7 +444,7 @@ nodes_first_distance(void *arg, const fbr_box *b, bool is_leaf)
  * Out of memory in fbr_knn_next is an error, not an end: a child process
  * caps its address space OOM_MARGIN above what it maps, then runs a scan
  * whose queue must hold all OOM_N entries before its first result.  The
- * call must fail with PM_ERR_LIMIT, and so must the next one.  Not under
+ * call must fail with PM_ERR_NOMEM, and so must the next one.  Not under
  * ASan, whose shadow memory does not live with an address-space limit.
  */
 static void
@@ -456,7 +456,7 @@ knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
 	tap_ok(true, "# SKIP KNN out of memory: needs an address-space limit, not under ASan");
 #else
 	static const char *const outcome[] = {
-		"fails with PM_ERR_LIMIT, and again on the next call", "returned an entry",
+		"fails with PM_ERR_NOMEM, and again on the next call", "returned an entry",
 		"ended as if the scan were complete", "failed with another code",
 		"the second call did not fail the same way", "set-up failed"};
 	char		path[600];
@@ -519,7 +519,7 @@ knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
 			rc = 1;
 		else if (err.code == PM_OK)
 			rc = 2;
-		else if (err.code != PM_ERR_LIMIT || strstr(err.msg, "out of memory") == NULL)
+		else if (err.code != PM_ERR_NOMEM || strstr(err.msg, "out of memory") == NULL)
 			rc = 3;
 		else if (fbr_knn_next(k, &it, &d, &err2) || err2.code != err.code ||
 				 strcmp(err2.msg, err.msg) != 0)

@@ -193,7 +193,7 @@ main(void)
 		tap_ok(pool->base == base && stat(path, &st) == 0 && (uint64_t) st.st_size >= want &&
 			   st.st_blocks * 512 >= (long) want - PM_POOL_HEADER_SIZE,
 			   "growth allocates real blocks and keeps the base address");
-		tap_ok(pm_pool_grow(pool, (uint64_t) 1 << 40, &err) == PM_ERR_LIMIT,
+		tap_ok(pm_pool_grow(pool, (uint64_t) 1 << 40, &err) == PM_ERR_POOL_MAX,
 			   "growth past the maximum size is refused: %s", err.msg);
 	}
 

@@ -96,7 +96,7 @@ fbr_bulk_load(fbr_tree *t, fbr_item *items, size_t n, int fill_pct, pm_error *er
 		fbr_item   *up = malloc(nodes * sizeof(fbr_item));
 
 		if (up == NULL)
-			rc = pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for a bulk load of %zu entries",
+			rc = pm_error_set(err, PM_ERR_NOMEM, 0, "pool file \"%s\": out of memory for a bulk load of %zu entries",
 							  t->pool->path, n);
 		else
 			rc = build_level(t, level, count, nodes, leaf, up, err);

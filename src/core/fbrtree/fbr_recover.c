@@ -188,7 +188,7 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 							t->pool->path, (unsigned long long) meta->format, FBR_FORMAT);
 	collect(t, &w, meta->root, 0, 0);
 	if (w.oom)
-		rc = pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory recovering pool file \"%s\"", t->pool->path);
+		rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory recovering pool file \"%s\"", t->pool->path);
 	else
 	{
 		qsort(w.nodes, w.n, sizeof(uint64_t), u64_cmp);

@@ -288,7 +288,7 @@ fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *ou
 	walk_tree(&w);
 	pm_epoch_exit(t->epoch);
 	if (w.oom)
-		return pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for search results",
+		return pm_error_set(err, PM_ERR_NOMEM, 0, "pool file \"%s\": out of memory for search results",
 							t->pool->path);
 	if (w.may_dup && out->n - first > 1)
 	{
@@ -440,7 +440,7 @@ static void
 knn_fail(fbr_knn *k, const char *what)
 {
 	if (k->failure.code == PM_OK)
-		pm_error_set(&k->failure, PM_ERR_LIMIT, 0,
+		pm_error_set(&k->failure, PM_ERR_NOMEM, 0,
 					 "pool file \"%s\": out of memory for the %s of a nearest-neighbour scan",
 					 k->t->pool->path, what);
 }
@@ -551,7 +551,7 @@ fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 	if (k == NULL || k->heap == NULL)
 	{
 		free(k);
-		pm_error_set(err, PM_ERR_LIMIT, 0, "pool file \"%s\": out of memory for a nearest-neighbour scan",
+		pm_error_set(err, PM_ERR_NOMEM, 0, "pool file \"%s\": out of memory for a nearest-neighbour scan",
 					 t->pool->path);
 		return NULL;
 	}

@@ -224,7 +224,7 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
 			{
 				vec_free(&up);
 				return off == 0 ? err->code :
-					pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory building the tree");
+					pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory building the tree");
 			}
 			n = nbt_inner_at(t, off);
 			if (end > v->n)
@@ -359,7 +359,7 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 		dr->leaves++;
 		if (!vec_push(&leaves, &l->low, leaf_off))
 		{
-			rc = pm_error_set(err, PM_ERR_LIMIT, 0, "out of memory rebuilding the tree");
+			rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory rebuilding the tree");
 			goto fail;
 		}
 		prev = l;
@@ -464,6 +464,16 @@ nbt_count_pm(pm_pool *pool)
 	return n;
 }
 
+uint64_t
+nbt_dram_bytes(const nbt_tree *t)
+{
+	nbt_droot  *dr = nbt_droot_at(t);
+
+	return pm_load(&dr->leaves) * pm_alloc_class_size(sizeof(nbt_leaf)) +
+		pm_load(&dr->inner_nodes) * pm_alloc_class_size(sizeof(nbt_inner)) +
+		pm_alloc_class_size(sizeof(nbt_droot));
+}
+
 void
 nbt_get_stats(nbt_tree *t, nbt_stats *st)
 {
@@ -476,9 +486,7 @@ nbt_get_stats(nbt_tree *t, nbt_stats *st)
 	st->leaves = pm_load(&dr->leaves);
 	st->inner_nodes = pm_load(&dr->inner_nodes);
 	st->height = nbt_inner_at(t, pm_load(&dr->root))->level;
-	st->dram_bytes = st->leaves * pm_alloc_class_size(sizeof(nbt_leaf)) +
-		st->inner_nodes * pm_alloc_class_size(sizeof(nbt_inner)) +
-		pm_alloc_class_size(sizeof(nbt_droot));
+	st->dram_bytes = nbt_dram_bytes(t);
 	st->pm_bytes = pm_pool_size(t->pool);
 }
 

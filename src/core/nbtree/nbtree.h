@@ -152,6 +152,12 @@ extern void nbt_keep_spare(nbt_tree *t);
 extern void nbt_get_stats(nbt_tree *t, nbt_stats *st);
 
 /*
+ * Bytes of the DRAM tier the DRAM layer holds; needs only t->dram and
+ * t->dram_root.  Any process may call it while the layer is published.
+ */
+extern uint64_t nbt_dram_bytes(const nbt_tree *t);
+
+/*
  * Verify the structure: PM list order and fences, DRAM leaves against PM,
  * inner separators.  Returns NULL or a description of the first problem
  * (static buffer).  Caller is exclusive (no concurrent writers).

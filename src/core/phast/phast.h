@@ -146,6 +146,13 @@ extern pm_errcode phast_compact_leaf(phast_tree *t, const phast_key *k, bool *co
 extern void phast_get_stats(phast_tree *t, phast_stats *st);
 
 /*
+ * Bytes of the DRAM tier the DRAM layer holds; needs only t->dram,
+ * t->dram_root and t->epoch (the caches it reads are retired through it).
+ * Any process may call it while the layer is published.
+ */
+extern uint64_t phast_dram_bytes(phast_tree *t);
+
+/*
  * Verify the PM chain (order, fences, slots inside them, partition heads)
  * and the DRAM layer against it.  Returns NULL or the first problem (static
  * buffer); *entries the live entries.  Caller is exclusive.

@@ -236,6 +236,28 @@ phast_count_pm(pm_pool *pool)
 	return n;
 }
 
+uint64_t
+phast_dram_bytes(phast_tree *t)
+{
+	phast_desc *d = phast_desc_of(t);
+	uint64_t	bytes = sizeof(phast_desc);
+
+	if (t->epoch != NULL)
+		pm_epoch_enter(t->epoch);
+	for (uint64_t cur = pm_load(&d->parts[0].first); cur != 0;
+		 cur = pm_load(&phast_inode_at(t, cur)->next[0]))
+		bytes += sizeof(phast_inode);
+	for (uint32_t p = 0; p < d->nparts; p++)
+	{
+		phast_cache *c = pm_alloc_addr(t->dram, pm_load(&d->parts[p].cache));
+
+		bytes += pm_alloc_class_size(sizeof(phast_cache) + sizeof(phast_cache_entry) * c->n);
+	}
+	if (t->epoch != NULL)
+		pm_epoch_exit(t->epoch);
+	return bytes;
+}
+
 void
 phast_get_stats(phast_tree *t, phast_stats *st)
 {
@@ -259,13 +281,7 @@ phast_get_stats(phast_tree *t, phast_stats *st)
 		st->lnodes += nleaves;
 		cur = pm_load(&in->next[0]);
 	}
-	st->dram_bytes = st->inodes * sizeof(phast_inode) + sizeof(phast_desc);
-	for (uint32_t p = 0; p < d->nparts; p++)
-	{
-		phast_cache *c = pm_alloc_addr(t->dram, pm_load(&d->parts[p].cache));
-
-		st->dram_bytes += pm_alloc_class_size(sizeof(phast_cache) + sizeof(phast_cache_entry) * c->n);
-	}
+	st->dram_bytes = phast_dram_bytes(t);
 	st->pm_bytes = st->lnodes * sizeof(phast_lnode) + pm_alloc_class_size(sizeof(phast_meta));
 }
 

@@ -29,16 +29,33 @@ nbtpm_recover(Relation index, void *state, bool after_crash)
 	return t->dram_root;
 }
 
-/* Free a tree's DRAM layer (its index is gone); no error. */
-static void
-nbtpm_release_dram(uint64 dram_root)
+/* A tree with only its DRAM layer attached: what any process can reach from a registry slot. */
+static nbt_tree
+dram_layer(uint64 dram_root)
 {
 	nbt_tree	t;
 
 	memset(&t, 0, sizeof(t));
 	t.dram = pmi_dram();
 	t.dram_root = dram_root;
+	return t;
+}
+
+/* Free a tree's DRAM layer (its index is gone); no error. */
+static void
+nbtpm_release_dram(uint64 dram_root)
+{
+	nbt_tree	t = dram_layer(dram_root);
+
 	nbt_release_dram(&t);
+}
+
+static uint64
+nbtpm_dram_bytes(uint64 dram_root)
+{
+	nbt_tree	t = dram_layer(dram_root);
+
+	return nbt_dram_bytes(&t);
 }
 
 static bool
@@ -151,6 +168,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.build = ord_build,
 	.recover = nbtpm_recover,
 	.release_dram = nbtpm_release_dram,
+	.dram_bytes = nbtpm_dram_bytes,
 	.dram_tier_max = NBT_DRAM_TIER_MAX, /* inner nodes' child words */
 	.entry_size = sizeof(OrdKey),
 	.entry_context = ord_entry_context,

@@ -42,16 +42,35 @@ phastpm_recover(Relation index, void *state, bool after_crash)
 	return t->dram_root;
 }
 
-/* Free a structure's DRAM layer (its index is gone); no error. */
-static void
-phastpm_release_dram(uint64 dram_root)
+/* A structure with only its DRAM layer attached: what any process can reach from a registry slot. */
+static phast_tree
+dram_layer(uint64 dram_root)
 {
 	phast_tree	t;
 
 	memset(&t, 0, sizeof(t));
 	t.dram = pmi_dram();
 	t.dram_root = dram_root;
+	return t;
+}
+
+/* Free a structure's DRAM layer (its index is gone); no error. */
+static void
+phastpm_release_dram(uint64 dram_root)
+{
+	phast_tree	t = dram_layer(dram_root);
+
 	phast_release_dram(&t);
+}
+
+/* Read in this backend's epoch: the layer retires the caches it replaces through it. */
+static uint64
+phastpm_dram_bytes(uint64 dram_root)
+{
+	phast_tree	t = dram_layer(dram_root);
+
+	t.epoch = pmi_epoch();
+	return phast_dram_bytes(&t);
 }
 
 static bool
@@ -153,6 +172,7 @@ const PmiAmOps phastpm_am_ops = {
 	.build = ord_build,
 	.recover = phastpm_recover,
 	.release_dram = phastpm_release_dram,
+	.dram_bytes = phastpm_dram_bytes,
 	.entry_size = sizeof(OrdKey),
 	.entry_context = ord_entry_context,
 	.make_entry = ord_make_entry,
