@@ -336,6 +336,9 @@ extern void pmi_launch_rebuilds(void);
 extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
 									  const char *type, const void *extra, Size extra_len,
 									  BackgroundWorkerHandle **handle);
+typedef bool (*PmiWorkerIndexFn) (RelFileNodeBackend rnode, void *arg);
+extern bool pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void *arg,
+										 const char *doing, MemoryContext errcxt);
 
 /* pmi_load.c */
 extern int	pmi_startup_load_workers;

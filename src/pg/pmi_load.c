@@ -124,9 +124,13 @@ pmi_launch_loads(void)
 	}
 }
 
-/* Open the index of rnode, which builds its DRAM layer; false if it is not one of ours. */
+/*
+ * Open the index of rnode, which builds its DRAM layer; false if it is not
+ * one of ours.  An index that cannot load now (its pool needs a rebuild, the
+ * DRAM tier's cap is too low) is left for its first use, which reports why.
+ */
 static bool
-load_index(RelFileNodeBackend rnode)
+load_index(RelFileNodeBackend rnode, void *arg)
 {
 	Oid			indexid;
 	Relation	index;
@@ -141,41 +145,6 @@ load_index(RelFileNodeBackend rnode)
 		(void) pmi_index_open(index, ops);
 	relation_close(index, AccessShareLock);
 	return ops != NULL;
-}
-
-/*
- * Load one index in a transaction of its own.  An index that cannot load
- * now (its pool needs a rebuild, the DRAM tier's cap is too low) is left for
- * its first use, which reports why; the worker goes on with the next.
- */
-static bool
-load_in_transaction(RelFileNodeBackend rnode, MemoryContext errcxt)
-{
-	volatile bool loaded = false;
-
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	PG_TRY();
-	{
-		loaded = load_index(rnode);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		MemoryContext old = MemoryContextSwitchTo(errcxt);
-		ErrorData  *edata = CopyErrorData();
-
-		MemoryContextSwitchTo(old);
-		FlushErrorState();
-		AbortCurrentTransaction();
-		ereport(LOG,
-				(errmsg("pm_index: could not load the index with relfilenode %u at startup: %s",
-						rnode.node.relNode, edata->message)));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	return loaded;
 }
 
 void
@@ -201,7 +170,8 @@ pmi_load_main(Datum arg)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (i++ % share.nworkers == share.worker &&
-			load_in_transaction(*(RelFileNodeBackend *) lfirst(lc), errcxt))
+			pmi_worker_index_transaction(*(RelFileNodeBackend *) lfirst(lc), load_index, NULL,
+										 "loading at startup", errcxt))
 			loaded++;
 	}
 	if (loaded > 0)

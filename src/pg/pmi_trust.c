@@ -148,6 +148,48 @@ pmi_start_database_worker(Oid dbid, const char *function, const char *name, cons
 	return RegisterDynamicBackgroundWorker(&worker, handle);
 }
 
+/*
+ * In a database worker: fn(rnode, arg) in a transaction of its own.  An
+ * error is logged, with its detail and hint, as the failure of "doing"
+ * (what the worker was doing to the index), and the worker goes on with its
+ * next index: one index that cannot be loaded or rebuilt leaves the others
+ * to be.  Returns fn's result, false after an error.  errcxt outlives the
+ * transaction, to hold the error while it is logged.
+ */
+bool
+pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void *arg,
+							 const char *doing, MemoryContext errcxt)
+{
+	volatile bool result = false;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	PG_TRY();
+	{
+		result = fn(rnode, arg);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContext old = MemoryContextSwitchTo(errcxt);
+		ErrorData  *edata = CopyErrorData();
+
+		MemoryContextSwitchTo(old);
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("pm_index: %s the index with relfilenode %u failed: %s",
+						doing, rnode.node.relNode, edata->message),
+				 edata->detail ? errdetail("%s", edata->detail) : 0,
+				 edata->hint ? errhint("%s", edata->hint) : 0));
+		FreeErrorData(edata);
+		MemoryContextReset(errcxt);
+	}
+	PG_END_TRY();
+	return result;
+}
+
 /* Start one rebuild worker for each database that has a torn pool (the sweeper calls this). */
 void
 pmi_launch_rebuilds(void)
@@ -182,10 +224,11 @@ pmi_launch_rebuilds(void)
 	}
 }
 
-/* REINDEX the index of rnode if its pool is still the torn one. */
-static void
-rebuild_index(RelFileNodeBackend rnode, uint64 boot)
+/* REINDEX the index of rnode if its pool is still the torn one (arg: the boot). */
+static bool
+rebuild_index(RelFileNodeBackend rnode, void *arg)
 {
+	uint64		boot = *(uint64 *) arg;
 	Oid			indexid;
 	Oid			heapid;
 	Relation	index;
@@ -196,25 +239,26 @@ rebuild_index(RelFileNodeBackend rnode, uint64 boot)
 	indexid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ? InvalidOid :
 								 rnode.node.spcNode, rnode.node.relNode);
 	if (!OidIsValid(indexid) || !OidIsValid(heapid = IndexGetRelation(indexid, true)))
-		return;
+		return false;
 
 	/* the locks REINDEX INDEX takes, in its order */
 	LockRelationOid(heapid, ShareLock);
 	LockRelationOid(indexid, AccessExclusiveLock);
 	index = try_relation_open(indexid, NoLock);
 	if (index == NULL)
-		return;
+		return false;
 	still_torn = RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) && pool_torn(rnode, boot);
 	persistence = index->rd_rel->relpersistence;
 	relation_close(index, NoLock);
 	if (!still_torn)
-		return;
+		return false;
 
 	reindex_index(indexid, false, persistence, &params);
 	ereport(LOG,
 			(errmsg("pm_index: rebuilt index \"%s\" from its table",
 					get_rel_name(indexid)),
 			 errdetail("Its pool file was in use when the operating system stopped.")));
+	return true;
 }
 
 void
@@ -225,8 +269,11 @@ pmi_rebuild_main(Datum arg)
 	List	   *pools;
 	ListCell   *lc;
 
+	MemoryContext errcxt;
+
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, BGWORKER_BYPASS_ALLOWCONN);
+	errcxt = AllocSetContextCreate(TopMemoryContext, "pm_index rebuild errors", ALLOCSET_SMALL_SIZES);
 
 	pools = pmi_list_pools(dbid, ERROR);
 	foreach(lc, pools)
@@ -236,11 +283,8 @@ pmi_rebuild_main(Datum arg)
 		CHECK_FOR_INTERRUPTS();
 		if (RelFileNodeBackendIsTemp(rnode) || !pool_torn(rnode, boot))
 			continue;
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		rebuild_index(rnode, boot);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
+		(void) pmi_worker_index_transaction(rnode, rebuild_index, &boot,
+											"rebuilding after an operating system crash", errcxt);
 	}
 	proc_exit(0);
 }
