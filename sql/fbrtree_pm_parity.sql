@@ -34,5 +34,9 @@ SELECT indisclustered FROM pg_index WHERE indexrelid = 'fpar_p'::regclass;
 SET enable_seqscan = off;
 SELECT count(*) FROM fpar WHERE p <@ box(point(10, 10), point(12, 12));
 SELECT fbrtree_pm_check('fpar_p', true), fbrtree_pm_check('fpar_b', true);
+RESET enable_seqscan;
+-- ORDER BY two distances: a scan orders by one, so the plan sorts (GiST orders by both)
+EXPLAIN (COSTS OFF) SELECT id FROM fpar ORDER BY p <-> point(1, 1), p <-> point(30, 30) LIMIT 3;
+SELECT id FROM fpar ORDER BY p <-> point(1, 1), p <-> point(30, 30), id LIMIT 3;
 DROP TABLE fpar;
 DROP DOMAIN fpar_pt, fpar_bx;

@@ -310,6 +310,7 @@ extern const PmiAmOps *pmi_am_of_number(uint32 number);
 
 /* pmi_pool.c */
 extern const char *pmi_pool_dir(void);
+extern int	pmi_core_error_sqlstate(const pm_error *err, const char **hint);
 extern void pmi_report_core_error(int elevel, const pm_error *err,
 								  const char *index_name) pg_attribute_cold;
 extern const char pmi_address_space_hint[];

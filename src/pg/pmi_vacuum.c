@@ -117,12 +117,18 @@ pmi_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	flush_wal_before_deletes();
 	untidy = v.h->ops->foreach_batch(v.index, v.h->am_state, vacuum_batch, &v, &err);
 	if (untidy > 0)
+	{
+		const char *hint;
+		int			sqlstate = pmi_core_error_sqlstate(&err, &hint);
+
+		/* the dead entries are gone; what ran out is the room to rewrite their nodes */
 		ereport(WARNING,
-				(errcode(ERRCODE_DISK_FULL),
+				(errcode(sqlstate),
 				 errmsg("index \"%s\": %u nodes with dead entries were not rewritten for lack of space",
 						RelationGetRelationName(v.index), untidy),
 				 errdetail("%s", err.msg),
-				 errhint("Free space in the filesystem of pm_index.pool_dir; inserts rewrite these nodes when they fill up.")));
+				 hint ? errhint("%s Inserts rewrite these nodes when they fill up.", hint) : 0));
+	}
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));

@@ -71,4 +71,14 @@ fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexSelectivity = Min(costs.numIndexTuples / tuples, 1.0);
 	*indexCorrelation = 0;		/* entries come in no heap order */
 	*indexPages = nodes;
+
+	/*
+	 * A scan orders by one distance (fbrpm_beginscan refuses more): such a
+	 * path must lose to a sort above another scan.
+	 */
+	if (list_length(path->indexorderbys) > 1)
+	{
+		*indexStartupCost += disable_cost;
+		*indexTotalCost += disable_cost;
+	}
 }
