@@ -204,8 +204,9 @@ report_durability(void)
 				(errmsg("pm_index: pool directory \"%s\" is not on persistent memory; "
 						"pm_index.persistence = auto uses eadr semantics there",
 						pmi_pool_dir()),
-				 errdetail("Pools survive process and server crashes, but not an operating "
-						   "system crash or power failure."),
+				 errdetail("Pools survive process and server crashes. After an operating "
+						   "system crash or power failure, indexes whose pools were in use are "
+						   "rebuilt from their tables by a background worker."),
 				 errhint("Point pm_index.pool_dir into a DAX filesystem on persistent memory, "
 						 "or set pm_index.persistence = msync.")));
 	pfree(probe);
