@@ -451,12 +451,26 @@ pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 	PG_END_TRY();
 }
 
+/* Database, then relfilenode: the order in which workers take indexes and LOG them. */
+static int
+pool_order(const ListCell *a, const ListCell *b)
+{
+	const RelFileNodeBackend *x = lfirst(a);
+	const RelFileNodeBackend *y = lfirst(b);
+
+	if (x->node.dbNode != y->node.dbNode)
+		return x->node.dbNode < y->node.dbNode ? -1 : 1;
+	if (x->node.relNode != y->node.relNode)
+		return x->node.relNode < y->node.relNode ? -1 : 1;
+	return x->backend < y->backend ? -1 : x->backend > y->backend ? 1 : 0;
+}
+
 /*
  * The relfilenodes of the pool files in the pool directory (a list of
- * palloc'd RelFileNodeBackends, temporary ones included), of one database
- * or, with InvalidOid, of all.  A directory it cannot read is reported at
- * elevel: callers at commit or at exit pass LOG, and their list is then
- * short (the orphan sweep removes what they missed).
+ * palloc'd RelFileNodeBackends, temporary ones included, in pool_order), of
+ * one database or, with InvalidOid, of all.  A directory it cannot read is
+ * reported at elevel: callers at commit or at exit pass LOG, and their list
+ * is then short (the orphan sweep removes what they missed).
  */
 List *
 pmi_list_pools(Oid dbid, int elevel)
@@ -481,5 +495,6 @@ pmi_list_pools(Oid dbid, int elevel)
 	}
 	if (d != NULL)
 		FreeDir(d);
+	list_sort(found, pool_order);
 	return found;
 }

@@ -34,7 +34,7 @@ my $node = pm_node('os_crash', 'pm_index.startup_load_workers = 0');
 $node->safe_psql('postgres', 'CREATE DATABASE other');
 $node->safe_psql('other', 'CREATE EXTENSION pm_index');
 my %indexes = (
-	postgres => [ 't_k', 't_b' ],
+	postgres => [ 't_k', 't_b', 'f_k' ],
 	other => ['u_k']);
 $node->safe_psql(
 	'postgres', q{
@@ -43,7 +43,19 @@ $node->safe_psql(
 	  FROM generate_series(1, 30000) g;
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
 	CREATE INDEX t_b ON t USING fbrtree_pm (b);
-	VACUUM ANALYZE t;});
+	VACUUM ANALYZE t;
+	-- an index that client sessions can build and a background worker cannot (its
+	-- application_name is empty): the rebuild worker fails on it and must go on
+	CREATE FUNCTION indexed_in_sessions(int8) RETURNS int8 IMMUTABLE LANGUAGE plpgsql AS $$
+	BEGIN
+		IF current_setting('application_name') = '' THEN
+			RAISE EXCEPTION 'this index is built in client sessions only';
+		END IF;
+		RETURN $1;
+	END $$;
+	CREATE TABLE f AS SELECT g::int8 AS k FROM generate_series(1, 1000) g;
+	CREATE INDEX f_k ON f USING nbtree_pm (indexed_in_sessions(k));
+	VACUUM ANALYZE f;});
 $node->safe_psql(
 	'other', q{
 	CREATE TABLE u AS SELECT g::int8 AS k FROM generate_series(1, 20000) g;
@@ -83,6 +95,9 @@ sub answers_right
 			'postgres', q{SELECT count(*) FROM (SELECT nbtree_pm_check('t_k', true),
 				fbrtree_pm_check('t_b', true)) s}),
 		'1', "$what: t_k and t_b verify, every heap tuple indexed");
+	my $q = 'SELECT count(*), sum(k) FROM f WHERE indexed_in_sessions(k) <= 500';
+	is($node->safe_psql('postgres', "$BY_INDEX$q"), $node->safe_psql('postgres', "$BY_HEAP$q"),
+		"$what: f_k answers as the heap does");
 	return;
 }
 
@@ -114,6 +129,7 @@ sub write_some
 		"INSERT INTO t SELECT g, box(point(g % 300, 0), point(g % 300 + 2, 2)) FROM generate_series($from, $from + 4999) g;
 		 DELETE FROM t WHERE k % 7 = 0 AND k < $from; VACUUM t;");
 	$node->safe_psql('other', "INSERT INTO u SELECT generate_series($from, $from + 4999); DELETE FROM u WHERE k % 5 = 0;");
+	$node->safe_psql('postgres', "INSERT INTO f SELECT generate_series($from, $from + 999)");
 	return;
 }
 
@@ -184,6 +200,7 @@ sub os_crash
 my $log_offset = -s $node->logfile;
 my $torn = os_crash('boot-3', 'max_worker_processes = 2');
 $node->wait_for_log(qr/could not start a worker to rebuild the indexes of database/, $log_offset);
+$node->safe_psql('postgres', 'REINDEX INDEX f_k');
 for my $index (sort keys %probes)
 {
 	my ($db, $q) = @{ $probes{$index} };
@@ -211,6 +228,17 @@ for my $index (sort keys %probes)
 	$node->wait_for_log(qr/pm_index: rebuilt index "$index" from its table/, $log_offset);
 	pass("a background worker rebuilt $index");
 }
+# f_k comes first in the worker's order (its relfilenode is the lowest of the database's): the
+# worker logged its failure and went on with t_b and t_k.
+ok($before->{f_k} < $before->{t_b} && $before->{f_k} < $before->{t_k},
+	'f_k was the first index of its database the worker took');
+$node->wait_for_log(
+	qr/pm_index: rebuilding after an operating system crash the index with relfilenode $before->{f_k} failed: this index is built in client sessions only/,
+	$log_offset);
+pass('the worker logged the index it could not rebuild');
+is($node->safe_psql('postgres', q{SELECT state FROM pm_index_pools() WHERE index = 'f_k'::regclass}),
+	'needs reindex', 'which still needs a REINDEX');
+$node->safe_psql('postgres', 'REINDEX INDEX f_k');
 my $after = filenodes();
 isnt($after->{$_}, $before->{$_}, "$_ has a new relfilenode") for sort keys %probes;
 ok(!-e $torn->{$_}, "the torn pool of $_ is gone") for sort keys %$torn;
