@@ -33,18 +33,7 @@ typedef struct LoadShare
 	int			nworkers;
 } LoadShare;
 
-static int
-compare_rnode(const ListCell *a, const ListCell *b)
-{
-	const RelFileNodeBackend *x = lfirst(a);
-	const RelFileNodeBackend *y = lfirst(b);
-
-	if (x->node.relNode != y->node.relNode)
-		return x->node.relNode < y->node.relNode ? -1 : 1;
-	return x->node.spcNode < y->node.spcNode ? -1 : x->node.spcNode > y->node.spcNode;
-}
-
-/* The database's pools of permanent relations, in an order every worker agrees on. */
+/* The database's pools of permanent relations, in the listing's order, which every worker shares. */
 static List *
 pools_to_load(Oid dbid)
 {
@@ -56,7 +45,6 @@ pools_to_load(Oid dbid)
 		if (RelFileNodeBackendIsTemp(*(RelFileNodeBackend *) lfirst(lc)))
 			pools = foreach_delete_current(pools, lc);
 	}
-	list_sort(pools, compare_rnode);
 	return pools;
 }
 

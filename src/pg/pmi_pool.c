@@ -451,7 +451,10 @@ pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 	PG_END_TRY();
 }
 
-/* Database, then relfilenode: the order in which workers take indexes and LOG them. */
+/*
+ * Database, relfilenode, tablespace, backend: a total order, in which
+ * workers take indexes (load workers share them out by position in it).
+ */
 static int
 pool_order(const ListCell *a, const ListCell *b)
 {
@@ -462,6 +465,8 @@ pool_order(const ListCell *a, const ListCell *b)
 		return x->node.dbNode < y->node.dbNode ? -1 : 1;
 	if (x->node.relNode != y->node.relNode)
 		return x->node.relNode < y->node.relNode ? -1 : 1;
+	if (x->node.spcNode != y->node.spcNode)
+		return x->node.spcNode < y->node.spcNode ? -1 : 1;
 	return x->backend < y->backend ? -1 : x->backend > y->backend ? 1 : 0;
 }
 
