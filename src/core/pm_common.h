@@ -76,8 +76,7 @@ pm_errcode_is_access(pm_errcode code)
 static inline bool
 pm_errcode_is_out_of_space(pm_errcode code)
 {
-	return code == PM_ERR_NOSPACE || code == PM_ERR_ARENA_FULL || code == PM_ERR_LIMIT ||
-		code == PM_ERR_POOL_MAX;
+	return code == PM_ERR_NOSPACE || code == PM_ERR_ARENA_FULL || code == PM_ERR_POOL_MAX;
 }
 
 typedef struct pm_error

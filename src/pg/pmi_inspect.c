@@ -154,12 +154,13 @@ pm_index_loaded(PG_FUNCTION_ARGS)
 	for (int i = 0; i < pmi_shared->nindexes; i++)
 	{
 		PmiSlot    *s = pmi_slot(i);
-		const PmiAmOps *ops = pmi_am_of_number(s->am);
+		const PmiAmOps *ops;
 		Datum		values[LOADED_COLS];
 		bool		nulls[LOADED_COLS] = {0};
 
 		if (s->state == PMI_SLOT_FREE || s->rnode.backend != InvalidBackendId)
 			continue;			/* temporary indexes are their backend's business */
+		ops = pmi_am_of_number(s->am);
 		values[0] = ObjectIdGetDatum(s->rnode.node.dbNode);
 		values[1] = ObjectIdGetDatum(s->rnode.node.spcNode);
 		values[2] = ObjectIdGetDatum(s->rnode.node.relNode);

@@ -268,7 +268,6 @@ pmi_rebuild_main(Datum arg)
 	uint64		boot = pm_current_boot();
 	List	   *pools;
 	ListCell   *lc;
-
 	MemoryContext errcxt;
 
 	BackgroundWorkerUnblockSignals();
