@@ -256,6 +256,15 @@ pm_pool_size(const pm_pool *pool)
 	return pm_load(&pool->hdr->size);
 }
 
+/* Whether [off, off + len) lies inside the pool (no overflow for any off). */
+static inline bool
+pm_pool_has_range(const pm_pool *pool, uint64_t off, uint64_t len)
+{
+	uint64_t	size = pm_pool_size(pool);
+
+	return off <= size && len <= size - off;
+}
+
 static inline uint64_t
 pm_pool_root(const pm_pool *pool, int i)
 {

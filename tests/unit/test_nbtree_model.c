@@ -408,6 +408,29 @@ full_pool(const char *dir)
 	return why;
 }
 
+/*
+ * A damaged pool whose head leaf links to the last block-aligned offset below
+ * 2^64: the block's end wraps to 0, so only a bounds check written without
+ * the overflow refuses it.  The link is put back afterwards.
+ */
+static bool
+wrapping_leaf_link_is_corrupt(nbt_tree *t)
+{
+	nbt_pm_meta *meta = pm_pool_addr(t->pool, pm_pool_root(t->pool, 0));
+	nbt_kv	   *head = pm_pool_addr(t->pool, meta->head);
+	uint64_t	saved = head->next;
+	pm_error	err;
+	pm_errcode	rc;
+
+	nbt_release_dram(t);
+	head->next = (uint64_t) 0 - sizeof(nbt_kv);
+	rc = nbt_rebuild(t, false, &err);
+	head->next = saved;
+	if (rc == PM_OK)
+		nbt_release_dram(t);
+	return rc == PM_ERR_CORRUPT && nbt_rebuild(t, false, &err) == PM_OK;
+}
+
 int
 main(void)
 {
@@ -584,6 +607,8 @@ main(void)
 	tap_ok(splits > 1000 && compactions > 100 && st.height >= 2,
 		   "the run exercised splits, compactions and a multi-level tree");
 	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
+	tap_ok(wrapping_leaf_link_is_corrupt(&h.tree),
+		   "a rebuild refuses a leaf link whose block would end past 2^64 as corruption");
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(h.pool);
 	merge_why = split_keeps_merge_pair(dir);

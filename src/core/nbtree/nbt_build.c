@@ -80,7 +80,7 @@ check_meta(pm_pool *pool, nbt_pm_meta **out, pm_error *err)
 	uint64_t	off = pm_pool_root(pool, 0);
 	nbt_pm_meta *meta;
 
-	if (off == 0)
+	if (off == 0 || !pm_pool_has_range(pool, off, sizeof(*meta)))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no nbtree", pool->path);
 	meta = pm_pool_addr(pool, off);
 	if (meta->magic != NBT_META_MAGIC)
@@ -200,7 +200,7 @@ static bool
 valid_block_offset(pm_pool *pool, uint64_t off)
 {
 	return off >= PM_POOL_HEADER_SIZE && off % sizeof(nbt_kv) == 0 &&
-		off + sizeof(nbt_kv) <= pm_pool_size(pool);
+		pm_pool_has_range(pool, off, sizeof(nbt_kv));
 }
 
 /* Build inner levels over the leaves in v (consumed); sets the root. */

@@ -29,7 +29,7 @@ check_meta(pm_pool *pool, phast_meta **out, pm_error *err)
 	uint64_t	off = pm_pool_root(pool, 0);
 	phast_meta *m;
 
-	if (off == 0 || off + sizeof(phast_meta) > pm_pool_size(pool))
+	if (off == 0 || !pm_pool_has_range(pool, off, sizeof(phast_meta)))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool \"%s\" has no PhaST meta block", pool->path);
 	m = pm_pool_addr(pool, off);
 	if (m->magic != PHAST_META_MAGIC)
