@@ -25,10 +25,11 @@ CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch
 	src/core/phast/phast_build.o
 PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_registry.o src/pg/pmi_handle.o \
 	src/pg/pmi_build.o src/pg/pmi_vacuum.o src/pg/pmi_check.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o \
-	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_load.o src/pg/pmi_inspect.o \
+	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_load.o src/pg/pmi_inspect.o src/pg/pmi_unique.o \
 	src/pg/ordered/ord_key.o src/pg/ordered/ord_handler.o src/pg/ordered/ord_validate.o \
 	src/pg/ordered/ord_build.o src/pg/ordered/ord_insert.o src/pg/ordered/ord_scan.o \
 	src/pg/ordered/ord_cost.o src/pg/ordered/ord_planner.o src/pg/ordered/ord_entries.o \
+	src/pg/ordered/ord_unique.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_index.o src/pg/nbtree_pm/nbtpm_check.o \
 	src/pg/phast_pm/phastpm_handler.o src/pg/phast_pm/phastpm_index.o src/pg/phast_pm/phastpm_check.o \
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
@@ -39,7 +40,7 @@ OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 # every version's install script and every update script of both extensions
 DATA = $(wildcard src/pm_index--*.sql src/pm_index_postgis--*.sql)
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl

@@ -365,4 +365,11 @@ extern void pmi_planner_init(void);
 /* pmi_storage.c */
 extern void pmi_storage_init(void);
 
+/* pmi_unique.c: inserts into unique indexes hold one of these LWLocks */
+#define PMI_UNIQUE_TRANCHE	"pm_index_unique"
+#define PMI_UNIQUE_LOCKS	1024
+extern LWLock *pmi_unique_lock(Oid indexoid, uint64 key);
+extern void pmi_debug_unique_pause(void);	/* pmi_module.c */
+extern void pmi_unique_init(void);
+
 #endif							/* PM_INDEX_PG_H */

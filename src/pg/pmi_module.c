@@ -34,6 +34,7 @@ pm_pool    *pmi_dram_pool = NULL;
 int			pmi_max_indexes = 1000;
 int			pmi_max_pool_mb = 64 * 1024;
 static int	debug_smo_pause_ms = 0;
+static int	debug_unique_pause_ms = 0;
 
 PmIndexShared *pmi_shared = NULL;
 
@@ -88,6 +89,18 @@ debug_smo_pause(const char *where)
 	pg_usleep(debug_smo_pause_ms * 1000L);
 }
 
+/*
+ * pm_index.debug_unique_pause: concurrency tests make an insert into a
+ * unique index sleep between its check and its entry, so that a second
+ * insert of the value comes in there.
+ */
+void
+pmi_debug_unique_pause(void)
+{
+	if (debug_unique_pause_ms > 0)
+		pg_usleep(debug_unique_pause_ms * 1000L);
+}
+
 /* postmaster: was the data directory shut down cleanly; has shmem been set up before */
 static bool started_clean = false;
 bool		pmi_started_from_elsewhere = false;
@@ -119,6 +132,7 @@ pmi_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
 	RequestNamedLWLockTranche("pm_index_registry", 1);
+	RequestNamedLWLockTranche(PMI_UNIQUE_TRANCHE, PMI_UNIQUE_LOCKS);
 }
 
 /*
@@ -268,6 +282,16 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.debug_unique_pause",
+							"Sleep this long between the unique check and the entry of an insert (concurrency tests only).",
+							NULL,
+							&debug_unique_pause_ms,
+							0,
+							0,
+							60000,
+							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 	pm_smo_pause_hook = debug_smo_pause;
 	pm_assert_hook = assert_failed;
 	pm_fatal_hook = fatal_failure;
@@ -301,6 +325,7 @@ _PG_init(void)
 	pmi_storage_init();
 	pmi_lifecycle_init();
 	pmi_trust_init();
+	pmi_unique_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));

@@ -5,17 +5,8 @@
 -- The access method is the psql variable am (tests/run runs the file once per ordered access
 -- method: pg_prove --set am=phast_pm); nbtree_pm without it.
 -- Runs outside a transaction block (VACUUM), in a scratch schema dropped at the end.
-\if :{?am}
-\else
-\set am nbtree_pm
-\endif
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION IF NOT EXISTS pm_index;
-DROP SCHEMA IF EXISTS pm_equiv CASCADE;
-CREATE SCHEMA pm_equiv;
-SET search_path = pm_equiv, public;
-SET pm_equiv.am = :'am';
+\set schema pm_equiv
+\ir ../lib/ordered_pgtap.sql
 
 SELECT * FROM no_plan();
 SELECT setseed(0.4242);

@@ -93,6 +93,7 @@ extern bool ord_narrow(const OrdCut *cut, int strategy, uint64 *lo, uint64 *hi);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 extern OrdKey ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid);
+extern bool ord_keys_equal(Oid typid, uint64 a, uint64 b);
 extern Oid	ord_column_type(Relation index);
 
 /* ord_handler.c */
@@ -110,6 +111,12 @@ extern uint64 ord_build(Relation heap, Relation index, IndexInfo *indexInfo, Pmi
 extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 					   Relation heapRel, IndexUniqueCheck checkUnique,
 					   bool indexUnchanged, IndexInfo *indexInfo);
+
+/* ord_unique.c */
+extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value,
+							  bool isnull, ItemPointer tid, Relation heapRel,
+							  IndexUniqueCheck checkUnique);
+extern bool ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 
 /* ord_scan.c */
 extern IndexScanDesc ord_beginscan(Relation r, int nkeys, int norderbys);

@@ -4,7 +4,8 @@
  *	  (key, rest) pairs (in memory, or with a tuplesort spilling past
  *	  maintenance_work_mem), and hand them in order to the structure's load
  *	  (OrdOps.load), which fills the new pool at the fill factor and builds
- *	  what it keeps in DRAM.
+ *	  what it keeps in DRAM.  A unique index's entries are checked as they
+ *	  are loaded.
  */
 #include "ord.h"
 
@@ -41,6 +42,15 @@ typedef struct BuildState
 	uint64		lo;				/* the smallest and largest non-NULL keys */
 	uint64		hi;
 	int64		next;			/* loading: position in mem */
+	/* a unique index: rows not alive (unchecked, as btree), the check's state */
+	bool		unique;
+	bool		nulls_equal;
+	ItemPointerData *dead;		/* sorted once the scan is done */
+	int64		ndead;
+	int64		capdead;
+	bool		have_alive;
+	OrdKey		last_alive;		/* the last entry of a live row loaded */
+	bool		duplicate;		/* last_alive's value is duplicated: the load stopped */
 } BuildState;
 
 static void
@@ -79,6 +89,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	OrdKey	sk = ord_key_of(bs->coltype, values[0], isnull[0], tid);
 
 	bs->indtuples++;
+	if (bs->unique && !tupleIsAlive)
+	{
+		if (bs->ndead == bs->capdead)
+		{
+			bs->capdead = Max(bs->capdead * 2, 64);
+			bs->dead = repalloc_huge(bs->dead, sizeof(ItemPointerData) * bs->capdead);
+		}
+		bs->dead[bs->ndead++] = *tid;
+	}
 	if (!isnull[0])
 	{
 		bs->lo = Min(bs->lo, sk.key);
@@ -145,6 +164,36 @@ radix_sort(OrdKey *e, int64 n)
 	}
 }
 
+static int
+cmp_tid(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * A unique index's check of the entries as they are loaded: entries of equal
+ * values are neighbours, and two of live rows are a duplicate.  False when
+ * sk is the second: the caller ends the load and ord_build reports it.
+ */
+static bool
+unique_so_far(BuildState *bs, const OrdKey *sk)
+{
+	ItemPointerData tid;
+
+	ord_rest_tid(sk->rest, &tid);
+	if (bs->ndead > 0 &&
+		bsearch(&tid, bs->dead, bs->ndead, sizeof(ItemPointerData), cmp_tid) != NULL)
+		return true;
+	if (bs->have_alive && ord_entries_equal(bs->coltype, &bs->last_alive, sk, bs->nulls_equal))
+	{
+		bs->duplicate = true;
+		return false;
+	}
+	bs->last_alive = *sk;
+	bs->have_alive = true;
+	return true;
+}
+
 static bool
 next_sorted(void *ctx, OrdKey *sk)
 {
@@ -161,14 +210,31 @@ next_sorted(void *ctx, OrdKey *sk)
 		if (bs->next >= bs->nmem)
 			return false;
 		*sk = bs->mem[bs->next++];
-		return true;
 	}
-	if (!tuplesort_gettupleslot(bs->sort, true, false, bs->slot, NULL))
-		return false;
-	sk->key = (uint64) DatumGetInt64(slot_getattr(bs->slot, 1, &isnull)) ^ SIGN_FLIP;
-	sk->rest = (uint64) DatumGetInt64(slot_getattr(bs->slot, 2, &isnull));
-	bs->next++;
-	return true;
+	else
+	{
+		if (!tuplesort_gettupleslot(bs->sort, true, false, bs->slot, NULL))
+			return false;
+		sk->key = (uint64) DatumGetInt64(slot_getattr(bs->slot, 1, &isnull)) ^ SIGN_FLIP;
+		sk->rest = (uint64) DatumGetInt64(slot_getattr(bs->slot, 2, &isnull));
+		bs->next++;
+	}
+	return !bs->unique || unique_so_far(bs, sk);
+}
+
+static void
+report_duplicate(Relation heap, Relation index, const BuildState *bs)
+{
+	bool		isnull = (bs->last_alive.rest & ORD_REST_NULL) != 0;
+	Datum		value = isnull ? (Datum) 0 : ord_decode(bs->coltype, bs->last_alive.key);
+	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("could not create unique index \"%s\"", RelationGetRelationName(index)),
+			 key_desc ? errdetail("Key %s is duplicated.", key_desc) :
+			 errdetail("Duplicate keys exist."),
+			 errtableconstraint(heap, RelationGetRelationName(index))));
 }
 
 /* PmiAmOps.build of the ordered access methods: the pool is made; sort, then load */
@@ -196,6 +262,10 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	bs.mem = palloc_extended(sizeof(OrdKey) * bs.capmem, MCXT_ALLOC_HUGE);
 	bs.lo = UINT64_MAX;
 	bs.hi = 0;
+	bs.unique = indexInfo->ii_Unique;
+	bs.nulls_equal = indexInfo->ii_NullsNotDistinct;
+	if (bs.unique)
+		bs.dead = palloc(sizeof(ItemPointerData));
 	/* no synchronized scan: TIDs then come in nearly sorted order (see radix_sort) */
 	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, false, true,
 											build_callback, &bs, NULL);
@@ -207,6 +277,9 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 		bs.hi = UINT64_MAX;
 	}
 
+	if (bs.ndead > 1)
+		qsort(bs.dead, bs.ndead, sizeof(ItemPointerData), cmp_tid);
+
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.indtuples);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_SORT);
 	if (bs.mem != NULL)
@@ -217,6 +290,8 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_LOAD);
 	dram_root = ((const OrdOps *) b->ops->family_ops)->load(index, b, bs.lo, bs.hi, next_sorted, &bs);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.next);
+	if (bs.duplicate)
+		report_duplicate(heap, index, &bs);
 	if (bs.sort)
 		tuplesort_end(bs.sort);
 	else

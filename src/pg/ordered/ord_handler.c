@@ -2,7 +2,8 @@
  * ord_handler.c
  *	  The IndexAmRoutine of an ordered access method: btree's five strategies
  *	  and comparison support function on one column, ordered scans both ways,
- *	  = ANY arrays, IS NULL, index-only scans, mark and restore, CLUSTER.
+ *	  = ANY arrays, IS NULL, index-only scans, mark and restore, CLUSTER,
+ *	  unique indexes.
  */
 #include "ord.h"
 
@@ -20,7 +21,7 @@ ord_routine(amoptions_function options)
 	amroutine->amcanorder = true;
 	amroutine->amcanorderbyop = false;
 	amroutine->amcanbackward = true;
-	amroutine->amcanunique = false;
+	amroutine->amcanunique = true;
 	amroutine->amcanmulticol = false;
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = true;

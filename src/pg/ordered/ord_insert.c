@@ -2,7 +2,8 @@
  * ord_insert.c
  *	  aminsert of the ordered access methods: one insert into the pool, no
  *	  WAL, no buffer lock, durable on return, after a note in the pool's
- *	  reconciliation ring (pmi_note_insert).
+ *	  reconciliation ring (pmi_note_insert); into a unique index, with the
+ *	  check of ord_unique.c.
  */
 #include "ord.h"
 
@@ -16,9 +17,21 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 
-	pmi_note_insert(h, heapRel, k.key, k.rest);
-	if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
-		pmi_report(&err, index);
+	bool		result = false;
+
+	if (checkUnique == UNIQUE_CHECK_NO || (isnull[0] && !indexInfo->ii_NullsNotDistinct))
+	{
+		pmi_note_insert(h, heapRel, k.key, k.rest);
+		if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
+			pmi_report(&err, index);
+	}
+	else
+	{
+		if (checkUnique != UNIQUE_CHECK_EXISTING)
+			pmi_note_insert(h, heapRel, k.key, k.rest);
+		result = ord_insert_unique(index, h, &k, values[0], isnull[0], ht_ctid, heapRel,
+								   checkUnique);
+	}
 	pmi_count_write(h, &before, true);
-	return false;
+	return result;
 }

@@ -390,6 +390,15 @@ ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid)
 	return k;
 }
 
+/* Whether keys a and b of type typid encode equal values (-0 and +0 do). */
+bool
+ord_keys_equal(Oid typid, uint64 a, uint64 b)
+{
+	return a == b ||
+		(class_of(typid) == KEY_FLOAT && Min(a, b) == encode_double(-0.0) &&
+		 Max(a, b) == encode_double(0.0));
+}
+
 /*
  * The type keys are encoded from: the operator class's input type, which is
  * the column's type or, for a domain, the type the domain is over.

@@ -1,0 +1,78 @@
+-- Unique indexes of the ordered access methods: what btree reports, and what PostgreSQL
+-- reserves for btree.
+CREATE EXTENSION IF NOT EXISTS pm_index;
+SET client_min_messages = warning;
+
+CREATE TABLE u (id serial, k int4, f float8);
+INSERT INTO u (k, f) SELECT g, g FROM generate_series(1, 100) g;
+INSERT INTO u (k, f) VALUES (7, '-0'), (NULL, NULL), (NULL, NULL);
+
+-- a build finds a duplicate, names it, and leaves no index behind
+CREATE UNIQUE INDEX u_k ON u USING nbtree_pm (k);
+SELECT count(*) FROM pg_class WHERE relname = 'u_k';
+DELETE FROM u WHERE k = 7 AND f::text = '-0';
+CREATE UNIQUE INDEX u_k ON u USING nbtree_pm (k);
+-- -0 and 0 are one value
+INSERT INTO u (k, f) VALUES (1000, '0'), (1001, '-0');
+CREATE UNIQUE INDEX u_f ON u USING phast_pm (f);
+DELETE FROM u WHERE k = 1000;
+CREATE UNIQUE INDEX u_f ON u USING phast_pm (f);
+
+-- inserts and updates: duplicates refused as btree refuses them; NULLs are distinct
+INSERT INTO u (k) VALUES (5);
+INSERT INTO u (f) VALUES (0.0);
+UPDATE u SET k = 6 WHERE k = 5;
+UPDATE u SET k = k + 1000 WHERE k <= 3;
+INSERT INTO u (k) VALUES (1), (NULL), (NULL);
+SELECT count(*) FILTER (WHERE k IS NULL) AS nulls, count(DISTINCT k) = count(k) AS distinct_keys FROM u;
+-- a row deleted and its value inserted again, in one transaction and across two
+BEGIN;
+DELETE FROM u WHERE k = 50;
+INSERT INTO u (k) VALUES (50);
+COMMIT;
+DELETE FROM u WHERE k = 51;
+INSERT INTO u (k) VALUES (51);
+-- a failed insert leaves nothing the next insert conflicts with
+INSERT INTO u (k) VALUES (52), (52);
+SELECT count(*) FROM u WHERE k = 52;
+SET enable_seqscan = off;
+SELECT k FROM u WHERE k BETWEEN 49 AND 53 ORDER BY k;
+RESET enable_seqscan;
+
+-- NULLS NOT DISTINCT
+CREATE TABLE n (k int8);
+INSERT INTO n VALUES (1), (NULL), (NULL);
+CREATE UNIQUE INDEX n_k ON n USING nbtree_pm (k) NULLS NOT DISTINCT;
+DELETE FROM n WHERE k IS NULL;
+CREATE UNIQUE INDEX n_k ON n USING nbtree_pm (k) NULLS NOT DISTINCT;
+INSERT INTO n VALUES (NULL);
+INSERT INTO n VALUES (NULL);
+-- int8's largest value and NULL share a key, and are still different values
+INSERT INTO n VALUES (9223372036854775807);
+INSERT INTO n VALUES (9223372036854775807);
+SELECT k FROM n ORDER BY k;
+
+-- what PostgreSQL 15 runs only with btree: foreign keys, ON CONFLICT, constraints made from
+-- an index
+CREATE TABLE child (k int4 REFERENCES u (k));
+INSERT INTO u (k) VALUES (5) ON CONFLICT DO NOTHING;
+INSERT INTO u (k) VALUES (5) ON CONFLICT (k) DO UPDATE SET f = 1;
+WITH w AS (INSERT INTO u (k) VALUES (5) ON CONFLICT DO NOTHING RETURNING 1) SELECT * FROM w;
+EXPLAIN (COSTS OFF) INSERT INTO u (k) VALUES (5) ON CONFLICT DO NOTHING;
+ALTER TABLE u ADD CONSTRAINT u_k_unique UNIQUE USING INDEX u_k;
+-- the alternative for ON CONFLICT DO NOTHING: an exclusion constraint
+CREATE TABLE x (k int4, EXCLUDE USING nbtree_pm (k WITH =));
+INSERT INTO x VALUES (1), (2);
+INSERT INTO x VALUES (1);
+INSERT INTO x VALUES (1), (3) ON CONFLICT DO NOTHING;
+SELECT k FROM x ORDER BY k;
+
+-- a partitioned table: a unique index on a partition refuses ON CONFLICT too
+CREATE TABLE p (k int4) PARTITION BY RANGE (k);
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100);
+CREATE UNIQUE INDEX p1_k ON p1 USING nbtree_pm (k);
+INSERT INTO p VALUES (1);
+INSERT INTO p VALUES (1);
+INSERT INTO p VALUES (1) ON CONFLICT DO NOTHING;
+
+DROP TABLE u, n, x, p;

@@ -1,0 +1,195 @@
+/*
+ * ord_unique.c
+ *	  Unique indexes of the ordered access methods: the check an insert
+ *	  makes, with btree's semantics (_bt_check_unique), and the check of a
+ *	  build's sorted entries.
+ *
+ * btree makes its check and its insert atomic by holding the leaf page's
+ * buffer lock across both.  The structures here have no page lock, so an
+ * insert into a unique index holds one of a fixed set of LWLocks, chosen
+ * by the index and the value (pmi_unique_lock), from before it looks for
+ * an equal entry until its own entry is in: of two sessions inserting
+ * equal values, the second sees the first's entry.  Whether an equal entry
+ * conflicts is the heap's answer under a dirty snapshot, as in btree: a
+ * committed live row is a violation, a row an in-progress transaction
+ * inserted or deleted makes the insert release the lock, wait for that
+ * transaction and look again, and a dead row (an aborted insert, also one
+ * whose entry a crash left in the pool) is no conflict.
+ */
+#include "ord.h"
+
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#define REST_NONNULL_MAX	(ORD_REST_NULL - 1)
+
+typedef enum OrdConflict
+{
+	ORD_NO_CONFLICT,
+	ORD_CONFLICT_LIVE,			/* a committed live row has an equal value */
+	ORD_CONFLICT_IN_PROGRESS	/* an in-progress transaction's row may have */
+} OrdConflict;
+
+/*
+ * The entries that are equal to a value: [*lo, *hi].  False when none can
+ * be (a value equal to no key cannot be in the index, so it conflicts with
+ * nothing).
+ */
+static bool
+equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
+{
+	Oid			coltype = ord_column_type(index);
+	OrdCut		cut;
+	uint64		klo = 0,
+				khi = UINT64_MAX;
+
+	if (isnull)
+	{
+		*lo = (OrdKey) {ORD_NULL_KEY, ORD_REST_NULL};
+		*hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
+		return true;
+	}
+	ord_cut(index->rd_opfamily[0], coltype, coltype, value, &cut);
+	if (!ord_narrow(&cut, BTEqualStrategyNumber, &klo, &khi))
+		return false;
+	*lo = (OrdKey) {klo, 1};
+	*hi = (OrdKey) {khi, REST_NONNULL_MAX};
+	return true;
+}
+
+/*
+ * Look at every entry in [lo, hi] but the one for self (if given) and ask
+ * the heap about its row.  *xwait: the transaction to wait for, with
+ * ORD_CONFLICT_IN_PROGRESS (*token: its speculative insertion's, or 0).  A live row decides; in-progress ones are
+ * reported only when no live one is found.
+ */
+static OrdConflict
+find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo,
+			  const OrdKey *hi, ItemPointer self, TransactionId *xwait, uint32 *token)
+{
+	OrdConflict result = ORD_NO_CONFLICT;
+	OrdBatch   *b = palloc(sizeof(OrdBatch));
+	OrdKey		from = *lo;
+	SnapshotData dirty;
+
+	InitDirtySnapshot(dirty);
+	for (;;)
+	{
+		ops->read_range(h->am_state, &from, false, lo, hi, b);
+		for (int i = 0; i < b->n; i++)
+		{
+			ItemPointerData tid;
+			bool		all_dead;
+
+			if (pm_key_cmp(&b->e[i], lo) < 0 || pm_key_cmp(&b->e[i], hi) > 0)
+				continue;
+			ord_rest_tid(b->e[i].rest, &tid);
+			if (self != NULL && ItemPointerEquals(&tid, self))
+				continue;
+			if (!table_index_fetch_tuple_check(heapRel, &tid, &dirty, &all_dead))
+				continue;
+			if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+			{
+				*xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+				*token = dirty.speculativeToken;
+				result = ORD_CONFLICT_IN_PROGRESS;
+				continue;
+			}
+			pfree(b);
+			return ORD_CONFLICT_LIVE;
+		}
+		if (pm_key_is_max(&b->high) || pm_key_cmp(&b->high, hi) > 0)
+			break;
+		from = b->high;
+	}
+	pfree(b);
+	return result;
+}
+
+static void
+report_duplicate(Relation index, Relation heapRel, Datum value, bool isnull)
+{
+	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key_desc ? errdetail("Key %s already exists.", key_desc) : 0,
+			 errtableconstraint(heapRel, RelationGetRelationName(index))));
+}
+
+/*
+ * aminsert into a unique index (checkUnique is not UNIQUE_CHECK_NO): entry
+ * k for value (and its row tid), unless checkUnique is UNIQUE_CHECK_EXISTING,
+ * which only checks an entry already in.  Returns what aminsert returns:
+ * with UNIQUE_CHECK_PARTIAL, whether the value is known unique.
+ */
+bool
+ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value, bool isnull,
+				  ItemPointer tid, Relation heapRel, IndexUniqueCheck checkUnique)
+{
+	const OrdOps *ops = h->ops->family_ops;
+	OrdKey		lo,
+				hi;
+	bool		checks = equal_entries(index, value, isnull, &lo, &hi);
+	LWLock	   *lock = pmi_unique_lock(RelationGetRelid(index), lo.key);
+	OrdConflict conflict = ORD_NO_CONFLICT;
+	pm_error	err;
+
+	for (;;)
+	{
+		TransactionId xwait = InvalidTransactionId;
+		uint32		token = 0;
+
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		if (checks)
+			conflict = find_conflict(h, ops, heapRel, &lo, &hi,
+									 checkUnique == UNIQUE_CHECK_EXISTING ? tid : NULL,
+									 &xwait, &token);
+		if (conflict != ORD_CONFLICT_IN_PROGRESS || checkUnique == UNIQUE_CHECK_PARTIAL)
+			break;
+		LWLockRelease(lock);
+		if (token != 0)
+			SpeculativeInsertionWait(xwait, token);
+		else
+			XactLockTableWait(xwait, index, tid, XLTW_InsertIndex);
+	}
+
+	/*
+	 * A live equal row, unless this row itself is dead by now: CREATE INDEX
+	 * CONCURRENTLY inserts rows that may have been deleted since (btree
+	 * makes the same exception).
+	 */
+	if (conflict == ORD_CONFLICT_LIVE && checkUnique != UNIQUE_CHECK_PARTIAL &&
+		table_index_fetch_tuple_check(heapRel, tid, SnapshotSelf, NULL))
+		report_duplicate(index, heapRel, value, isnull);
+	pmi_debug_unique_pause();
+	if (checkUnique != UNIQUE_CHECK_EXISTING &&
+		ops->insert(h->am_state, k, &err) != PM_OK)
+		pmi_report(&err, index);
+	LWLockRelease(lock);
+	return conflict == ORD_NO_CONFLICT;
+}
+
+/*
+ * Whether two sorted, neighbouring entries of a column of type typid hold
+ * equal values for a unique index (NULLs equal only when nulls_equal).
+ */
+bool
+ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal)
+{
+	bool		anull = (a->rest & ORD_REST_NULL) != 0;
+	bool		bnull = (b->rest & ORD_REST_NULL) != 0;
+
+	if (anull || bnull)
+		return anull && bnull && nulls_equal;
+	return ord_keys_equal(typid, a->key, b->key);
+}

@@ -1,0 +1,185 @@
+# Unique indexes of the ordered access methods across sessions and crashes, as btree behaves:
+# an insert of a value another transaction has inserted (or deleted) and not yet ended waits
+# for it, then fails if it committed and goes ahead if it rolled back; two sessions inserting
+# and deleting over a few hundred values, or racing to insert each of 20,000 values, never
+# leave a value twice; and an uncommitted insert
+# that a crash left in the pool neither blocks the value afterwards nor lets a committed one
+# be inserted again.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use PmNode;
+
+my $node = pm_node('unique');
+my @ams = ordered_ams($node);
+
+# Wait until a session waits for a transaction's lock (the unique check's wait).
+sub wait_for_lock_wait
+{
+	my ($what) = @_;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted"),
+		$what);
+}
+
+for my $am (@ams)
+{
+	$node->safe_psql(
+		'postgres', qq{
+		DROP TABLE IF EXISTS t;
+		CREATE TABLE t (k int4, s text);
+		CREATE UNIQUE INDEX t_k ON t USING $am (k);
+		INSERT INTO t VALUES (10, 'committed');});
+
+	my $a = $node->background_psql('postgres', on_error_stop => 0);
+	my $b = $node->background_psql('postgres', on_error_stop => 0);
+
+	# two inserts at once, the first pausing between its check and its entry: the second comes
+	# in there, and waits for the first to enter and commit
+	my $slow = $node->background_psql('postgres', on_error_stop => 0);
+	$slow->query_safe('SET pm_index.debug_unique_pause = 2000');
+	$slow->query_until(qr/pausing/, "\\echo pausing\nINSERT INTO t VALUES (3, 'slow');\n");
+	usleep(500_000);
+	my ($out, $failed) = $b->query("INSERT INTO t VALUES (3, 'b')");
+	ok($failed && $b->{stderr} =~ /Key \(k\)=\(3\) already exists/,
+		"$am: an insert that comes in while another of the value is between check and entry fails")
+	  or diag($b->{stderr});
+	$b->{stderr} = '';
+	($out, $failed) = $slow->query('SELECT 1');
+	ok(!$failed, "$am: ... and the paused one succeeds") or diag($slow->{stderr});
+	$slow->quit;
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE k = 3');
+
+	# the first inserter commits: the second fails once it has
+	$a->query_safe("BEGIN; INSERT INTO t VALUES (1, 'a')");
+	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (1, 'b');\n");
+	wait_for_lock_wait("$am: an insert of a value an open transaction inserted waits");
+	$a->query_safe('COMMIT');
+	($out, $failed) = $b->query('SELECT 1');
+	ok($failed && $b->{stderr} =~ /duplicate key value violates unique constraint "t_k".*Key \(k\)=\(1\) already exists/s,
+		"$am: ... and fails with btree's error once that transaction commits")
+	  or diag($b->{stderr});
+	$b->{stderr} = '';
+
+	# the first inserter rolls back: the second goes ahead
+	$a->query_safe("BEGIN; INSERT INTO t VALUES (2, 'a')");
+	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (2, 'b');\n");
+	wait_for_lock_wait("$am: a second insert waits again");
+	$a->query_safe('ROLLBACK');
+	($out, $failed) = $b->query('SELECT 1');
+	ok(!$failed, "$am: ... and succeeds once that transaction rolls back") or diag($b->{stderr});
+	$b->{stderr} = '';
+
+	# a delete not yet committed: the insert waits, then goes ahead
+	$a->query_safe('BEGIN; DELETE FROM t WHERE k = 10');
+	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (10, 'b');\n");
+	wait_for_lock_wait("$am: an insert of a value an open transaction deleted waits");
+	$a->query_safe('COMMIT');
+	($out, $failed) = $b->query('SELECT 1');
+	ok(!$failed, "$am: ... and succeeds once the delete commits") or diag($b->{stderr});
+	$a->quit;
+	$b->quit;
+	is( $node->safe_psql(
+			'postgres', $BY_INDEX . 'SELECT string_agg(k || s, \',\' ORDER BY k) FROM t'),
+		'1a,2b,10b',
+		"$am: the index holds the rows the heap does");
+}
+
+# Two sessions insert, delete and move random values of a small domain; every unique violation
+# is expected, anything else is recorded.
+$node->safe_psql(
+	'postgres', q{
+	CREATE TABLE errors (msg text);
+	CREATE PROCEDURE churn(tab text, rounds int) LANGUAGE plpgsql AS $$
+	BEGIN
+	  FOR i IN 1 .. rounds LOOP
+	    BEGIN
+	      IF random() < 0.6 THEN
+	        EXECUTE format('INSERT INTO %I VALUES ($1)', tab) USING (random() * 300)::int;
+	      ELSIF random() < 0.5 THEN
+	        EXECUTE format('UPDATE %I SET k = $1 WHERE k = $2', tab) USING (random() * 300)::int, (random() * 300)::int;
+	      ELSE
+	        EXECUTE format('DELETE FROM %I WHERE k = $1', tab) USING (random() * 300)::int;
+	      END IF;
+	    EXCEPTION WHEN unique_violation OR deadlock_detected THEN NULL;
+	      WHEN OTHERS THEN INSERT INTO errors VALUES (SQLSTATE || ': ' || SQLERRM);
+	    END;
+	    COMMIT;
+	  END LOOP;
+	END $$;
+	-- values 1 to n in order, one transaction each: two sessions race for every value
+	CREATE PROCEDURE race(tab text, n int) LANGUAGE plpgsql AS $$
+	BEGIN
+	  FOR v IN 1 .. n LOOP
+	    BEGIN
+	      EXECUTE format('INSERT INTO %I VALUES ($1)', tab) USING v;
+	    EXCEPTION WHEN unique_violation THEN NULL;
+	      WHEN OTHERS THEN INSERT INTO errors VALUES (SQLSTATE || ': ' || SQLERRM);
+	    END;
+	    COMMIT;
+	  END LOOP;
+	END $$;});
+for my $am (@ams)
+{
+	$node->safe_psql(
+		'postgres', qq{
+		DROP TABLE IF EXISTS c_$am;
+		CREATE TABLE c_$am (k int4);
+		CREATE UNIQUE INDEX ON c_$am USING $am (k);});
+	for my $call ("churn('c_$am', 4000)", "race('c_$am', 20000)")
+	{
+		my @workers;
+		for (1 .. 2)
+		{
+			my ($out, $err) = ('', '');
+			push @workers, [ psql_start($node, \$out, \$err, "CALL $call"), \$err ];
+		}
+		for my $w (@workers)
+		{
+			$w->[0]->finish;
+			is(${ $w->[1] }, '', "$am: CALL $call ends without an error");
+		}
+		is( $node->safe_psql(
+				'postgres', "SELECT count(*) FROM (SELECT k FROM c_$am GROUP BY k HAVING count(*) > 1) d"),
+			'0',
+			"$am: after two sessions' CALL $call no value is there twice");
+		is( $node->safe_psql('postgres', $BY_INDEX . "SELECT count(*), sum(k) FROM c_$am WHERE k >= 0"),
+			$node->safe_psql('postgres', $BY_HEAP . "SELECT count(*), sum(k) FROM c_$am WHERE k >= 0"),
+			"$am: ... and the index answers as the heap");
+	}
+}
+is($node->safe_psql('postgres', 'SELECT string_agg(msg, E\'\n\') FROM errors'), '', 'no unexpected error');
+
+# A crash with an uncommitted insert in the pool (kill -9 keeps what was written to it)
+for my $am (@ams)
+{
+	$node->safe_psql(
+		'postgres', qq{
+		DROP TABLE IF EXISTS k_$am;
+		CREATE TABLE k_$am (k int4);
+		CREATE UNIQUE INDEX k_${am}_k ON k_$am USING $am (k);
+		INSERT INTO k_$am VALUES (1);});
+}
+my $open = $node->background_psql('postgres', on_error_stop => 0);
+$open->query_safe('BEGIN; ' . join('; ', map { "INSERT INTO k_$_ VALUES (2)" } @ams));
+$node->kill9;
+$open->quit;
+start_after_kill($node);
+for my $am (@ams)
+{
+	my ($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (2)");
+	is($rc, 0, "$am: after a crash, the value an uncommitted insert had is free") or diag($err);
+	($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (1)");
+	like($err, qr/duplicate key value violates unique constraint "k_${am}_k"/,
+		"$am: ... and a committed value is still taken");
+	is($node->safe_psql('postgres', $BY_INDEX . "SELECT string_agg(k::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
+		'1,2', "$am: the index holds the committed rows");
+}
+
+done_testing();
