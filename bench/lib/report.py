@@ -17,7 +17,8 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
-KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "gist", "spgist", "fbrtree_pm"]
+# none: the same table without an index (the insert suites), what an index costs is measured against
+KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "gist", "spgist", "fbrtree_pm", "none"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
@@ -156,6 +157,27 @@ def clustered_bars(title, ylabel, categories, series, values, logscale=False):
     return script, rows
 
 
+def no_index_section(groups, suites, out):
+    """each index's insert TPS as a fraction of the same insert into the table without one"""
+    keys = sorted((k for k in groups if k[2] != "none" and (k[0], k[1], "none") in groups),
+                  key=lambda k: (suites.index(k[0]), k[1], kind_key(k[2])))
+    if not keys:
+        return
+    out.append("### What an index costs an insert\n")
+    out.append("TPS as a fraction of the same insert into the same table with no index (`none`, "
+               "run in the same rounds): median TPS over the no-index median, and paired by round "
+               "(min–max).\n")
+    out.append("| suite | clients | index | of no-index TPS | paired |")
+    out.append("|---|---:|---|---:|---:|")
+    for suite, clients, kind in keys:
+        g = groups[(suite, clients, kind)]
+        base = groups[(suite, clients, "none")]
+        out.append(f"| {suite} | {clients} | {kind} | "
+                   f"{ratio(statistics.median(float(r['tps']) for r in g), statistics.median(float(r['tps']) for r in base))} | "
+                   f"{paired_ratio(g, base)} |")
+    out.append("")
+
+
 def pgbench_section(directory, plot, out):
     rows = read_csv(directory, "pgbench.csv")
     if not rows:
@@ -193,6 +215,7 @@ def pgbench_section(directory, plot, out):
                            f"{med(suite, clients, kind, 'wal_bytes_per_xact'):,.0f} |")
     out.append("")
     out.append("Suites: " + "; ".join(f"`{s}`: {SUITE_TEXT[s]}" for s in suites) + ".\n")
+    no_index_section(groups, suites, out)
 
     # throughput vs clients, one panel per suite
     panels = []

@@ -80,5 +80,6 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexCorrelation = column_correlation(root, index);
 	if (index->reverse_sort[0])
 		*indexCorrelation = -*indexCorrelation;
-	*indexPages = leaves;
+	/* what the planner sizes a parallel scan by: the pages these entries would fill, as btree's */
+	*indexPages = ceil(costs.numIndexTuples * sizeof(OrdKey) / BLCKSZ) + 1;
 }

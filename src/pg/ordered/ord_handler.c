@@ -3,7 +3,7 @@
  *	  The IndexAmRoutine of an ordered access method: btree's five strategies
  *	  and comparison support function on one column, ordered scans both ways,
  *	  = ANY arrays, IS NULL, index-only scans, mark and restore, CLUSTER,
- *	  unique indexes.
+ *	  unique indexes, parallel index scans.
  */
 #include "ord.h"
 
@@ -29,7 +29,7 @@ ord_routine(amoptions_function options)
 	amroutine->amstorage = false;
 	amroutine->amclusterable = true;
 	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
+	amroutine->amcanparallel = true;
 	amroutine->amcaninclude = false;
 	amroutine->amusemaintenanceworkmem = true;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
@@ -54,9 +54,9 @@ ord_routine(amoptions_function options)
 	amroutine->amendscan = ord_endscan;
 	amroutine->ammarkpos = ord_markpos;
 	amroutine->amrestrpos = ord_restrpos;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
+	amroutine->amestimateparallelscan = ord_estimateparallelscan;
+	amroutine->aminitparallelscan = ord_initparallelscan;
+	amroutine->amparallelrescan = ord_parallelrescan;
 
 	return amroutine;
 }

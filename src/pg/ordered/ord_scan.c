@@ -8,7 +8,8 @@
  *	  downwards.  Entries are read one node at a time (a sorted snapshot of
  *	  that node, copied out: OrdOps.read_range), and the scan moves to the
  *	  next node by its fence, so it neither repeats nor misses an entry
- *	  across concurrent splits.
+ *	  across concurrent splits.  The participants of a parallel scan take
+ *	  nodes in turn from one shared position instead.
  */
 #include "ord.h"
 
@@ -30,9 +31,23 @@ typedef struct OrdRange
 	OrdKey	hi;				/* inclusive */
 } OrdRange;
 
+/*
+ * A parallel scan's shared position: participants take one node's batch at
+ * a time under the lock, in the scan's order, so each returns its entries
+ * in order and together they return each entry once.
+ */
+typedef struct OrdParallelScan
+{
+	LWLock		lock;
+	int			taken;			/* ranges finished, in the scan's order */
+	bool		started;		/* next is where the current range goes on */
+	OrdKey		next;
+} OrdParallelScan;
+
 typedef struct OrdScanOpaqueData
 {
 	PmiIndex   *h;
+	OrdParallelScan *shared;	/* a parallel scan's, or NULL */
 	const OrdOps *ops;
 	Oid			coltype;
 	bool		desc;			/* the index is DESC: values are read from the top */
@@ -333,6 +348,8 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
+	so->shared = scan->parallel_scan == NULL ? NULL :
+		(OrdParallelScan *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
 	compute_ranges(scan);
 	so->cur = -1;
 	so->counted = false;
@@ -383,6 +400,68 @@ position_at(OrdScanOpaque so, int r, int kd)
 }
 
 /*
+ * A parallel scan's next batch into so->batch (its range in so->cur): the
+ * node where the shared position is, which moves past it.  False when every
+ * range has been taken.
+ */
+static bool
+take_batch(OrdScanOpaque so, int d, int kd)
+{
+	OrdParallelScan *ps = so->shared;
+	bool		got = false;
+
+	LWLockAcquire(&ps->lock, LW_EXCLUSIVE);
+	while (!got && ps->taken < so->nranges)
+	{
+		int			r = d > 0 ? ps->taken : so->nranges - 1 - ps->taken;
+		OrdRange   *range = &so->ranges[r];
+		bool		more;
+
+		if (!ps->started)
+			ps->next = kd > 0 ? range->lo : (OrdKey) {range->hi.key, range->hi.rest + 1};
+		so->ops->read_range(so->h->am_state, &ps->next, kd < 0, &range->lo, &range->hi, &so->batch);
+		more = kd > 0 ?
+			!pm_key_is_max(&so->batch.high) && pm_key_cmp(&so->batch.high, &range->hi) <= 0 :
+			!pm_key_is_min(&so->batch.low) && pm_key_cmp(&so->batch.low, &range->lo) > 0;
+		ps->started = more;
+		if (more)
+			ps->next = kd > 0 ? so->batch.high : so->batch.low;
+		else
+			ps->taken++;
+		so->cur = r;
+		so->pos = kd > 0 ? -1 : so->batch.n;
+		got = so->batch.n > 0;
+	}
+	LWLockRelease(&ps->lock);
+	return got;
+}
+
+/* step() of a parallel scan: each batch is the one at the shared position */
+static bool
+step_parallel(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
+{
+	int			d = ScanDirectionIsForward(dir) ? 1 : -1;
+	int			kd = so->desc ? -d : d;
+
+	for (;;)
+	{
+		if (so->positioned)
+		{
+			so->pos += kd;
+			if (so->pos >= 0 && so->pos < so->batch.n)
+			{
+				*out = so->batch.e[so->pos];
+				return true;
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+		so->positioned = take_batch(so, d, kd);
+		if (!so->positioned)
+			return false;
+	}
+}
+
+/*
  * Step to the next qualifying entry in direction dir of the index's order.
  * Returns false at the end, leaving the state so that a step the other way
  * starts over from the end just left.  The ranges are in the index's order
@@ -395,6 +474,8 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 	int			d = ScanDirectionIsForward(dir) ? 1 : -1;
 	int			kd = so->desc ? -d : d;
 
+	if (so->shared)
+		return step_parallel(so, dir, out);
 	if (so->nranges == 0)
 		return false;
 	if (!so->positioned)
@@ -512,6 +593,35 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (n > 0)
 		tbm_add_tuples(tbm, tids, n, false);
 	return total + n;
+}
+
+Size
+ord_estimateparallelscan(void)
+{
+	return sizeof(OrdParallelScan);
+}
+
+void
+ord_initparallelscan(void *target)
+{
+	OrdParallelScan *ps = target;
+
+	LWLockInitialize(&ps->lock, pmi_shared->lwlock_tranche);
+	ps->taken = 0;
+	ps->started = false;
+}
+
+/* The leader, before the workers rescan: start over (they compute the same ranges). */
+void
+ord_parallelrescan(IndexScanDesc scan)
+{
+	OrdParallelScan *ps = (OrdParallelScan *)
+		OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
+
+	LWLockAcquire(&ps->lock, LW_EXCLUSIVE);
+	ps->taken = 0;
+	ps->started = false;
+	LWLockRelease(&ps->lock);
 }
 
 /*
