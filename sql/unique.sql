@@ -39,6 +39,19 @@ SET enable_seqscan = off;
 SELECT k FROM u WHERE k BETWEEN 49 AND 53 ORDER BY k;
 RESET enable_seqscan;
 
+-- CREATE UNIQUE INDEX CONCURRENTLY: a duplicate leaves an invalid index, as with btree
+CREATE TABLE c (k int4);
+INSERT INTO c VALUES (1), (2), (2);
+CREATE UNIQUE INDEX CONCURRENTLY c_k ON c USING nbtree_pm (k);
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'c_k'::regclass;
+DROP INDEX c_k;
+DELETE FROM c WHERE ctid = (SELECT max(ctid) FROM c WHERE k = 2);
+CREATE UNIQUE INDEX CONCURRENTLY c_k ON c USING nbtree_pm (k);
+INSERT INTO c VALUES (2);
+REINDEX INDEX CONCURRENTLY c_k;
+INSERT INTO c VALUES (1);
+DROP TABLE c;
+
 -- NULLS NOT DISTINCT
 CREATE TABLE n (k int8);
 INSERT INTO n VALUES (1), (NULL), (NULL);

@@ -28,6 +28,7 @@ SUITE_TEXT = OrderedDict([
     ("insert_sync", "1-row inserts, random keys, synchronous_commit on"),
     ("insert_async", "1-row inserts, random keys, synchronous_commit off"),
     ("batch100", "100-row inserts, random keys, synchronous_commit off"),
+    ("unique100", "100-row inserts, random keys, into a unique index (`_u`) and into a plain one on an identical table, synchronous_commit off"),
     ("secondary4", "1-row inserts into a table with 4 indexes, synchronous_commit off"),
     ("tpcb", "pgbench TPC-B-like, accounts index replaced, synchronous_commit off"),
     ("sp_win_001", "ids in a window holding 0.01% of the uniform points (geom && envelope)"),
