@@ -5,8 +5,11 @@
  *	  both trees work side by side, and after a simulated crash that leaked a
  *	  block, recovering each tree and rebuilding the allocator from all of
  *	  them keeps every node of both, the host's block, and frees the leak.
+ *	  A child offset that leaves the pool or makes a cycle is reported as
+ *	  corruption.
  */
 #include "fbr_harness.h"
+#include "fbr_internal.h"
 
 #define ROOT_SIDE	2
 #define ROOT_HOST	1
@@ -18,6 +21,26 @@ everything(void *arg, const fbr_box *box, bool is_leaf)
 	(void) box;
 	(void) is_leaf;
 	return true;
+}
+
+/*
+ * A damaged pool: the root's first child offset replaced by bad; recovery
+ * must report corruption, not follow it.  The offset is put back.
+ */
+static bool
+recovery_refuses_child(fbr_tree *t, uint64_t bad)
+{
+	fbr_node   *root = fbr_node_at(t, fbr_root(t));
+	int			s = __builtin_ctzll(fbr_bits(root->meta));
+	uint64_t	saved = root->e[s].payload;
+	uint64_t	repaired;
+	pm_error	err;
+	pm_errcode	rc;
+
+	root->e[s].payload = bad;
+	rc = fbr_recover(t, false, &repaired, &err);
+	root->e[s].payload = saved;
+	return rc == PM_ERR_CORRUPT;
 }
 
 static size_t
@@ -57,7 +80,7 @@ main(void)
 	const char *why_spatial;
 	const char *why_side;
 
-	tap_plan(5);
+	tap_plan(6);
 	snprintf(path, sizeof(path), "%s/pool", dir);
 	pool = fbr_harness_pool(path, PM_MODE_EADR, 1ull << 30);
 	fbr_harness_attach(&h, pool, dom, 1);
@@ -118,6 +141,13 @@ main(void)
 	tap_ok(pm_pool_root(pool, ROOT_HOST) == host && count_entries(&h.tree) == (size_t) n_spatial &&
 		   count_entries(&side) == (size_t) (n_side - deleted),
 		   "the host's block and every entry of both trees survive recovery");
+	tap_ok(!fbr_is_leaf(fbr_node_at(&h.tree, fbr_root(&h.tree))->meta) &&
+		   recovery_refuses_child(&h.tree, (uint64_t) 0 - FBR_NODE_SIZE) &&
+		   recovery_refuses_child(&h.tree, (pm_pool_size(pool) / FBR_NODE_SIZE + 1) * FBR_NODE_SIZE) &&
+		   recovery_refuses_child(&h.tree, fbr_root(&h.tree)) &&
+		   fbr_recover(&h.tree, false, &repaired, &err) == PM_OK && count_entries(&h.tree) == (size_t) n_spatial,
+		   "recovery reports a child offset past the pool, or one that makes a cycle, as corruption; "
+		   "with the offset put back it recovers the tree");
 
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(pool);

@@ -25,7 +25,16 @@ typedef struct walk
 	size_t		nv0,
 				v0cap;
 	bool		oom;
+	uint64_t	limit;			/* more reached nodes than this: the pool is damaged */
+	const char *damage;			/* what the walk found wrong, or NULL */
+	uint64_t	damage_off;
 } walk;
+
+/*
+ * Deeper than any tree a pool can hold: a node's fan-out is at least 2, so
+ * 64 levels would need 2^63 leaves.
+ */
+#define FBR_MAX_DEPTH	64
 
 static void *
 grow(void *p, size_t *cap, size_t elem, bool *oom)
@@ -46,9 +55,23 @@ grow(void *p, size_t *cap, size_t elem, bool *oom)
 static void
 collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
 {
-	fbr_node   *n = fbr_node_at(t, off);
-	uint64_t	m = n->meta;
+	fbr_node   *n;
+	uint64_t	m;
 
+	if (w->oom || w->damage != NULL)
+		return;
+	/* offsets come from the pool: check them before following them (a damaged pool, not a crash) */
+	if (off == 0 || off % FBR_NODE_SIZE != 0 || !pm_pool_has_range(t->pool, off, FBR_NODE_SIZE))
+		w->damage = "a child offset that is no node block";
+	else if (depth >= FBR_MAX_DEPTH || w->n >= w->limit)
+		w->damage = "a cycle of child offsets";
+	if (w->damage != NULL)
+	{
+		w->damage_off = off;
+		return;
+	}
+	n = fbr_node_at(t, off);
+	m = n->meta;
 	if (w->n == w->cap)
 		w->nodes = grow(w->nodes, &w->cap, sizeof(uint64_t), &w->oom);
 	if (w->oom)
@@ -186,9 +209,14 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
 							"pool file \"%s\" holds fbrtree format %llu, this build reads %d",
 							t->pool->path, (unsigned long long) meta->format, FBR_FORMAT);
+	/* each node is reached once, or twice while a split or merge is unfinished */
+	w.limit = 2 * (pm_pool_size(t->pool) / FBR_NODE_SIZE) + 2;
 	collect(t, &w, meta->root, 0, 0);
 	if (w.oom)
 		rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory recovering pool file \"%s\"", t->pool->path);
+	else if (w.damage != NULL)
+		rc = pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\": the fbrtree has %s (offset %llu)",
+						  t->pool->path, w.damage, (unsigned long long) w.damage_off);
 	else
 	{
 		qsort(w.nodes, w.n, sizeof(uint64_t), u64_cmp);
