@@ -117,11 +117,11 @@ pm_recon_note(pm_pool *pool, pm_recon *r, pm_recon_cursor *c, uint64_t key, uint
 		s = stripe_at(pool, r, (int) c->stripe);
 		e = &s->e[c->slot];
 		old = pm_load(&e->pos);
-		if (old > c->durable)
+		if (old != PM_RECON_WRITING && old > c->durable)
 			c->durable = durable_fn(old > pos ? old : pos, false);
 		if (old <= c->durable)
 		{
-			if (pm_cas(&e->pos, &old, pos))
+			if (pm_cas(&e->pos, &old, PM_RECON_WRITING))
 				goto write;
 			/* the stripe came round to this run and another writer took the slot */
 			c->left = 0;
@@ -142,27 +142,37 @@ pm_recon_note(pm_pool *pool, pm_recon *r, pm_recon_cursor *c, uint64_t key, uint
 			tries = 0;
 			continue;
 		}
-		break;
-	}
+		/* a slot still being written is another writer's a moment longer */
+		if (old == PM_RECON_WRITING)
+		{
+			c->left = 0;
+			c->stripe++;
+			tries = 0;
+			continue;
+		}
 
-	/*
-	 * Every stripe's next slot is needed and the ring cannot grow: force a
-	 * flush past both notes, which frees the whole ring.  If the host cannot
-	 * flush, the note we overwrite may still be needed: check everything
-	 * after a crash.
-	 */
-	c->durable = durable_fn(old > pos ? old : pos, true);
-	if (old > c->durable && !pm_load(&s->overflow))
-	{
-		pm_store(&s->overflow, 1);
-		pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+		/*
+		 * Every stripe's next slot is needed and the ring cannot grow: force
+		 * a flush past both notes, which frees the whole ring.  If the host
+		 * cannot flush, the note we overwrite may still be needed: check
+		 * everything after a crash.
+		 */
+		c->durable = durable_fn(old > pos ? old : pos, true);
+		if (old > c->durable && !pm_load(&s->overflow))
+		{
+			pm_store(&s->overflow, 1);
+			pm_persist(&pool->persist, &s->overflow, sizeof(uint64_t));
+		}
+		if (pm_cas(&e->pos, &old, PM_RECON_WRITING))
+			break;
+		c->left = 0;
 	}
-	pm_store(&e->pos, pos);
 write:
 	c->slot++;
 	c->left--;
 	pm_store_relaxed(&e->key, key);
 	pm_store_relaxed(&e->rest, rest);
+	pm_store(&e->pos, pos);
 	pm_persist(&pool->persist, e, sizeof(*e));
 }
 

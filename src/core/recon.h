@@ -20,8 +20,11 @@
  * its stripe until it meets a note that is still needed, then leaves that
  * note in place and moves on to the next stripe, so one busy writer uses the
  * whole ring.  A slot is taken by a CAS of its position from the value that
- * showed it free, so two writers never overwrite each other's note, even
- * when a stripe has come round to a run that an idle writer still holds.
+ * showed it free to PM_RECON_WRITING, and given its own position once its
+ * key and rest are written: so two writers never overwrite each other's
+ * note, even when a stripe has come round to a run that an idle writer
+ * still holds, or to a slot whose writer is still filling it with a note
+ * that was already not needed when it took the slot.
  * When a writer has met needed notes in as many stripes as there are, the
  * ring grows by a stripe, up to PM_RECON_MAX_STRIPES; only a ring that large
  * asks the host to flush.  The host log is flushed in the background
@@ -45,6 +48,9 @@ typedef struct pm_recon_entry
 	uint64_t	rest;
 	uint64_t	pos;			/* host log position; 0: empty */
 } pm_recon_entry;
+
+/* pos of a slot being written: needed (a crash leaves it a note to check) */
+#define PM_RECON_WRITING	UINT64_MAX
 
 #define PM_RECON_PER_STRIPE \
 	((PM_ALLOC_MAX_BLOCK - 8 * sizeof(uint64_t)) / sizeof(pm_recon_entry))
