@@ -18,14 +18,23 @@ use PmNode;
 my $node = pm_node('unique');
 my @ams = ordered_ams($node);
 
-# Wait until a session waits for a transaction's lock (the unique check's wait).
-sub wait_for_lock_wait
+# Session $a runs $first in a transaction it keeps open; session $b's $second must then wait
+# for that transaction's lock (the unique check's wait: checked as $what) until $a runs $end.
+# Returns whether $b's statement failed, and what it printed to stderr.
+sub second_waits_for_first
 {
-	my ($what) = @_;
+	my ($a, $b, $first, $second, $end, $what) = @_;
+	$a->query_safe("BEGIN; $first");
+	$b->query_until(qr/waiting/, "\\echo waiting\n$second;\n");
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted"),
 		$what);
+	$a->query_safe($end);
+	my (undef, $failed) = $b->query('SELECT 1');
+	my $stderr = $b->{stderr};
+	$b->{stderr} = '';
+	return ($failed, $stderr);
 }
 
 for my $am (@ams)
@@ -57,32 +66,24 @@ for my $am (@ams)
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE k = 3');
 
 	# the first inserter commits: the second fails once it has
-	$a->query_safe("BEGIN; INSERT INTO t VALUES (1, 'a')");
-	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (1, 'b');\n");
-	wait_for_lock_wait("$am: an insert of a value an open transaction inserted waits");
-	$a->query_safe('COMMIT');
-	($out, $failed) = $b->query('SELECT 1');
-	ok($failed && $b->{stderr} =~ /duplicate key value violates unique constraint "t_k".*Key \(k\)=\(1\) already exists/s,
+	my $stderr;
+	($failed, $stderr) = second_waits_for_first($a, $b, "INSERT INTO t VALUES (1, 'a')",
+		"INSERT INTO t VALUES (1, 'b')", 'COMMIT',
+		"$am: an insert of a value an open transaction inserted waits");
+	ok($failed && $stderr =~ /duplicate key value violates unique constraint "t_k".*Key \(k\)=\(1\) already exists/s,
 		"$am: ... and fails with btree's error once that transaction commits")
-	  or diag($b->{stderr});
-	$b->{stderr} = '';
+	  or diag($stderr);
 
 	# the first inserter rolls back: the second goes ahead
-	$a->query_safe("BEGIN; INSERT INTO t VALUES (2, 'a')");
-	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (2, 'b');\n");
-	wait_for_lock_wait("$am: a second insert waits again");
-	$a->query_safe('ROLLBACK');
-	($out, $failed) = $b->query('SELECT 1');
-	ok(!$failed, "$am: ... and succeeds once that transaction rolls back") or diag($b->{stderr});
-	$b->{stderr} = '';
+	($failed, $stderr) = second_waits_for_first($a, $b, "INSERT INTO t VALUES (2, 'a')",
+		"INSERT INTO t VALUES (2, 'b')", 'ROLLBACK', "$am: a second insert waits again");
+	ok(!$failed, "$am: ... and succeeds once that transaction rolls back") or diag($stderr);
 
 	# a delete not yet committed: the insert waits, then goes ahead
-	$a->query_safe('BEGIN; DELETE FROM t WHERE k = 10');
-	$b->query_until(qr/waiting/, "\\echo waiting\nINSERT INTO t VALUES (10, 'b');\n");
-	wait_for_lock_wait("$am: an insert of a value an open transaction deleted waits");
-	$a->query_safe('COMMIT');
-	($out, $failed) = $b->query('SELECT 1');
-	ok(!$failed, "$am: ... and succeeds once the delete commits") or diag($b->{stderr});
+	($failed, $stderr) = second_waits_for_first($a, $b, 'DELETE FROM t WHERE k = 10',
+		"INSERT INTO t VALUES (10, 'b')", 'COMMIT',
+		"$am: an insert of a value an open transaction deleted waits");
+	ok(!$failed, "$am: ... and succeeds once the delete commits") or diag($stderr);
 	$a->quit;
 	$b->quit;
 	is( $node->safe_psql(

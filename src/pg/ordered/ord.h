@@ -41,6 +41,22 @@ typedef struct OrdBatch
 	OrdKey		e[ORD_BATCH_MAX];
 } OrdBatch;
 
+/*
+ * Whether a read of the range [lo, hi] in key direction kd (1 upwards, -1
+ * downwards) goes on past batch b, and if so from where (*from): b's high
+ * fence upwards, its low fence downwards, unless that is the end of the key
+ * space or lies past the range.
+ */
+static inline bool
+ord_batch_continues(const OrdBatch *b, const OrdKey *lo, const OrdKey *hi, int kd, OrdKey *from)
+{
+	if (kd > 0 ? pm_key_is_max(&b->high) || pm_key_cmp(&b->high, hi) > 0 :
+		pm_key_is_min(&b->low) || pm_key_cmp(&b->low, lo) <= 0)
+		return false;
+	*from = kd > 0 ? b->high : b->low;
+	return true;
+}
+
 /* An ordered structure's operations, over the state PmiAmOps.attach set up. */
 typedef struct OrdOps
 {
@@ -93,7 +109,7 @@ extern bool ord_narrow(const OrdCut *cut, int strategy, uint64 *lo, uint64 *hi);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 extern OrdKey ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid);
-extern bool ord_keys_equal(Oid typid, uint64 a, uint64 b);
+extern bool ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 extern Oid	ord_column_type(Relation index);
 
 /* ord_handler.c */
@@ -116,7 +132,6 @@ extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value,
 							  bool isnull, ItemPointer tid, Relation heapRel,
 							  IndexUniqueCheck checkUnique);
-extern bool ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 
 /* ord_scan.c */
 extern IndexScanDesc ord_beginscan(Relation r, int nkeys, int norderbys);

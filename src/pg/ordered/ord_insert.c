@@ -16,7 +16,6 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	OrdKey		k = ord_key_of(ord_column_type(index), values[0], isnull[0], ht_ctid);
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
-
 	bool		result = false;
 
 	if (checkUnique == UNIQUE_CHECK_NO || (isnull[0] && !indexInfo->ii_NullsNotDistinct))

@@ -390,13 +390,21 @@ ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid)
 	return k;
 }
 
-/* Whether keys a and b of type typid encode equal values (-0 and +0 do). */
+/*
+ * Whether two entries of a column of type typid hold equal values for a
+ * unique index: equal keys, or -0 and +0; NULLs equal only when nulls_equal.
+ */
 bool
-ord_keys_equal(Oid typid, uint64 a, uint64 b)
+ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal)
 {
-	return a == b ||
-		(class_of(typid) == KEY_FLOAT && Min(a, b) == encode_double(-0.0) &&
-		 Max(a, b) == encode_double(0.0));
+	bool		anull = (a->rest & ORD_REST_NULL) != 0;
+	bool		bnull = (b->rest & ORD_REST_NULL) != 0;
+
+	if (anull || bnull)
+		return anull && bnull && nulls_equal;
+	return a->key == b->key ||
+		(class_of(typid) == KEY_FLOAT && Min(a->key, b->key) == encode_double(-0.0) &&
+		 Max(a->key, b->key) == encode_double(0.0));
 }
 
 /*

@@ -372,30 +372,38 @@ count_scan(IndexScanDesc scan)
 	}
 }
 
-/* Load the node to start range r, reading keys upwards (kd = 1) or downwards (-1). */
+/*
+ * Load the node of range r where a read in key direction kd (1 upwards, -1
+ * downwards) goes on from, positioned before its first entry that way.
+ */
+static void
+read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
+{
+	so->cur = r;
+	so->ops->read_range(so->h->am_state, from, kd < 0, &so->ranges[r].lo, &so->ranges[r].hi,
+						&so->batch);
+	so->pos = kd > 0 ? -1 : so->batch.n;
+}
+
+/*
+ * Where a read of a range in key direction kd starts.  A backward read takes
+ * an exclusive bound: start just above hi (a range's rest is at most
+ * ORD_REST_MAX, so this cannot wrap), which reads hi's node once rather than
+ * hi alone and then its node again.
+ */
+static OrdKey
+range_start(const OrdRange *range, int kd)
+{
+	return kd > 0 ? range->lo : (OrdKey) {range->hi.key, range->hi.rest + 1};
+}
+
+/* Load the node to start range r, reading keys in direction kd. */
 static void
 position_at(OrdScanOpaque so, int r, int kd)
 {
-	so->cur = r;
-	if (kd > 0)
-	{
-		so->ops->read_range(so->h->am_state, &so->ranges[r].lo, false, &so->ranges[r].lo,
-					   &so->ranges[r].hi, &so->batch);
-		so->pos = -1;
-	}
-	else
-	{
-		/*
-		 * A backward read takes an exclusive bound: start just above hi (a
-		 * range's rest is at most ORD_REST_MAX, so this cannot wrap), which
-		 * reads hi's node once rather than hi alone and then its node again.
-		 */
-		OrdKey	above_hi = {so->ranges[r].hi.key, so->ranges[r].hi.rest + 1};
+	OrdKey		from = range_start(&so->ranges[r], kd);
 
-		so->ops->read_range(so->h->am_state, &above_hi, true, &so->ranges[r].lo,
-					   &so->ranges[r].hi, &so->batch);
-		so->pos = so->batch.n;
-	}
+	read_batch(so, r, kd, &from);
 	so->positioned = true;
 }
 
@@ -415,21 +423,13 @@ take_batch(OrdScanOpaque so, int d, int kd)
 	{
 		int			r = d > 0 ? ps->taken : so->nranges - 1 - ps->taken;
 		OrdRange   *range = &so->ranges[r];
-		bool		more;
 
 		if (!ps->started)
-			ps->next = kd > 0 ? range->lo : (OrdKey) {range->hi.key, range->hi.rest + 1};
-		so->ops->read_range(so->h->am_state, &ps->next, kd < 0, &range->lo, &range->hi, &so->batch);
-		more = kd > 0 ?
-			!pm_key_is_max(&so->batch.high) && pm_key_cmp(&so->batch.high, &range->hi) <= 0 :
-			!pm_key_is_min(&so->batch.low) && pm_key_cmp(&so->batch.low, &range->lo) > 0;
-		ps->started = more;
-		if (more)
-			ps->next = kd > 0 ? so->batch.high : so->batch.low;
-		else
+			ps->next = range_start(range, kd);
+		read_batch(so, r, kd, &ps->next);
+		ps->started = ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &ps->next);
+		if (!ps->started)
 			ps->taken++;
-		so->cur = r;
-		so->pos = kd > 0 ? -1 : so->batch.n;
 		got = so->batch.n > 0;
 	}
 	LWLockRelease(&ps->lock);
@@ -490,6 +490,7 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 	for (;;)
 	{
 		OrdRange *range = &so->ranges[so->cur];
+		OrdKey		from;
 
 		so->pos += kd;
 		if (so->pos >= 0 && so->pos < so->batch.n)
@@ -514,24 +515,10 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 				(kd < 0 && pm_key_cmp(e, &range->lo) >= 0))
 				continue;
 		}
-		else if (kd > 0 && !pm_key_is_max(&so->batch.high) &&
-				 pm_key_cmp(&so->batch.high, &range->hi) <= 0)
+		else if (ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &from))
 		{
-			OrdKey	from = so->batch.high;
-
 			CHECK_FOR_INTERRUPTS();
-			so->ops->read_range(so->h->am_state, &from, false, &range->lo, &range->hi, &so->batch);
-			so->pos = -1;
-			continue;
-		}
-		else if (kd < 0 && !pm_key_is_min(&so->batch.low) &&
-				 pm_key_cmp(&so->batch.low, &range->lo) > 0)
-		{
-			OrdKey	from = so->batch.low;
-
-			CHECK_FOR_INTERRUPTS();
-			so->ops->read_range(so->h->am_state, &from, true, &range->lo, &range->hi, &so->batch);
-			so->pos = so->batch.n;
+			read_batch(so, so->cur, kd, &from);
 			continue;
 		}
 		/* this range is done */

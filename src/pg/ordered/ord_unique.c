@@ -105,9 +105,8 @@ find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo
 			pfree(b);
 			return ORD_CONFLICT_LIVE;
 		}
-		if (pm_key_is_max(&b->high) || pm_key_cmp(&b->high, hi) > 0)
+		if (!ord_batch_continues(b, lo, hi, 1, &from))
 			break;
-		from = b->high;
 	}
 	pfree(b);
 	return result;
@@ -177,19 +176,4 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value, boo
 		pmi_report(&err, index);
 	LWLockRelease(lock);
 	return conflict == ORD_NO_CONFLICT;
-}
-
-/*
- * Whether two sorted, neighbouring entries of a column of type typid hold
- * equal values for a unique index (NULLs equal only when nulls_equal).
- */
-bool
-ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal)
-{
-	bool		anull = (a->rest & ORD_REST_NULL) != 0;
-	bool		bnull = (b->rest & ORD_REST_NULL) != 0;
-
-	if (anull || bnull)
-		return anull && bnull && nulls_equal;
-	return ord_keys_equal(typid, a->key, b->key);
 }
