@@ -15,9 +15,9 @@ EXTENSION = pm_index pm_index_postgis
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" pm_index.control)
 MODULE_big = pm_index
 
-CORE_OBJS = src/core/pm_common.o src/core/pool.o src/core/alloc.o src/core/epoch.o src/core/recon.o \
+CORE_OBJS = src/core/pm_common.o src/core/pm_key.o src/core/pool.o src/core/alloc.o src/core/epoch.o src/core/recon.o \
 	src/core/nbtree/nbt_inner.o src/core/nbtree/nbt_leaf.o src/core/nbtree/nbt_smo.o \
-	src/core/nbtree/nbt_build.o \
+	src/core/nbtree/nbt_build.o src/core/nbtree/nbt_rec.o \
 	src/core/fbrtree/fbr_node.o src/core/fbrtree/fbr_split.o src/core/fbrtree/fbr_insert.o \
 	src/core/fbrtree/fbr_delete.o src/core/fbrtree/fbr_search.o src/core/fbrtree/fbr_build.o \
 	src/core/fbrtree/fbr_recover.o src/core/fbrtree/fbr_check.o \
@@ -91,6 +91,8 @@ tests/unit/bin/%: tests/unit/%.c $(TEST_OBJS) $(wildcard tests/unit/*.h) $(wildc
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
+# the wide variants include the test they run on wide entries
+$(foreach t,model concurrent crash,$(eval tests/unit/bin/test_nbtree_$(t)_wide tests/unit/bin/test_nbtree_$(t)_wide_asan: tests/unit/test_nbtree_$(t).c))
 
 tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)

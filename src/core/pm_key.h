@@ -11,6 +11,7 @@
 #define PM_KEY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct pm_key
@@ -19,17 +20,56 @@ typedef struct pm_key
 	uint64_t	rest;
 } pm_key;
 
+#define PM_REST_WIDE	(UINT64_C(1) << 61)	/* rest names a record */
+#define PM_REST_LOCAL	(UINT64_C(1) << 60)	/* ... at an address of this process */
+#define PM_REST_BELOW	(UINT64_C(1) << 59)	/* the key just below the record's */
+#define PM_REST_ADDR	((UINT64_C(1) << 57) - 1)	/* the record's pool offset or address */
+
+/* A wide entry's record; immutable once an entry names it. */
+typedef struct pm_key_rec
+{
+	uint64_t	rest;			/* the entry's tie-breaker, as a narrow entry's */
+	uint32_t	keylen;			/* bytes of data that order the entry */
+	uint32_t	len;			/* bytes of data: keylen, then the host's */
+	uint8_t		data[];
+} pm_key_rec;
+
 #define PM_KEY_MIN	((pm_key) {0, 0})
 #define PM_KEY_MAX	((pm_key) {UINT64_MAX, UINT64_MAX})
 
+struct pm_pool;
+
+/* Whether rest names a record (0 and all ones are the open ends, never wide). */
+static inline bool
+pm_rest_is_wide(uint64_t rest)
+{
+	return (rest & PM_REST_WIDE) != 0 && rest != UINT64_MAX;
+}
+
+/* The record a wide rest names; pool resolves pool offsets (NULL: none may occur). */
+extern const pm_key_rec *pm_key_rec_of(const struct pm_pool *pool, uint64_t rest);
+
+/* Order of two entries of one key of which one at least is wide (pm_key.c). */
+extern int	pm_key_cmp_wide(const struct pm_pool *pool, const pm_key *a, const pm_key *b);
+
+/* Order of two entries whose wide records are in pool (or local). */
 static inline int
-pm_key_cmp(const pm_key *a, const pm_key *b)
+pm_key_cmp_in(const struct pm_pool *pool, const pm_key *a, const pm_key *b)
 {
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	if (a->rest != b->rest)
-		return a->rest < b->rest ? -1 : 1;
-	return 0;
+	if (a->rest == b->rest)
+		return 0;
+	if (pm_rest_is_wide(a->rest) || pm_rest_is_wide(b->rest))
+		return pm_key_cmp_wide(pool, a, b);
+	return a->rest < b->rest ? -1 : 1;
+}
+
+/* Order of two entries, narrow or with local records. */
+static inline int
+pm_key_cmp(const pm_key *a, const pm_key *b)
+{
+	return pm_key_cmp_in(NULL, a, b);
 }
 
 static inline bool
@@ -44,10 +84,15 @@ pm_key_is_min(const pm_key *a)
 	return a->key == 0 && a->rest == 0;
 }
 
-/* The greatest key below k (k is not PM_KEY_MIN). */
+/*
+ * The greatest key below k (k is not PM_KEY_MIN); for a wide k, a key that
+ * sorts just below it and above everything below it.
+ */
 static inline pm_key
 pm_key_pred(const pm_key *k)
 {
+	if (pm_rest_is_wide(k->rest))
+		return (pm_key) {k->key, k->rest | PM_REST_BELOW};
 	if (k->rest > 0)
 		return (pm_key) {k->key, k->rest - 1};
 	return (pm_key) {k->key - 1, UINT64_MAX};

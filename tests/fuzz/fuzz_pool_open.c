@@ -9,7 +9,7 @@
  * The first input byte picks the file: even, the rest of the input is the
  * whole file; odd, the rest is a list of patches (4-byte offset, 1-byte
  * length, the bytes) applied to a valid pool image: an nbtree of 2,000
- * entries with its reconciliation ring, so that the fuzzer gets past the
+ * entries, half of them wide (records), with its reconciliation ring, so that the fuzzer gets past the
  * header's checksum to the roots, the ring and the leaves behind it.
  *
  * Build: make fuzz (clang); tests/run --only fuzz runs it for a fixed time.
@@ -46,14 +46,26 @@ count_note(void *ctx, uint64_t key, uint64_t rest)
 	(*(uint64_t *) ctx)++;
 }
 
+/* Every other entry wide: its record (4 ordering bytes, 8 more) is in the pool too. */
 static bool
 next_key(void *ctx, nbt_skey *sk)
 {
+	static uint64_t words[(sizeof(pm_key_rec) + 12) / 8 + 1];
+	pm_key_rec *r = (pm_key_rec *) words;
 	uint64_t   *i = ctx;
 
 	if (*i == 2000)
 		return false;
-	*sk = (nbt_skey) {(*i)++ * 7, 1};
+	*sk = (nbt_skey) {*i * 7, 1};
+	if (*i % 2 == 1)
+	{
+		r->rest = 1;
+		r->keylen = 4;
+		r->len = 12;
+		memset(r->data, (int) *i, r->len);
+		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
+	}
+	(*i)++;
 	return true;
 }
 

@@ -8,7 +8,7 @@
 #define PM_NBT_HARNESS_H
 
 #include "harness_common.h"
-#include "nbtree.h"
+#include "nbt_internal.h"
 
 #define HARNESS_ARENA	(256u << 20)
 #define SPACE_DRAM		2
@@ -64,6 +64,32 @@ harness_attach(harness *h, pm_pool *pool, uint64_t token, uint64_t dram_root)
 	if (!harness_register(h->dom, token, harness_free, h, &h->epoch))
 		exit(2);
 	nbt_attach(&h->tree, pool, &h->dram, &h->epoch, SPACE_PM, 0, SPACE_DRAM, dram_root);
+}
+
+/*
+ * The wide entries' records a KV block names (at most NBT_LEAF_CAP + 1):
+ * each slot's, and the low fence's if no slot names it.  The tests' own
+ * count of what the tree reaches, independent of its recovery code.
+ */
+static inline int
+harness_kv_records(const nbt_kv *kv, uint64_t *out)
+{
+	int			n = 0;
+	bool		low_named = false;
+
+	for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+	{
+		uint64_t	rest = kv->slot[pos].val & NBT_VAL_REST;
+
+		if (kv->slot[pos].val != 0 && pm_rest_is_wide(rest))
+		{
+			out[n++] = rest & PM_REST_ADDR;
+			low_named |= rest == kv->low.rest;
+		}
+	}
+	if (pm_rest_is_wide(kv->low.rest) && !low_named)
+		out[n++] = kv->low.rest & PM_REST_ADDR;
+	return n;
 }
 
 static inline pm_pool *

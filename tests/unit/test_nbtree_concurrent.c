@@ -41,6 +41,7 @@
 #endif
 #include "nbt_harness.h"
 #include "nbt_internal.h"
+#include "nbt_wide_shim.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -992,7 +993,11 @@ leak_check(harness *h)
 	if (pm_epoch_pending(h->dom) != 0)
 		return "retired blocks still pending in epoch limbo";
 	for (uint64_t off = nbt_meta(t)->head; off != 0; off = nbt_kv_at(t, off)->next)
-		pm_leaves++;
+	{
+		uint64_t	records[NBT_LEAF_CAP + 1];
+
+		pm_leaves += 1 + (uint64_t) harness_kv_records(nbt_kv_at(t, off), records);
+	}
 	for (uint64_t off = dr->first; off != 0; off = nbt_leaf_at(t, off)->next & ~NBT_FROZEN)
 		dram_leaves++;
 	for (uint64_t lvl = dr->root; lvl != 0;)
@@ -1009,7 +1014,7 @@ leak_check(harness *h)
 	pm_leaves += 1 + (dr->spare_kv != 0);
 	if (pst.blocks != pm_leaves)
 	{
-		snprintf(why, sizeof(why), "PM: %llu blocks allocated, %llu reachable (meta + leaves + spare)",
+		snprintf(why, sizeof(why), "PM: %llu blocks allocated, %llu reachable (meta + leaves + records + spare)",
 				 (unsigned long long) pst.blocks, (unsigned long long) pm_leaves);
 		return why;
 	}

@@ -36,6 +36,7 @@
 #include "harness_crash.h"
 #include "nbt_harness.h"
 #include "nbt_internal.h"
+#include "nbt_wide_shim.h"
 
 #define KEYS			256
 #define RESTS			48
@@ -361,13 +362,16 @@ verify_alloc(env *e)
 
 	reach.cap = 2;
 	for (uint64_t off = meta->head; off != 0; off = nbt_kv_at(&e->t, off)->next)
-		reach.cap++;
+		reach.cap += 2 + NBT_LEAF_CAP;
 	reach.off = malloc(sizeof(uint64_t) * reach.cap);
 	reach.off[reach.n++] = pm_pool_root(e->pool, 0);
 	if (spare != 0)
 		reach.off[reach.n++] = spare;
 	for (uint64_t off = meta->head; off != 0; off = nbt_kv_at(&e->t, off)->next)
+	{
 		reach.off[reach.n++] = off;
+		reach.n += (size_t) harness_kv_records(nbt_kv_at(&e->t, off), reach.off + reach.n);
+	}
 	qsort(reach.off, reach.n, sizeof(uint64_t), u64_cmp);
 
 	e->reachable = reach.n;
@@ -378,7 +382,7 @@ verify_alloc(env *e)
 
 	if (st.blocks != reach.n)
 	{
-		snprintf(why, sizeof(why), "allocator counts %llu blocks, the tree reaches %zu (meta + leaves + spare)",
+		snprintf(why, sizeof(why), "allocator counts %llu blocks, the tree reaches %zu (meta + leaves + records + spare)",
 				 (unsigned long long) st.blocks, reach.n);
 		res = why;
 	}

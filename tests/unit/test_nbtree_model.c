@@ -17,6 +17,7 @@
 #endif
 #include "nbt_harness.h"
 #include "nbt_internal.h"
+#include "nbt_wide_shim.h"
 
 #define NKEYS		20000
 #define NRESTS		64

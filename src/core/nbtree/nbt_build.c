@@ -120,17 +120,23 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 
 	while (next(ctx, &sk))
 	{
-		if (sk.rest == 0 || sk.rest > NBT_REST_MAX ||
-			(cur != NULL && pm_key_cmp(&sk, &prev) <= 0))
-			return pm_error_set(err, PM_ERR_INVALID, 0,
-								"bulk load input is not sorted by (key, rest) or has a bad rest");
+		bool		wide = pm_rest_is_wide(sk.rest);
+
+		if (wide ? !nbt_rec_input_valid(sk.rest, err) : (sk.rest == 0 || sk.rest > NBT_REST_MAX))
+			return wide ? err->code :
+				pm_error_set(err, PM_ERR_INVALID, 0, "bulk load input has a bad rest");
+		if (cur != NULL && pm_key_cmp_in(pool, &sk, &prev) <= 0)
+			return pm_error_set(err, PM_ERR_INVALID, 0, "bulk load input is not sorted");
+		/* the blocks stored so far are unreachable on failure: freed at recovery */
+		if (wide && (sk.rest = nbt_rec_store(&a, pool, sk.rest, err)) == 0)
+			return err->code;
 		if (cur == NULL || used == per_block)
 		{
 			nbt_skey	low = cur == NULL ? PM_KEY_MIN : sk;
 			uint64_t	off = new_kv_block(&a, &low, err);
 
 			if (off == 0)
-				return err->code;	/* the blocks so far are unreachable: freed at recovery */
+				return err->code;
 			if (cur == NULL)
 				first = off;
 			else
@@ -264,7 +270,7 @@ build_inner(nbt_tree *t, level_vec *v, pm_error *err)
  * meets the same error.
  */
 static pm_errcode
-recover_pm_allocator(nbt_tree *t, pm_error *err)
+recover_pm_allocator(nbt_tree *t, bool any_wide, pm_error *err)
 {
 	pm_errcode	rc;
 
@@ -276,6 +282,8 @@ recover_pm_allocator(nbt_tree *t, pm_error *err)
 		nbt_leaf   *l = nbt_leaf_at(t, off);
 
 		rc = pm_alloc_mark(&t->pm, l->kv, err);
+		if (rc == PM_OK && any_wide)
+			rc = nbt_rec_mark_kv(&t->pm, t->pool, l->kv, err);
 		off = l->next & ~NBT_FROZEN;
 	}
 	if (rc == PM_OK)
@@ -291,6 +299,7 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	level_vec	leaves = {0};
 	nbt_leaf   *prev = NULL;
 	uint64_t	off;
+	bool		any_wide = false;	/* records to mark: a second pass over the blocks */
 	pm_errcode	rc = check_meta(t->pool, &meta, err);
 
 	if (rc != PM_OK)
@@ -317,8 +326,11 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 			goto fail;
 		}
 		kv = nbt_kv_at(t, off);
+		if (pm_rest_is_wide(kv->low.rest) && !nbt_rec_valid(t->pool, kv->low.rest))
+			goto bad_record;
+		any_wide |= pm_rest_is_wide(kv->low.rest);
 		next = kv->next;
-		if (prev != NULL && pm_key_cmp(&kv->low, &prev->low) <= 0)
+		if (prev != NULL && nbt_cmp(t, &kv->low, &prev->low) <= 0)
 		{
 			rc = pm_error_set(err, PM_ERR_CORRUPT, 0,
 							  "pool file \"%s\": leaf blocks out of key order at offset %llu",
@@ -342,6 +354,13 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 
 			if (val == 0)
 				continue;
+			/* records are checked before anything compares them */
+			if (pm_unlikely(pm_rest_is_wide(val & NBT_VAL_REST)))
+			{
+				if (!nbt_rec_valid(t->pool, val & NBT_VAL_REST))
+					goto bad_record;
+				any_wide = true;
+			}
 			l->num = (uint32_t) pos + 1;
 			if (nbt_val_live(val))
 			{
@@ -374,12 +393,14 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	rc = build_inner(t, &leaves, err);
 	if (rc != PM_OK)
 		goto fail;
-	if (recover_alloc && (rc = recover_pm_allocator(t, err)) != PM_OK)
+	if (recover_alloc && (rc = recover_pm_allocator(t, any_wide, err)) != PM_OK)
 		goto fail;
 	/* kept in DRAM only: a crash frees it (unreachable), and the next rebuild takes it again */
 	nbt_keep_spare(t);
 	return PM_OK;
 
+bad_record:
+	rc = nbt_rec_corrupt(t->pool, off, err);
 fail:
 	vec_free(&leaves);
 	nbt_release_dram(t);
@@ -441,6 +462,10 @@ nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
 			return pm_error_set(err, PM_ERR_CORRUPT, 0, "leaf block offset %llu is invalid",
 								(unsigned long long) off);
 		rc = pm_alloc_mark(a, off, err);
+		if (rc == PM_OK)
+			rc = nbt_rec_check_kv(pool, off, err);
+		if (rc == PM_OK)
+			rc = nbt_rec_mark_kv(a, pool, off, err);
 	}
 	return rc;
 }
@@ -525,19 +550,21 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 					   (unsigned long long) nleaves);
 		if (!valid_block_offset(t->pool, kv_off))
 			CHECK_FAIL("invalid PM block offset %llu", (unsigned long long) kv_off);
+		if (nbt_rec_check_kv(t->pool, kv_off, &err) != PM_OK)
+			CHECK_FAIL("%s", err.msg);
 		kv = nbt_kv_at(t, kv_off);
 		l = nbt_leaf_at(t, leaf_off);
 		if (l->kv != kv_off)
 			CHECK_FAIL("leaf %llu: DRAM leaf names PM block %llu, list has %llu",
 					   (unsigned long long) nleaves, (unsigned long long) l->kv,
 					   (unsigned long long) kv_off);
-		if (nleaves > 0 && pm_key_cmp(&kv->low, &l->low) != 0)
+		if (nleaves > 0 && nbt_cmp(t, &kv->low, &l->low) != 0)
 			CHECK_FAIL("leaf %llu: low fence differs between PM and DRAM", (unsigned long long) nleaves);
 		if (l->next & NBT_FROZEN || l->copy != 0 || (l->flags & NBT_PENDING) ||
 			(l->bitmap & ~NBT_SLOT_BITS) || l->merge_right != 0)
 			CHECK_FAIL("leaf %llu: unfinished SMO", (unsigned long long) nleaves);
 		high = l->next ? nbt_leaf_at(t, l->next)->low : PM_KEY_MAX;
-		if (pm_key_cmp(&l->high, &high) != 0 || pm_key_cmp(&l->low, &l->high) >= 0)
+		if (nbt_cmp(t, &l->high, &high) != 0 || nbt_cmp(t, &l->low, &l->high) >= 0)
 			CHECK_FAIL("leaf %llu: fences out of order", (unsigned long long) nleaves);
 		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
 		{
@@ -553,7 +580,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				CHECK_FAIL("leaf %llu slot %d: committed beyond the claimed count", (unsigned long long) nleaves, pos);
 			if (committed && l->fp[pos] != nbt_fingerprint(sk.key))
 				CHECK_FAIL("leaf %llu slot %d: fingerprint mismatch", (unsigned long long) nleaves, pos);
-			if (pm_key_cmp(&sk, &l->low) < 0 || pm_key_cmp(&sk, &l->high) >= 0)
+			if (nbt_cmp(t, &sk, &l->low) < 0 || nbt_cmp(t, &sk, &l->high) >= 0)
 				CHECK_FAIL("leaf %llu slot %d: entry outside the leaf's fences", (unsigned long long) nleaves, pos);
 			n += committed;
 		}
@@ -585,7 +612,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 				nbt_skey	low = i < 0 ? expect_low : nbt_inner_sep(node, i);
 				nbt_skey	clow;
 
-				if (i >= 0 && pm_key_cmp(&low, &expect_low) <= 0)
+				if (i >= 0 && nbt_cmp(t, &low, &expect_low) <= 0)
 					CHECK_FAIL("level %u: separators out of order", level);
 				if (below_first == 0)
 					below_first = child;
@@ -607,7 +634,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 						clow = nbt_inner_sep(node, i);
 					expect_child = c->sibling;
 				}
-				if (level == 1 && pm_key_cmp(&clow, &low) != 0)
+				if (level == 1 && nbt_cmp(t, &clow, &low) != 0)
 					CHECK_FAIL("level 1: separator differs from its leaf's low fence");
 				expect_low = low;
 			}

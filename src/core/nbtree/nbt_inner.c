@@ -86,7 +86,7 @@ prefetch_kv(const nbt_tree *t, uint64_t off)
  * make, are then stepped over by their rest.
  */
 static int
-search_node(nbt_inner *n, const nbt_skey *sk, uint32_t count)
+search_node(const nbt_tree *t, nbt_inner *n, const nbt_skey *sk, uint32_t count)
 {
 	const uint64_t *base = n->key;
 	uint32_t	len = count;
@@ -102,9 +102,14 @@ search_node(nbt_inner *n, const nbt_skey *sk, uint32_t count)
 		len -= half;
 	}
 	found = (int) (base - n->key) + (pm_load_relaxed(base) < sk->key) - 1;
-	while ((uint32_t) (found + 1) < count && pm_load_relaxed(&n->key[found + 1]) == sk->key &&
-		   pm_load_relaxed(&n->rest[found + 1]) <= sk->rest)
+	while ((uint32_t) (found + 1) < count && pm_load_relaxed(&n->key[found + 1]) == sk->key)
+	{
+		nbt_skey	sep = {sk->key, pm_load_relaxed(&n->rest[found + 1])};
+
+		if (nbt_cmp(t, &sep, sk) > 0)
+			break;
 		found++;
+	}
 	return found;
 }
 
@@ -153,12 +158,12 @@ restart:
 			count = pm_load_relaxed(&n->count);
 			high = nbt_skey_load(&n->high);
 			sibling = pm_load_relaxed(&n->sibling);
-			move_right = pm_key_cmp(sk, &high) >= 0 && sibling != 0;
+			move_right = nbt_cmp(t, sk, &high) >= 0 && sibling != 0;
 			if (count > NBT_INNER_CAP)
 				count = NBT_INNER_CAP;	/* torn read; validation below fails */
 			if (!move_right && level > stop_level)
 			{
-				next = child_at(n, search_node(n, sk, count));
+				next = child_at(n, search_node(t, n, sk, count));
 				if (level == 1)
 				{
 					/* a leaf's word (a restart below only wastes the prefetch) */
@@ -209,7 +214,7 @@ lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out
 
 		write_lock(n);
 		high = n->high;
-		if (pm_key_cmp(sk, &high) < 0 || n->sibling == 0)
+		if (nbt_cmp(t, sk, &high) < 0 || n->sibling == 0)
 		{
 			*off_out = off;
 			return n;
@@ -221,20 +226,20 @@ lock_covering(nbt_tree *t, const nbt_skey *sk, uint32_t level, uint64_t *off_out
 
 /* Separator pos lies strictly between its neighbours and below the node's high fence. */
 static inline bool
-sep_in_order(const nbt_inner *n, int pos)
+sep_in_order(const nbt_tree *t, const nbt_inner *n, int pos)
 {
 	nbt_skey	sep = nbt_inner_sep(n, pos);
 	nbt_skey	left = pos > 0 ? nbt_inner_sep(n, pos - 1) : PM_KEY_MIN;
 	nbt_skey	right = pos + 1 < (int) n->count ? nbt_inner_sep(n, pos + 1) : n->high;
 
-	return (pos == 0 || pm_key_cmp(&left, &sep) < 0) && pm_key_cmp(&sep, &right) < 0;
+	return (pos == 0 || nbt_cmp(t, &left, &sep) < 0) && nbt_cmp(t, &sep, &right) < 0;
 }
 
 /* Insert (sep, child) into a locked node that has room. */
 static void
-insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
+insert_entry(const nbt_tree *t, nbt_inner *n, const nbt_skey *sep, uint64_t child)
 {
-	int			pos = search_node(n, sep, n->count) + 1;
+	int			pos = search_node(t, n, sep, n->count) + 1;
 	size_t		tail = (n->count - pos) * sizeof(uint64_t);
 
 	pm_assert(n->count < NBT_INNER_CAP);
@@ -243,7 +248,7 @@ insert_entry(nbt_inner *n, const nbt_skey *sep, uint64_t child)
 	memmove(&n->child[pos + 1], &n->child[pos], tail);
 	nbt_inner_set(n, pos, sep, child);
 	n->count++;
-	pm_assert(sep_in_order(n, pos));
+	pm_assert(sep_in_order(t, n, pos));
 }
 
 /* Remove entry pos (a separator and the child right of it) from a locked node. */
@@ -295,7 +300,7 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 
 		if (n->count < NBT_INNER_CAP)
 		{
-			insert_entry(n, &sep, word);
+			insert_entry(t, n, &sep, word);
 			write_unlock(n);
 			return PM_OK;
 		}
@@ -321,10 +326,10 @@ insert_sep(nbt_tree *t, nbt_inner *n, uint64_t off, nbt_skey sep, uint64_t child
 		n->count = mid;
 		n->high = up;
 		n->sibling = right_off;
-		if (pm_key_cmp(&sep, &up) < 0)
-			insert_entry(n, &sep, word);
+		if (nbt_cmp(t, &sep, &up) < 0)
+			insert_entry(t, n, &sep, word);
 		else
-			insert_entry(right, &sep, word);
+			insert_entry(t, right, &sep, word);
 
 		if (pm_load(&dr->root) == off)
 		{
@@ -366,7 +371,7 @@ nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child, uint64_t
 {
 	uint64_t	off;
 	nbt_inner  *n = lock_covering(t, low, 1, &off);
-	int			i = search_node(n, low, n->count);
+	int			i = search_node(t, n, low, n->count);
 
 	if (child_off_at(n, 1, i) != old_child)
 	{
@@ -414,7 +419,7 @@ nbt_request_merge(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	nbt_leaf   *x = nbt_leaf_at(t, x_off);
 	uint64_t	off;
 	nbt_inner  *n = lock_covering(t, &x->low, 1, &off);
-	int			i = search_node(n, &x->low, n->count);
+	int			i = search_node(t, n, &x->low, n->count);
 	uint64_t	expected = 0;
 	bool		ok;
 

@@ -31,12 +31,12 @@ typedef struct nbt_pm_meta
 
 /*
  * A slot is valid when val holds a rest (non-zero) without the DEAD bit.
- * Insert writes key, then val: the val store is the durability point.
- * Delete sets DEAD (keeping the rest, so the SMO sync phase can still name
- * the entry).
+ * Insert writes key, then val: the val store is the durability point (a
+ * wide entry's record is durable before it).  Delete sets DEAD (keeping the
+ * rest, so the SMO sync phase can still name the entry, and the record).
  */
 #define NBT_VAL_DEAD	(UINT64_C(1) << 62)
-#define NBT_VAL_REST	NBT_REST_MAX
+#define NBT_VAL_REST	(~NBT_VAL_DEAD)
 
 typedef struct nbt_pm_slot
 {
@@ -59,6 +59,16 @@ nbt_val_live(uint64_t val)
 {
 	return val != 0 && !(val & NBT_VAL_DEAD);
 }
+
+/*
+ * A wide entry's record (pm_key_rec) is a pool block of its own.  The slot
+ * that stores the entry names it, and so do the fences and separators made
+ * from the entry.  It is retired when a rewrite of its leaf drops its dead
+ * slot, unless it is the leaf's low fence; a fence's record goes when a
+ * merge drops the fence (README: "Wide entries").
+ */
+_Static_assert(NBT_REC_DATA_MAX == PM_ALLOC_MAX_BLOCK - sizeof(pm_key_rec),
+			   "a record is at most one allocator block");
 
 /* ---------- DRAM layer ---------- */
 
@@ -289,6 +299,24 @@ nbt_skey_load(const nbt_skey *p)
 	return s;
 }
 
+/* The tree's order of entries, fences and separators. */
+static inline int
+nbt_cmp(const nbt_tree *t, const nbt_skey *a, const nbt_skey *b)
+{
+	return pm_key_cmp_in(t->pool, a, b);
+}
+
+/* nbt_rec.c */
+extern bool nbt_rec_input_valid(uint64_t rest, pm_error *err);
+extern uint64_t nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err);
+extern bool nbt_rec_valid(const pm_pool *pool, uint64_t rest);
+extern pm_errcode nbt_rec_corrupt(const pm_pool *pool, uint64_t kv_off, pm_error *err);
+extern pm_errcode nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, pm_error *err);
+extern pm_errcode nbt_rec_mark_kv(pm_alloc *a, const pm_pool *pool, uint64_t kv_off,
+								  pm_error *err);
+extern void nbt_rec_retire_dropped(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *y,
+								   uint64_t copied_right);
+
 /* nbt_inner.c */
 extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
 extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
@@ -313,6 +341,6 @@ typedef enum nbt_find_mode
 extern pm_errcode nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode,
 								uint64_t *leaf_off, pm_error *err);
 extern bool nbt_leaf_mark_dead(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk);
-extern void nbt_sort_entries(nbt_entry *e, int n);
+extern void nbt_sort_entries(const nbt_tree *t, nbt_entry *e, int n);
 
 #endif							/* PM_NBT_INTERNAL_H */

@@ -19,14 +19,14 @@
  * sorts each leaf it reads.
  */
 void
-nbt_sort_entries(nbt_entry *e, int n)
+nbt_sort_entries(const nbt_tree *t, nbt_entry *e, int n)
 {
 	for (int i = 1; i < n; i++)
 	{
 		nbt_entry	x = e[i];
 		int			j = i;
 
-		while (j > 0 && pm_key_cmp(&x.sk, &e[j - 1].sk) < 0)
+		while (j > 0 && nbt_cmp(t, &x.sk, &e[j - 1].sk) < 0)
 		{
 			e[j] = e[j - 1];
 			j--;
@@ -57,12 +57,12 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 
 			/* the fingerprints' line: fetch it alongside the fences' line */
 			__builtin_prefetch((const char *) l + 64);
-			if (pm_key_cmp(sk, &l->low) < 0)
+			if (nbt_cmp(t, sk, &l->low) < 0)
 			{
 				restart = true; /* stale route; descend again */
 				break;
 			}
-			if (pm_key_cmp(sk, &l->high) >= 0)
+			if (nbt_cmp(t, sk, &l->high) >= 0)
 			{
 				off = pm_load(&l->next) & ~NBT_FROZEN;
 				continue;
@@ -103,8 +103,10 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 }
 
 /*
- * The slot of the live committed entry (key, rest) in leaf l, or -1; *val
- * gets the slot's value as read.  Fingerprints first, one PM read per match.
+ * The slot of the live committed entry sk in leaf l, or -1; *val gets the
+ * slot's value as read.  Fingerprints first, one PM read per match; a wide
+ * entry is the same entry if its record orders equal (sk may be a local
+ * copy of it).
  */
 static int
 find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
@@ -122,6 +124,13 @@ find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
 		*val = pm_load(&kv->slot[pos].val);
 		if (*val == sk->rest)
 			return pos;
+		if (nbt_val_live(*val) && (pm_rest_is_wide(*val) || pm_rest_is_wide(sk->rest)))
+		{
+			nbt_skey	have = {sk->key, *val};
+
+			if (nbt_cmp(t, &have, sk) == 0)
+				return pos;
+		}
 	}
 	return -1;
 }
@@ -131,9 +140,14 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 {
 	pm_errcode	rc = PM_OK;
 	bool		reclaimed = false;
+	bool		wide = pm_rest_is_wide(sk->rest);
+	uint64_t	stored = wide ? 0 : sk->rest;	/* the rest the slot gets */
+	bool		committed = false;
+	bool		written = false;	/* a slot (abandoned unless committed) names the record */
 
-	if (sk->rest == 0 || sk->rest > NBT_REST_MAX)
-		return pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
+	if (wide ? !nbt_rec_input_valid(sk->rest, err) : (sk->rest == 0 || sk->rest > NBT_REST_MAX))
+		return wide ? err->code :
+			pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
 	pm_epoch_enter(t->epoch);
 	for (;;)
 	{
@@ -162,6 +176,25 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		 */
 		if (find_live_slot(t, l, sk, &seen) >= 0)
 			break;
+		if (stored == 0)
+		{
+			/* the record goes to the pool once, before any slot can name it */
+			stored = nbt_rec_store(&t->pm, t->pool, sk->rest, err);
+			if (stored == 0)
+			{
+				rc = err->code;
+				if (pm_errcode_is_out_of_space(rc) && !reclaimed)
+				{
+					pm_epoch_exit(t->epoch);
+					(void) pm_epoch_reclaim(t->epoch);
+					pm_epoch_enter(t->epoch);
+					reclaimed = true;
+					rc = PM_OK;
+					continue;
+				}
+				break;
+			}
+		}
 		pos = pm_fetch_add(&l->num, 1);
 		if (pos >= NBT_LEAF_CAP)
 		{
@@ -182,21 +215,37 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		}
 		slot = &nbt_kv_at(t, l->kv)->slot[pos];
 		pm_store_relaxed(&slot->key, sk->key);
-		pm_store(&slot->val, sk->rest);
+		pm_store(&slot->val, stored);
 		pm_persist(&t->pool->persist, slot, sizeof(*slot));
+		written = true;
 		pm_store_relaxed(&l->fp[pos], nbt_fingerprint(sk->key));
 
 		b = pm_load(&l->bitmap);
 		while (!(b & NBT_SMO_BIT) && !pm_cas(&l->bitmap, &b, b | (UINT64_C(1) << pos)))
 			;
 		if (!(b & NBT_SMO_BIT))
+		{
+			committed = true;
 			break;
+		}
 		/* an SMO froze the leaf before our commit: the slot is abandoned */
 		rc = nbt_help_smo(t, off, err);
 		if (rc != PM_OK)
 			break;
 	}
 	pm_epoch_exit(t->epoch);
+	/*
+	 * No committed slot names the record.  An abandoned one may, in a leaf
+	 * whose SMO is linked unless the insert failed helping it: then a crash
+	 * could make that slot an entry again, and the record is left to the
+	 * allocator's next recovery.
+	 */
+	if (wide && stored != 0 && !committed && (!written || rc == PM_OK))
+	{
+		pm_error	ignored;
+
+		(void) pm_free_block(&t->pm, stored & PM_REST_ADDR, &ignored);
+	}
 	return rc;
 }
 
@@ -242,7 +291,7 @@ nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 		if (copy == 0)
 			break;
 		off = copy;
-		while (pm_key_cmp(sk, &nbt_leaf_at(t, off)->high) >= 0)
+		while (nbt_cmp(t, sk, &nbt_leaf_at(t, off)->high) >= 0)
 			off = pm_load(&nbt_leaf_at(t, off)->next) & ~NBT_FROZEN;
 	}
 	pm_epoch_exit(t->epoch);
@@ -278,11 +327,23 @@ collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_ba
 			continue;
 		sk.key = pm_load_relaxed(&kv->slot[pos].key);
 		sk.rest = val & NBT_VAL_REST;
-		if (pm_key_cmp(&sk, lo) >= 0 && pm_key_cmp(&sk, hi) <= 0)
+		if (nbt_cmp(t, &sk, lo) >= 0 && nbt_cmp(t, &sk, hi) <= 0)
 			b->e[b->n++].sk = sk;
 	}
 	if (b->n > 1)
-		nbt_sort_entries(b->e, b->n);
+		nbt_sort_entries(t, b->e, b->n);
+}
+
+/* Make a batch key that names a pool record name the caller's copy of it. */
+static void
+copy_out(nbt_tree *t, nbt_skey *sk, nbt_copy_fn copy, void *ctx)
+{
+	if (pm_rest_is_wide(sk->rest) && !(sk->rest & PM_REST_LOCAL))
+	{
+		const pm_key_rec *r = pm_key_rec_of(t->pool, sk->rest);
+
+		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) copy(ctx, r);
+	}
 }
 
 void
@@ -294,6 +355,13 @@ nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_batch *b)
 void
 nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *lo,
 			   const nbt_skey *hi, nbt_batch *b)
+{
+	nbt_read_range_copy(t, sk, backward, lo, hi, b, NULL, NULL);
+}
+
+void
+nbt_read_range_copy(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *lo,
+					const nbt_skey *hi, nbt_batch *b, nbt_copy_fn copy, void *ctx)
 {
 	nbt_skey	target = *sk;
 	nbt_skey	from = *lo;
@@ -314,18 +382,26 @@ nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *l
 			return;
 		}
 		target = pm_key_pred(sk);
-		if (pm_key_cmp(&target, &to) < 0)
+		if (nbt_cmp(t, &target, &to) < 0)
 			to = target;
 	}
-	else if (pm_key_cmp(sk, &from) > 0)
+	else if (nbt_cmp(t, sk, &from) > 0)
 		from = *sk;
 	pm_epoch_enter(t->epoch);
 	/* READ mode never helps, so it cannot fail */
 	(void) nbt_find_leaf(t, &target, NBT_FIND_READ, &off, &err);
 	collect(t, nbt_leaf_at(t, off), &from, &to, b);
-	pm_epoch_exit(t->epoch);
-	if (backward && pm_key_cmp(&b->high, sk) > 0)
+	if (backward && nbt_cmp(t, &b->high, sk) > 0)
 		b->high = *sk;
-	else if (!backward && pm_key_cmp(&b->low, sk) < 0)
+	else if (!backward && nbt_cmp(t, &b->low, sk) < 0)
 		b->low = *sk;
+	if (copy != NULL)
+	{
+		/* in the epoch section: a record may be retired once it is left */
+		for (int i = 0; i < b->n; i++)
+			copy_out(t, &b->e[i].sk, copy, ctx);
+		copy_out(t, &b->low, copy, ctx);
+		copy_out(t, &b->high, copy, ctx);
+	}
+	pm_epoch_exit(t->epoch);
 }

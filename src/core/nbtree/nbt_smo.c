@@ -144,7 +144,7 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 	for (int i = 0; i < n; i++)
 	{
 		/* an SMO's leaves partition the old key space: each entry within its new fences */
-		pm_assert(pm_key_cmp(low, &e[i].sk) <= 0 && pm_key_cmp(&e[i].sk, high) < 0);
+		pm_assert(nbt_cmp(t, low, &e[i].sk) <= 0 && nbt_cmp(t, &e[i].sk, high) < 0);
 		kv->slot[i].key = e[i].sk.key;
 		kv->slot[i].val = e[i].sk.rest;
 	}
@@ -253,7 +253,7 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	copied = gather_live(t, x, e, &n);
 	if (y_off)
 		copied_right = gather_live(t, last, e, &n);
-	nbt_sort_entries(e, n);
+	nbt_sort_entries(t, e, n);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
 	/* a starter that could reserve one leaf only (a full pool): it fits, see nbt_run_smo */
 	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
@@ -334,7 +334,7 @@ smo_sync(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *left, nbt_leaf *ri
 		{
 			nbt_skey	sk = {pm_load_relaxed(&xkv->slot[pos].key), val & NBT_VAL_REST};
 
-			(void) nbt_leaf_mark_dead(t, (right && pm_key_cmp(&sk, &right->low) >= 0) ? right : left,
+			(void) nbt_leaf_mark_dead(t, (right && nbt_cmp(t, &sk, &right->low) >= 0) ? right : left,
 									  &sk);
 		}
 	}
@@ -503,6 +503,7 @@ help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 			return rc;
 		if (!(pm_fetch_or(&x->flags, NBT_PARENT_DONE) & NBT_PARENT_DONE))
 		{
+			nbt_rec_retire_dropped(t, x, left->copied, y, left->copied_right);
 			pm_epoch_retire(t->epoch, t->space_pm, t->tag_pm, x->kv);
 			pm_epoch_retire(t->epoch, t->space_dram, 0, off);
 			if (y)

@@ -7,7 +7,9 @@
  * of the indexed value, rest is the host's 49-bit tie-breaker (PostgreSQL:
  * a NULL flag and the heap TID), never 0.  (key, rest) is an entry's
  * identity and its sort order, so any number of duplicates of one key work
- * and separators can split a run of one key.  See README.md for layout,
+ * and separators can split a run of one key.  An entry may also be wide
+ * (pm_key.h): its record orders it by bytes past its key and carries bytes
+ * of the host's; the tree keeps the record in the pool.  See README.md for layout,
  * invariants, the concurrency and crash protocol, and deviations from the
  * paper.
  */
@@ -23,6 +25,7 @@
 #define NBT_LEAF_CAP		62		/* slots per 1 KiB PM block */
 #define NBT_REST_MAX		((UINT64_C(1) << 49) - 1)
 #define NBT_DRAM_TIER_MAX	(UINT64_C(1) << 36)	/* the largest DRAM tier: 64 GiB */
+#define NBT_REC_DATA_MAX	(65536 - 16)	/* data bytes of a wide entry's record */
 
 /* Sort key of an entry; also the form of fences and separators. */
 typedef pm_key nbt_skey;
@@ -81,9 +84,10 @@ typedef struct nbt_batch
 extern pm_errcode nbt_format(pm_pool *pool, pm_error *err);
 
 /*
- * Bulk load: entries must come sorted by (key, rest) from next(ctx, &sk),
- * which returns false at the end.  Fills leaf blocks to fill_pct percent.
- * The pool must be freshly formatted.
+ * Bulk load: entries must come sorted from next(ctx, &sk), which returns
+ * false at the end; a wide entry's record is local and need only last until
+ * the next call.  Fills leaf blocks to fill_pct percent.  The pool must be
+ * freshly formatted.
  */
 extern pm_errcode nbt_bulk_load(pm_pool *pool, int fill_pct,
 								bool (*next) (void *ctx, nbt_skey *sk), void *ctx,
@@ -109,10 +113,13 @@ extern void nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_hand
 
 /* ---- operations (any number of processes and threads at once) ---- */
 
-/* Insert (key, rest); a no-op if that live entry is already in the tree. */
+/*
+ * Insert an entry; a no-op if that live entry is already in the tree.  A
+ * wide entry's record is local (PM_REST_LOCAL); the tree stores a copy.
+ */
 extern pm_errcode nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err);
 
-/* Delete the entry (key, rest); *found says whether it was there. */
+/* Delete an entry (a wide one's record local or not); *found says whether it was there. */
 extern pm_errcode nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err);
 
 /*
@@ -131,6 +138,21 @@ extern void nbt_read_leaf(nbt_tree *t, const nbt_skey *sk, bool backward, nbt_ba
  */
 extern void nbt_read_range(nbt_tree *t, const nbt_skey *sk, bool backward,
 						   const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b);
+
+/*
+ * Copy a record out of the pool (its header and len bytes of data); returns
+ * the copy, which the caller keeps as long as it uses the batch.
+ */
+typedef const pm_key_rec *(*nbt_copy_fn) (void *ctx, const pm_key_rec *rec);
+
+/*
+ * nbt_read_range for a tree with wide entries: every wide key of the batch,
+ * fences included, names a copy made by copy (its records in the pool may be
+ * retired as soon as the read is over).
+ */
+extern void nbt_read_range_copy(nbt_tree *t, const nbt_skey *sk, bool backward,
+								const nbt_skey *lo, const nbt_skey *hi, nbt_batch *b,
+								nbt_copy_fn copy, void *ctx);
 
 /*
  * Maintenance of the leaf covering sk: merge it with its right sibling if

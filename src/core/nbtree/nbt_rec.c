@@ -1,0 +1,193 @@
+/*
+ * nbt_rec.c
+ *	  Wide entries' records (README: "Wide entries"): storing a caller's
+ *	  record in the pool, checking the records a pool names (a rebuild
+ *	  trusts nothing it reads), marking them for the allocator's recovery,
+ *	  and retiring the ones an SMO drops.
+ */
+#include "nbt_internal.h"
+
+#include <string.h>
+
+/* A record at most one allocator block, its ordering bytes within its data, its rest an entry's. */
+static bool
+rec_fits(const pm_key_rec *r)
+{
+	return r->keylen <= r->len && r->len <= NBT_REC_DATA_MAX &&
+		r->rest != 0 && r->rest <= NBT_REST_MAX;
+}
+
+bool
+nbt_rec_input_valid(uint64_t rest, pm_error *err)
+{
+	const pm_key_rec *r;
+
+	if (!(rest & PM_REST_LOCAL) || (rest & PM_REST_BELOW))
+	{
+		pm_error_set(err, PM_ERR_INVALID, 0, "a wide entry to store must name a local record");
+		return false;
+	}
+	r = pm_key_rec_of(NULL, rest);
+	if (r->len > NBT_REC_DATA_MAX)
+	{
+		pm_error_set(err, PM_ERR_LIMIT, 0, "entry of %u bytes exceeds the maximum of %u bytes",
+					 r->len, (unsigned) NBT_REC_DATA_MAX);
+		return false;
+	}
+	if (!rec_fits(r))
+	{
+		pm_error_set(err, PM_ERR_INVALID, 0, "wide entry record is malformed");
+		return false;
+	}
+	return true;
+}
+
+uint64_t
+nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err)
+{
+	const pm_key_rec *r = pm_key_rec_of(NULL, rest);
+	size_t		size = sizeof(*r) + r->len;
+	uint64_t	off = pm_alloc_block(a, size, err);
+	void	   *dst;
+
+	if (off == 0)
+		return 0;
+	dst = pm_pool_addr(pool, off);
+	memcpy(dst, r, size);
+	pm_persist(&pool->persist, dst, size);
+	return PM_REST_WIDE | off;
+}
+
+bool
+nbt_rec_valid(const pm_pool *pool, uint64_t rest)
+{
+	uint64_t	off = rest & PM_REST_ADDR;
+	const pm_key_rec *r;
+
+	if ((rest & ~(PM_REST_WIDE | PM_REST_ADDR)) != 0 || off < PM_POOL_HEADER_SIZE ||
+		off % (UINT64_C(1) << PM_ALLOC_MIN_SHIFT) != 0 ||
+		!pm_pool_has_range(pool, off, sizeof(*r)))
+		return false;
+	r = pm_pool_addr(pool, off);
+	return rec_fits(r) && pm_pool_has_range(pool, off, sizeof(*r) + r->len);
+}
+
+pm_errcode
+nbt_rec_corrupt(const pm_pool *pool, uint64_t kv_off, pm_error *err)
+{
+	return pm_error_set(err, PM_ERR_CORRUPT, 0,
+						"pool file \"%s\": leaf block %llu names an invalid record",
+						pool->path, (unsigned long long) kv_off);
+}
+
+pm_errcode
+nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, pm_error *err)
+{
+	const nbt_kv *kv = pm_pool_addr(pool, kv_off);
+
+	for (int pos = -1; pos < NBT_LEAF_CAP; pos++)
+	{
+		uint64_t	rest = pos < 0 ? kv->low.rest : kv->slot[pos].val & NBT_VAL_REST;
+
+		if (pm_rest_is_wide(rest) && !nbt_rec_valid(pool, rest))
+			return nbt_rec_corrupt(pool, kv_off, err);
+	}
+	return PM_OK;
+}
+
+pm_errcode
+nbt_rec_mark_kv(pm_alloc *a, const pm_pool *pool, uint64_t kv_off, pm_error *err)
+{
+	const nbt_kv *kv = pm_pool_addr(pool, kv_off);
+	bool		low_in_slot = false;
+	pm_errcode	rc = PM_OK;
+
+	for (int pos = 0; pos < NBT_LEAF_CAP && rc == PM_OK; pos++)
+	{
+		uint64_t	val = kv->slot[pos].val;
+		uint64_t	rest = val & NBT_VAL_REST;
+
+		if (val == 0 || !pm_rest_is_wide(rest))
+			continue;
+		low_in_slot |= rest == kv->low.rest;
+		rc = pm_alloc_mark(a, rest & PM_REST_ADDR, err);
+	}
+	/* a low fence whose entry is gone keeps its record */
+	if (rc == PM_OK && pm_rest_is_wide(kv->low.rest) && !low_in_slot)
+		rc = pm_alloc_mark(a, kv->low.rest & PM_REST_ADDR, err);
+	return rc;
+}
+
+/*
+ * Add the wide rests of l's dead slots, which the copy did not take: the
+ * committed ones, and those a rebuild found dead (it commits only live
+ * slots).  A slot neither committed nor dead was abandoned by an insert
+ * that stored the same record again elsewhere.
+ */
+static void
+add_dropped(nbt_tree *t, nbt_leaf *l, uint64_t copied, uint64_t *rests, int *n)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+	uint64_t	committed = pm_load(&l->bitmap) & NBT_SLOT_BITS;
+
+	for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+	{
+		uint64_t	val = pm_load(&kv->slot[pos].val);
+		uint64_t	rest = val & NBT_VAL_REST;
+
+		if (((copied >> pos) & 1) || !(((committed >> pos) & 1) || (val & NBT_VAL_DEAD)))
+			continue;
+		if (pm_rest_is_wide(rest))
+			rests[(*n)++] = rest;
+	}
+}
+
+/* Whether a slot of l among bits names rest. */
+static bool
+slots_name(nbt_tree *t, nbt_leaf *l, uint64_t bits, uint64_t rest)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+
+	while (bits)
+	{
+		int			pos = __builtin_ctzll(bits);
+
+		bits &= bits - 1;
+		if ((pm_load(&kv->slot[pos].val) & NBT_VAL_REST) == rest)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Once the SMO of x (absorbing y, if any) has replaced them in the parent:
+ * retire the records its copy dropped.  Those are the dead slots' records,
+ * except x's low fence, which the first new leaf keeps, and with a merge,
+ * y's low fence, which no leaf or separator names any more unless the copy
+ * took its entry.  Every record has one slot and the fence's is taken once,
+ * so nothing is retired twice.
+ */
+void
+nbt_rec_retire_dropped(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *y,
+					   uint64_t copied_right)
+{
+	uint64_t	rests[2 * NBT_LEAF_CAP + 1];
+	int			n = 0;
+
+	add_dropped(t, x, copied, rests, &n);
+	if (y != NULL)
+	{
+		int			first_of_y = n;
+		bool		low_taken = false;
+
+		add_dropped(t, y, copied_right, rests, &n);
+		for (int i = first_of_y; i < n; i++)
+			low_taken |= rests[i] == y->low.rest;
+		if (pm_rest_is_wide(y->low.rest) && !low_taken &&
+			!slots_name(t, y, copied_right, y->low.rest))
+			rests[n++] = y->low.rest;
+	}
+	for (int i = 0; i < n; i++)
+		if (rests[i] != x->low.rest)
+			pm_epoch_retire(t->epoch, t->space_pm, t->tag_pm, rests[i] & PM_REST_ADDR);
+}

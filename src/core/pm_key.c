@@ -1,0 +1,71 @@
+/*
+ * pm_key.c
+ *	  The order of wide entries (pm_key.h): by key, then the record's
+ *	  ordering bytes, then rest; the key just below a record's (BELOW) sorts
+ *	  after every entry below that record's.
+ */
+#include "pm_key.h"
+#include "pool.h"
+
+#include <string.h>
+
+const pm_key_rec *
+pm_key_rec_of(const pm_pool *pool, uint64_t rest)
+{
+	uint64_t	addr = rest & PM_REST_ADDR;
+
+	if (rest & PM_REST_LOCAL)
+		return (const pm_key_rec *) (uintptr_t) addr;
+	pm_assert(pool != NULL);
+	return (const pm_key_rec *) pm_pool_addr(pool, addr);
+}
+
+/* What one side of a comparison orders by. */
+typedef struct side
+{
+	const uint8_t *bytes;
+	uint32_t	len;
+	uint64_t	rest;
+	int			below;
+} side;
+
+static side
+side_of(const pm_pool *pool, uint64_t rest)
+{
+	side		s = {NULL, 0, rest, 0};
+
+	if (pm_rest_is_wide(rest))
+	{
+		const pm_key_rec *r = pm_key_rec_of(pool, rest);
+
+		s.bytes = r->data;
+		s.len = r->keylen;
+		s.rest = r->rest;
+		s.below = (rest & PM_REST_BELOW) != 0;
+	}
+	return s;
+}
+
+int
+pm_key_cmp_wide(const pm_pool *pool, const pm_key *a, const pm_key *b)
+{
+	side		x;
+	side		y;
+	uint32_t	common;
+	int			c;
+
+	/* the open ends of a key: below and above all of its entries */
+	if (a->rest == 0 || b->rest == 0 || a->rest == UINT64_MAX || b->rest == UINT64_MAX)
+		return a->rest < b->rest ? -1 : a->rest > b->rest;
+	x = side_of(pool, a->rest);
+	y = side_of(pool, b->rest);
+	common = x.len < y.len ? x.len : y.len;
+	c = common > 0 ? memcmp(x.bytes, y.bytes, common) : 0;
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	if (x.len != y.len)
+		return x.len < y.len ? -1 : 1;
+	if (x.rest != y.rest)
+		return x.rest < y.rest ? -1 : 1;
+	return y.below - x.below;
+}
