@@ -29,7 +29,7 @@ PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_regis
 	src/pg/ordered/ord_key.o src/pg/ordered/ord_handler.o src/pg/ordered/ord_validate.o \
 	src/pg/ordered/ord_build.o src/pg/ordered/ord_insert.o src/pg/ordered/ord_scan.o \
 	src/pg/ordered/ord_cost.o src/pg/ordered/ord_planner.o src/pg/ordered/ord_entries.o \
-	src/pg/ordered/ord_unique.o \
+	src/pg/ordered/ord_unique.o src/pg/ordered/ord_batch.o \
 	src/pg/nbtree_pm/nbtpm_handler.o src/pg/nbtree_pm/nbtpm_index.o src/pg/nbtree_pm/nbtpm_check.o \
 	src/pg/phast_pm/phastpm_handler.o src/pg/phast_pm/phastpm_index.o src/pg/phast_pm/phastpm_check.o \
 	src/pg/fbrtree_pm/fbrpm_handler.o src/pg/fbrtree_pm/fbrpm_key.o src/pg/fbrtree_pm/fbrpm_index.o \
@@ -40,7 +40,7 @@ OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 # every version's install script and every update script of both extensions
 DATA = $(wildcard src/pm_index--*.sql src/pm_index_postgis--*.sql)
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique nbtree_pm_wide
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl

@@ -2,7 +2,8 @@
  * pm_key.c
  *	  The order of wide entries (pm_key.h): by key, then the record's
  *	  ordering bytes, then rest; the key just below a record's (BELOW) sorts
- *	  after every entry below that record's.
+ *	  after every entry below that record's, the key just above (ABOVE)
+ *	  before every entry above it.
  */
 #include "pm_key.h"
 #include "pool.h"
@@ -26,7 +27,7 @@ typedef struct side
 	const uint8_t *bytes;
 	uint32_t	len;
 	uint64_t	rest;
-	int			below;
+	int			offset;			/* -1: just below, 1: just above, 0: the record's */
 } side;
 
 static side
@@ -41,7 +42,7 @@ side_of(const pm_pool *pool, uint64_t rest)
 		s.bytes = r->data;
 		s.len = r->keylen;
 		s.rest = r->rest;
-		s.below = (rest & PM_REST_BELOW) != 0;
+		s.offset = ((rest & PM_REST_ABOVE) != 0) - ((rest & PM_REST_BELOW) != 0);
 	}
 	return s;
 }
@@ -55,7 +56,7 @@ pm_key_cmp_wide(const pm_pool *pool, const pm_key *a, const pm_key *b)
 	int			c;
 
 	/* the open ends of a key: below and above all of its entries */
-	if (a->rest == 0 || b->rest == 0 || a->rest == UINT64_MAX || b->rest == UINT64_MAX)
+	if (a->rest == 0 || b->rest == 0 || ((a->rest | b->rest) & PM_REST_HIGH))
 		return a->rest < b->rest ? -1 : a->rest > b->rest;
 	x = side_of(pool, a->rest);
 	y = side_of(pool, b->rest);
@@ -67,5 +68,5 @@ pm_key_cmp_wide(const pm_pool *pool, const pm_key *a, const pm_key *b)
 		return x.len < y.len ? -1 : 1;
 	if (x.rest != y.rest)
 		return x.rest < y.rest ? -1 : 1;
-	return y.below - x.below;
+	return (x.offset > y.offset) - (x.offset < y.offset);
 }

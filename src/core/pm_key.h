@@ -6,6 +6,17 @@
  *	  heap TID).  The pair is an entry's identity and its sort order, so any
  *	  number of duplicates of one key work; fences are pairs too, with (0,0)
  *	  and (MAX,MAX) the open ends.
+ *
+ *	  A wide entry orders by more than its 8-byte key: its rest names a
+ *	  record (pm_key_rec) that holds the entry's own rest and the bytes that
+ *	  order it after the key, then bytes the host keeps with the entry (never
+ *	  compared).  Entries of one key order by (bytes, rest), a narrow entry's
+ *	  bytes being empty, so a structure may hold both kinds.  A record lives
+ *	  in the pool (rest: PM_REST_WIDE | offset) once an entry is stored, or in
+ *	  the caller's memory (PM_REST_WIDE | PM_REST_LOCAL | address) for keys a
+ *	  caller builds or copies out.  PM_REST_BELOW makes the key just below
+ *	  the record's (pm_key_pred), PM_REST_ABOVE the key just above it (both:
+ *	  the record's own).  Only the nbtree takes wide entries.
  */
 #ifndef PM_KEY_H
 #define PM_KEY_H
@@ -20,9 +31,11 @@ typedef struct pm_key
 	uint64_t	rest;
 } pm_key;
 
+#define PM_REST_HIGH	(UINT64_C(1) << 63)	/* never an entry's: above every entry of the key */
 #define PM_REST_WIDE	(UINT64_C(1) << 61)	/* rest names a record */
 #define PM_REST_LOCAL	(UINT64_C(1) << 60)	/* ... at an address of this process */
 #define PM_REST_BELOW	(UINT64_C(1) << 59)	/* the key just below the record's */
+#define PM_REST_ABOVE	(UINT64_C(1) << 58)	/* the key just above the record's */
 #define PM_REST_ADDR	((UINT64_C(1) << 57) - 1)	/* the record's pool offset or address */
 
 /* A wide entry's record; immutable once an entry names it. */
@@ -39,11 +52,15 @@ typedef struct pm_key_rec
 
 struct pm_pool;
 
-/* Whether rest names a record (0 and all ones are the open ends, never wide). */
+/*
+ * Whether rest names a record.  0, and the rests with PM_REST_HIGH (all
+ * ones, and what pm_key_pred makes of them), are the open ends of a key:
+ * never wide.
+ */
 static inline bool
 pm_rest_is_wide(uint64_t rest)
 {
-	return (rest & PM_REST_WIDE) != 0 && rest != UINT64_MAX;
+	return (rest & (PM_REST_HIGH | PM_REST_WIDE)) == PM_REST_WIDE;
 }
 
 /* The record a wide rest names; pool resolves pool offsets (NULL: none may occur). */

@@ -107,6 +107,13 @@ typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
  */
 typedef int (*PmiEntryBatchFn) (void *arg, const void *entries, int n);
 
+/* A reconciliation note: the key and rest an insert noted (pmi_note_insert). */
+typedef struct PmiNote
+{
+	uint64		key;
+	uint64		rest;
+} PmiNote;
+
 /*
  * The contract between the platform and an access method.  Generic code
  * (src/pg/pmi_*.c) reaches a structure only through these; "state" is the
@@ -158,9 +165,14 @@ typedef struct PmiAmOps
 	Size		entry_size;
 	/* what make_entry needs of the index for one operation (palloc'd) */
 	void	   *(*entry_context) (Relation index);
-	/* the entry a heap tuple with this index value makes */
+	/* the entry a heap tuple with this index value makes (valid until the next call) */
 	void		(*make_entry) (void *context, Datum value, bool isnull, ItemPointer tid,
 							   void *entry);
+	/*
+	 * Make an entry that foreach_batch handed out last beyond its batch, in
+	 * CurrentMemoryContext (NULL: an entry holds nothing outside itself).
+	 */
+	void		(*keep_entry) (void *entry);
 	/* a total order of entries; 0 only for the same entry */
 	int			(*entry_cmp) (const void *a, const void *b);
 	/* the heap TID an entry names; false if it names none */
@@ -176,8 +188,11 @@ typedef struct PmiAmOps
 	 */
 	uint32		(*foreach_batch) (Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 								  pm_error *err);
-	/* the entries a reconciliation note (key, rest: src/core/recon.h) stands for */
-	void		(*note_entries) (Relation index, void *state, uint64 key, uint64 rest,
+	/*
+	 * The entries reconciliation notes (src/core/recon.h) stand for, n of
+	 * them sorted by (key, rest), handed to fn.
+	 */
+	void		(*note_entries) (Relation index, void *state, const PmiNote *notes, int n,
 								 PmiEntryBatchFn fn, void *arg);
 
 	/* verifier: the structure's own invariants (pmi_report_corrupt); returns its entry count */

@@ -103,6 +103,9 @@ list_batch(void *arg, const void *entries, int n)
 		l->entries = repalloc_huge(l->entries, size * l->cap);
 	}
 	memcpy(l->entries + l->n * size, entries, size * n);
+	if (l->ops->keep_entry != NULL)
+		for (int i = 0; i < n; i++)
+			l->ops->keep_entry(l->entries + (l->n + i) * size);
 	l->n += n;
 	return 0;
 }

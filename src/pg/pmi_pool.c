@@ -284,6 +284,31 @@ cache_entry_set(PoolCacheEntry *e, pm_pool *pool, const struct stat *st)
 }
 
 /*
+ * Open a pool that this backend's cache keeps, or close one: the file stays
+ * open as long as it is mapped, so it is counted against the descriptors
+ * PostgreSQL budgets for (fd.c then keeps fewer of its own open), or a
+ * backend that uses many indexes (a database-wide VACUUM) runs out.
+ */
+static pm_errcode
+cached_pool_open(const char *path, pm_pool **pool, pm_error *err)
+{
+	pm_errcode	rc;
+
+	ReserveExternalFD();
+	rc = pm_pool_open(path, (pm_mode) pmi_persistence_guc, pool, err);
+	if (rc != PM_OK)
+		ReleaseExternalFD();
+	return rc;
+}
+
+static void
+cached_pool_close(pm_pool *pool)
+{
+	pm_pool_close(pool);
+	ReleaseExternalFD();
+}
+
+/*
  * Open (map) the pool of an index, or return this backend's open mapping of
  * it.  A mapping is re-checked against the file after any relcache
  * invalidation of the index, so a pool replaced on disk is never used through
@@ -314,21 +339,21 @@ pmi_pool_open(Relation index)
 			pfree(path);
 			return e->pool;
 		}
-		pm_pool_close(e->pool);
+		cached_pool_close(e->pool);
 		e->pool = NULL;
 	}
 	if (path == NULL)
 		path = pmi_pool_path(rnode);
 	e->relid = InvalidOid;
 	e->pool = NULL;
-	if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
+	if (cached_pool_open(path, &pool, &err) != PM_OK)
 	{
 		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
 		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
 	}
 	if (fstat(pool->fd, &st) != 0)
 	{
-		pm_pool_close(pool);
+		cached_pool_close(pool);
 		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -359,17 +384,17 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 			return e->pool;
 	}
 	format_pool_path(path, sizeof(path), rnode);
-	if (pool_cache == NULL || pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) != PM_OK)
+	if (pool_cache == NULL || cached_pool_open(path, &pool, &err) != PM_OK)
 		return NULL;
 	if (fstat(pool->fd, &st) != 0)
 	{
-		pm_pool_close(pool);
+		cached_pool_close(pool);
 		return NULL;
 	}
 	e = hash_search(pool_cache, &rnode, HASH_ENTER_NULL, NULL);
 	if (e == NULL)
 	{
-		pm_pool_close(pool);
+		cached_pool_close(pool);
 		return NULL;
 	}
 	cache_entry_set(e, pool, &st);
@@ -401,7 +426,7 @@ pmi_pool_forget(RelFileNodeBackend rnode)
 	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
 	if (e == NULL)
 		return;
-	pm_pool_close(e->pool);
+	cached_pool_close(e->pool);
 	hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
 }
 

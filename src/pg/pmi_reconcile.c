@@ -172,15 +172,9 @@ reconcile_batch(void *arg, const void *entries, int n)
 	return removed;
 }
 
-typedef struct Note
-{
-	uint64		key;
-	uint64		rest;
-} Note;
-
 typedef struct NoteList
 {
-	Note	   *notes;
+	PmiNote    *notes;
 	int			n;
 } NoteList;
 
@@ -192,6 +186,17 @@ collect_note(void *ctx, uint64_t key, uint64_t rest)
 	l->notes[l->n].key = key;
 	l->notes[l->n].rest = rest;
 	l->n++;
+}
+
+static int
+cmp_note(const void *a, const void *b)
+{
+	const PmiNote *x = a;
+	const PmiNote *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->rest < y->rest ? -1 : x->rest > y->rest;
 }
 
 /*
@@ -219,11 +224,11 @@ pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
 		NoteList	l;
 
 		/* collected first: a note is not read while entries are deleted */
-		l.notes = palloc(sizeof(Note) * PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE);
+		l.notes = palloc(sizeof(PmiNote) * PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE);
 		l.n = 0;
 		pm_recon_foreach(pool, ring, collect_note, &l);
-		for (int i = 0; i < l.n; i++)
-			ops->note_entries(index, state, l.notes[i].key, l.notes[i].rest, reconcile_batch, &r);
+		qsort(l.notes, l.n, sizeof(PmiNote), cmp_note);
+		ops->note_entries(index, state, l.notes, l.n, reconcile_batch, &r);
 		pfree(l.notes);
 	}
 	heap_check_end(&r.heap);

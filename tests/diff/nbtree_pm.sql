@@ -4,31 +4,43 @@
 -- For every operator class of nbtree_pm (phast_pm has the same), a table per access method and
 -- index ordering (ASC, DESC, NULLS FIRST, DESC NULLS LAST) holds the type's boundary values,
 -- NULLs, a long run of one duplicate and random values; pm_diff.bt_<type> holds the same rows
--- under a btree index.  Every operator of
+-- under a btree index.  A UNIQUE index ("uq") holds the distinct values and all the NULLs,
+-- against pm_diff.bt_<type>_uq under a unique btree index.  Every operator of
 -- the class's operator family (from the catalogs, cross-type members included) is applied to
--- boundary and random values of its right-hand type, through index, index-only and bitmap scans,
+-- boundary and random values of its right-hand type, through index, index-only and bitmap scans
+-- and parallel index and index-only scans,
 -- = ANY arrays, two-sided ranges, IS [NOT] NULL, ORDER BY in four orderings with and without
 -- LIMIT, min/max, merge joins and parameterized nested loops; each answer is compared with the
 -- btree index's and with a sequential scan's, in the caller's snapshot.  Each plan is checked to
 -- use the table's index (an index that the planner never picks tests nothing).
+
+-- The btree table that answers for the table of type t and ordering ord.
+CREATE FUNCTION pm_diff.oracle(t regtype, ord text) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT format('pm_diff.bt_%s', pm_diff.tname(t)) || CASE WHEN ord LIKE '%uq' THEN '_uq' ELSE '' END
+$$;
 
 -- check for the table of type t and index ordering ord, against bt_<t>.
 CREATE FUNCTION pm_diff.check_nbt(q text, t regtype, ord text, shapes text[], ordered boolean DEFAULT false)
 RETURNS void
 LANGUAGE sql AS $$
   SELECT pm_diff.check(q, t, format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord),
-                       format('pm_%s_%s_v', pm_diff.tname(t), ord), format('pm_diff.bt_%s', pm_diff.tname(t)),
-                       shapes, ordered)
+                       format('pm_%s_%s_v', pm_diff.tname(t), ord), pm_diff.oracle(t, ord), shapes, ordered)
 $$;
 
--- The access methods and index orderings each type is indexed in (phast_pm's prefixed ph_).
-CREATE FUNCTION pm_diff.orderings() RETURNS TABLE (name text, clause text, am text)
+-- The access methods and index orderings type t is indexed in (phast_pm's prefixed ph_): the
+-- ordered access methods with an operator class for it; and whether the index is unique.
+CREATE FUNCTION pm_diff.orderings(t regtype) RETURNS TABLE (name text, clause text, am text, uniq boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am
-    FROM (VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST')) o(name, clause),
-         (SELECT amname::text FROM pg_am WHERE amname IN ('nbtree_pm', 'phast_pm')) a(am)
+  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am, o.name = 'uq'
+    FROM (VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST'),
+                 ('uq', '')) o(name, clause),
+         (SELECT amname::text FROM pg_am am
+           WHERE amname IN ('nbtree_pm', 'phast_pm')
+             AND EXISTS (SELECT FROM pg_opclass oc WHERE oc.opcmethod = am.oid AND oc.opcintype = t)) a(am)
    ORDER BY a.am, o.name
 $$;
+
 
 -- Boundary values of a type, as literals: extremes, infinities, NaN, signed zeros, the
 -- neighbours of the epochs (1970 and PostgreSQL's 2000) and of the other types' limits.
@@ -68,6 +80,22 @@ LANGUAGE sql IMMUTABLE AS $$
       '1969-12-31 23:59:59.999999+00,1970-01-01 00:00+00,1999-12-31 00:00+00,1999-12-31 12:00+00,'
       '1999-12-31 23:00-05,2000-01-01 00:00+00,2000-01-01 00:00:00.000001+14,'
       '294276-12-30 23:59:59.999999+00,infinity}'::text[]
+    WHEN 'uuid'::regtype THEN
+      '{00000000-0000-0000-0000-000000000000,00000000-0000-0000-0000-000000000001,'
+      '00000000-0000-00ff-0000-000000000000,00000000-0000-0100-0000-000000000000,'
+      '7fffffff-ffff-ffff-ffff-ffffffffffff,80000000-0000-0000-0000-000000000000,'
+      'ffffffff-ffff-fffe-ffff-ffffffffffff,ffffffff-ffff-ffff-0000-000000000000,'
+      'ffffffff-ffff-ffff-ffff-fffffffffffe,ffffffff-ffff-ffff-ffff-ffffffffffff}'::text[]
+    -- the empty value, zero and 0xff bytes, and lengths around the 8 bytes of a key
+    WHEN 'bytea'::regtype THEN
+      ARRAY['\x', '\x00', '\x0000', '\x000000000000', '\x00000000000000', '\x0000000000000000',
+            '\x000000000000000000', '\x00ff', '\x01', '\x0100', '\x7f', '\xfe', '\xff', '\xff00',
+            '\xffff', '\xffffffffffff', '\xffffffffffffff', '\xffffffffffffffff',
+            '\xffffffffffffffffff', '\x6162636465666768696a6b6c6d6e6f70']
+    WHEN 'text'::regtype THEN
+      ARRAY['', ' ', '!', 'a', 'a ', 'ab', 'abc', 'abcd', 'abcde', 'abcdef', 'abcdefg', 'abcdefgh',
+            'abcdefghi', 'abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxz', 'b', 'z', '~',
+            'prefix_common_', 'prefix_common_a', 'prefix_common_b', 'é', 'éé', repeat('x', 3000)]
   END
 $$;
 
@@ -102,6 +130,20 @@ BEGIN
     WHEN 'time'::regtype THEN
       RETURN CASE WHEN narrow THEN time '00:00' + floor(r * 20) * interval '1 hour'
              ELSE time '00:00' + floor(r * 86400e6) * interval '1 microsecond' END::text;
+    WHEN 'uuid'::regtype THEN
+      -- narrow ones share their first 8 bytes
+      RETURN CASE WHEN narrow THEN '01234567-89ab-cdef-0000-0000000000' || lpad(to_hex(floor(r * 40)::int), 2, '0')
+             ELSE gen_random_uuid()::text END;
+    WHEN 'bytea'::regtype THEN
+      RETURN '\x' || CASE WHEN narrow THEN 'fefefefefefefefe' ELSE '' END
+             || coalesce((SELECT string_agg(CASE WHEN random() < 0.2 THEN '00' WHEN random() < 0.2 THEN 'ff'
+                                                 ELSE lpad(to_hex(floor(random() * 256)::int), 2, '0') END, '')
+                            FROM generate_series(1, floor(r * 12)::int)), '');
+    WHEN 'text'::regtype THEN
+      -- narrow ones share a long prefix; some characters take two bytes
+      RETURN CASE WHEN narrow THEN 'prefix_common_' ELSE '' END
+             || coalesce((SELECT string_agg(substr('ab zé~', floor(random() * 6)::int + 1, 1), '')
+                            FROM generate_series(1, floor(r * 12)::int)), '');
     ELSE
       -- date, timestamp, timestamptz: days from 4713 BC, narrow ones around 1970 and 2000
       IF narrow THEN
@@ -132,10 +174,14 @@ DECLARE
 BEGIN
   PERFORM pm_diff.oracle_table(format('pm_diff.bt_%s', n), t, 'btree', pm_diff.edges(t),
                                'pm_diff.random_value', 150, nrandom);
-  FOR o IN SELECT * FROM pm_diff.orderings() LOOP
-    EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM pm_diff.bt_%s', n, o.name, n);
-    EXECUTE format('CREATE INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING %s (v %s)',
-                   n, o.name, n, o.name, o.am, o.clause);
+  -- each value once (-0 and 0 are one), every NULL
+  EXECUTE format('CREATE TABLE pm_diff.bt_%1$s_uq AS SELECT * FROM pm_diff.bt_%1$s WHERE v IS NULL
+                  UNION ALL SELECT DISTINCT ON (v) * FROM pm_diff.bt_%1$s WHERE v IS NOT NULL', n);
+  EXECUTE format('CREATE UNIQUE INDEX ON pm_diff.bt_%s_uq USING btree (v)', n);
+  FOR o IN SELECT * FROM pm_diff.orderings(t) LOOP
+    EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM %s', n, o.name, pm_diff.oracle(t, o.name));
+    EXECUTE format('CREATE %s INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING %s (v %s)',
+                   CASE WHEN o.uniq THEN 'UNIQUE' ELSE '' END, n, o.name, n, o.name, o.am, o.clause);
   END LOOP;
 END $$;
 
@@ -170,15 +216,24 @@ BEGIN
   END IF;
 END $$;
 
+-- Whether the tables of ordering ord are read by parallel scans too: nbtree_pm's ASC ones (a
+-- parallel query starts its workers, which costs more than the rest of a check; the scan code
+-- is the ordered access methods' and the direction is the scan's).
+CREATE FUNCTION pm_diff.parallel_too(ord text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$ SELECT ord = 'asc' $$;
+
 -- A condition on v, through index and bitmap scans (rows) and an index-only scan (values).
 CREATE FUNCTION pm_diff.check_where(cond text, t regtype, ord text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+  par text[] := CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallel'] ELSE '{}' END;
+  paronly text[] := CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
 BEGIN
   PERFORM pm_diff.check_nbt(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
                                ':', 'NULL', replace(cond, '%', '%%')),
-                        t, ord, ARRAY['index', 'bitmap']);
+                        t, ord, ARRAY['index', 'bitmap'] || par);
   PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
-                        t, ord, ARRAY['indexonly']);
+                        t, ord, ARRAY['indexonly'] || paronly);
 END $$;
 
 -- Every query of one type and one index ordering.
@@ -192,7 +247,8 @@ DECLARE
   v2 text;
   arr text;
   o text;
-  ordered_shapes text[] := ARRAY['index', 'indexonly'];
+  ordered_shapes text[] := ARRAY['index', 'indexonly']
+                            || CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
 BEGIN
   CREATE TEMP TABLE IF NOT EXISTS diff_args (x text);
   FOR a IN SELECT pm_diff.arg_types(t) LOOP
@@ -233,11 +289,11 @@ BEGIN
   FOREACH o IN ARRAY ARRAY['v', 'v DESC', 'v NULLS FIRST', 'v DESC NULLS LAST'] LOOP
     -- a whole scan in an order the index does not have (nor its reverse) is a sort of the heap
     -- the index's order (its ordering's name without the access method's prefix) or its reverse
-    IF (regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc')) = (o IN ('v', 'v DESC')) THEN
+    IF (regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc', 'uq')) = (o IN ('v', 'v DESC')) THEN
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
     END IF;
-    EXECUTE format('SELECT v::text FROM pm_diff.bt_%s WHERE v IS NOT NULL ORDER BY random() LIMIT 1', n) INTO v;
+    EXECUTE format('SELECT v::text FROM %s WHERE v IS NOT NULL ORDER BY random() LIMIT 1', pm_diff.oracle(t, ord)) INTO v;
     PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
                                  pm_diff.lit(v, t), o), t, ord, ordered_shapes, true);
   END LOOP;
@@ -258,9 +314,62 @@ LANGUAGE sql STABLE AS $$
    ORDER BY 1
 $$;
 
--- The tables the concurrent pass writes for type t: every pm_<type>_<ordering>, then bt_<type>.
+-- The tables the concurrent pass writes for type t: every pm_<type>_<ordering> of a plain
+-- index, then bt_<type>; of a unique one, then bt_<type>_uq.
 CREATE FUNCTION pm_diff.tables(t regtype) RETURNS text[]
 LANGUAGE sql STABLE AS $$
-  SELECT array_agg(format('pm_diff.pm_%s_%s', pm_diff.tname(t), name)) || format('pm_diff.bt_%s', pm_diff.tname(t))
-    FROM pm_diff.orderings()
+  SELECT array_agg(format('pm_diff.pm_%s_%s', pm_diff.tname(t), name)) || pm_diff.oracle(t, '')
+    FROM pm_diff.orderings(t) WHERE NOT uniq
 $$;
+
+CREATE FUNCTION pm_diff.unique_tables(t regtype) RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT array_agg(format('pm_diff.pm_%s_%s', pm_diff.tname(t), name)) || pm_diff.oracle(t, 'uq')
+    FROM pm_diff.orderings(t) WHERE uniq
+$$;
+
+-- The concurrent pass's writer of the unique tables: as pm_diff.write, but half the inserted
+-- and updated values are taken from the table, and each table's statements run in a block of
+-- their own, which a unique violation undoes; every table must have the outcome that the
+-- btree table (the last) has, else the writer fails.
+CREATE SEQUENCE pm_diff.unique_ids START 1000000;
+CREATE PROCEDURE pm_diff.write_unique(tables text[], t regtype, random_fn regproc, rounds int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  oracle text := tables[cardinality(tables)];
+  one_random text := format('SELECT pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
+  one_taken text := format('SELECT pm_diff.lit(v::text, %L::regtype) FROM %s WHERE v IS NOT NULL ORDER BY random() LIMIT 1',
+                           t, oracle);
+  tab text;
+  id int;
+  upd_id int;
+  del_id int;
+  v text;
+  v2 text;
+  outcomes text[];
+BEGIN
+  FOR i IN 1 .. rounds LOOP
+    EXIT WHEN EXISTS (SELECT FROM pm_diff.stop);
+    id := nextval('pm_diff.unique_ids');
+    EXECUTE CASE WHEN random() < 0.5 THEN one_random ELSE one_taken END INTO v;
+    EXECUTE CASE WHEN random() < 0.5 THEN one_random ELSE one_taken END INTO v2;
+    EXECUTE format('SELECT id FROM %s ORDER BY random() LIMIT 1', oracle) INTO upd_id;
+    EXECUTE format('SELECT id FROM %s ORDER BY random() LIMIT 1', oracle) INTO del_id;
+    outcomes := '{}';
+    FOREACH tab IN ARRAY tables LOOP
+      BEGIN
+        EXECUTE format('INSERT INTO %s VALUES (%s, %s)', tab, id, v);
+        EXECUTE format('UPDATE %s SET v = %s WHERE id = %s', tab, v2, upd_id);
+        EXECUTE format('DELETE FROM %s WHERE id = %s', tab, del_id);
+        outcomes := outcomes || 'done'::text;
+      EXCEPTION WHEN unique_violation THEN
+        outcomes := outcomes || 'unique violation'::text;
+      END;
+    END LOOP;
+    IF EXISTS (SELECT FROM unnest(outcomes) o WHERE o <> outcomes[cardinality(outcomes)]) THEN
+      RAISE EXCEPTION 'unique indexes disagree: % for %', outcomes, tables;
+    END IF;
+    COMMIT;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;

@@ -1,7 +1,7 @@
 # nbtree_pm under insert load from 2 clients, stopped with pg_ctl stop -m immediate at random
-# moments (20 cycles, half with synchronous_commit = off): after each restart the index
-# verifies against the heap, an index scan counts what a sequential scan counts, and no row
-# comes back twice.  Then: DROP, TRUNCATE, REINDEX and a rolled-back CREATE INDEX leave no
+# moments (20 cycles, half with synchronous_commit = off): after each restart the indexes (on
+# int4, float8 and text, whose keys sharing a 14-byte prefix are wide) verify against the heap,
+# an index scan counts what a sequential scan counts, and no row comes back twice.  Then: DROP, TRUNCATE, REINDEX and a rolled-back CREATE INDEX leave no
 # pool file behind.
 use strict;
 use warnings;
@@ -18,29 +18,34 @@ use Time::HiRes qw(usleep);
 my $node = pm_node('crash');
 $node->safe_psql(
 	'postgres', q{
-	CREATE TABLE t (id bigserial, k int4, v float8);
+	CREATE TABLE t (id bigserial, k int4, v float8, s text COLLATE "C");
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
 	CREATE INDEX t_v ON t USING nbtree_pm (v);
-	INSERT INTO t (k, v) SELECT (random() * 100000)::int, random() FROM generate_series(1, 20000);
+	CREATE INDEX t_s ON t USING nbtree_pm (s);
+	INSERT INTO t (k, v, s) SELECT k, random(), 'prefix_common_' || k
+	  FROM (SELECT (random() * 100000)::int AS k FROM generate_series(1, 20000)) g;
 });
 
 my $script = $node->basedir . '/insert.sql';
 append_to_file($script, <<'SQL');
 \set k random(1, 100000)
-INSERT INTO t (k, v) SELECT :k + g, random() FROM generate_series(1, 20) g;
+INSERT INTO t (k, v, s) SELECT :k + g, random(), 'prefix_common_' || (:k + g) FROM generate_series(1, 20) g;
 DELETE FROM t WHERE id IN (SELECT id FROM t WHERE k = :k LIMIT 1);
 SQL
 
 my $cycles = 20;
 my $failures = crash_cycles(
 	$node, $script, $cycles,
-	"SELECT nbtree_pm_check('t_k', true); SELECT nbtree_pm_check('t_v', true);",
-	'SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0; SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0;',
-	'SELECT count(*), count(*) FROM t WHERE k > 0; SELECT count(*), count(*) FROM t WHERE v >= 0;');
+	"SELECT nbtree_pm_check('t_k', true); SELECT nbtree_pm_check('t_v', true); SELECT nbtree_pm_check('t_s', true);",
+	'SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0; SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0;'
+	  . q{ SELECT count(*), count(DISTINCT ctid) FROM t WHERE s >= 'prefix_common_5';},
+	'SELECT count(*), count(*) FROM t WHERE k > 0; SELECT count(*), count(*) FROM t WHERE v >= 0;'
+	  . q{ SELECT count(*), count(*) FROM t WHERE s >= 'prefix_common_5';});
 is($failures, 0,
 	"$cycles immediate stops under insert/delete load: every restart verifies, index scans count what sequential scans count, no row twice"
 );
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM t') > 20000, 'the load inserted rows');
+$node->safe_psql('postgres', 'DROP INDEX t_s');
 
 # An unlogged table is emptied by crash recovery; its index comes back empty, with a new pool.
 $node->safe_psql('postgres',

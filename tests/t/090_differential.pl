@@ -69,12 +69,11 @@ sub all_verify
 }
 
 my @types = split /\n/, $node->safe_psql('postgres', 'SELECT pm_diff.tname(t) FROM pm_diff.types() t');
-my @orderings = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM pm_diff.orderings()');
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.setup_type(t, $rows) FROM pm_diff.types() t");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
 for my $t (@types)
 {
-	for my $o (@orderings)
+	for my $o (split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('$t')"))
 	{
 		$node->safe_psql('postgres', "$setseed SELECT pm_diff.run_type('$t', '$o', $values)");
 		report("query LIKE '%pm_diff.pm\\_${t}\\_$o %'");
@@ -96,7 +95,7 @@ diag('differential: GiST differs from a sequential scan in '
 # every shape was planned and run (a check the planner never reached tests nothing)
 is( $node->safe_psql(
 		'postgres', q{
-	SELECT string_agg(s, ',' ORDER BY s) FROM unnest('{bitmap,index,indexonly,merge}'::text[]) s
+	SELECT string_agg(s, ',' ORDER BY s) FROM unnest('{bitmap,index,indexonly,merge,parallel,parallelonly}'::text[]) s
 	 WHERE NOT EXISTS (SELECT FROM pm_diff.counts c WHERE c.shape = s AND c.n > 0)}),
 	'', 'every plan shape ran');
 diag('differential: ' . $node->safe_psql('postgres',
@@ -107,25 +106,31 @@ all_verify('phast_pm', 'after the static passes');
 all_verify('fbrtree_pm', 'after the static passes');
 
 # The concurrent pass: an nbtree_pm and an fbrtree_pm type, a writer on each (at most 3,000
-# rounds of 10 ms), VACUUM in a loop, the checks of each table in one REPEATABLE READ snapshot.
+# rounds of 10 ms) and one on the unique int8 tables, VACUUM in a loop, the checks of each
+# table in one REPEATABLE READ snapshot.
 $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
+# The unique int8 tables have a writer of their own, whose values collide on purpose.
+my @orderings = split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8')");
 my %pass = (
-	int8 => [ 'pm_diff.tables', 'pm_diff.random_value', [ map { "SELECT pm_diff.run_type('int8', '$_', 2)" } @orderings ] ],
-	point => [ 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', ["SELECT pm_diff.fbr_run_type('point', 4)"] ]);
+	int8 => [ 'int8', 'pm_diff.tables', 'pm_diff.random_value', 'pm_diff.write',
+		[ map { "SELECT pm_diff.run_type('int8', '$_', 2)" } @orderings ] ],
+	int8_unique => [ 'int8', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique', [] ],
+	point => [ 'point', 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', 'pm_diff.write',
+		["SELECT pm_diff.fbr_run_type('point', 4)"] ]);
 my @busy;
-for my $t (sort keys %pass)
+for my $p (sort keys %pass)
 {
-	my ($tables_fn, $random_fn) = @{ $pass{$t} };
+	my ($t, $tables_fn, $random_fn, $writer) = @{ $pass{$p} };
 	my @tables = split /\n/, $node->safe_psql('postgres', "SELECT unnest($tables_fn('$t'))");
 	my ($out, $err, $vout, $verr) = ('', '', '', '');
 	push @busy, [ psql_start($node, \$out, \$err, $setseed,
-		"CALL pm_diff.write($tables_fn('$t'), '$t', '$random_fn', 3000)"), \$err ];
+		"CALL $writer($tables_fn('$t'), '$t', '$random_fn', 3000)"), \$err ];
 	push @busy, [ psql_start($node, \$vout, \$verr,
 		map { ('SELECT pg_sleep(0.2)', map { "VACUUM $_" } @tables) } 1 .. 50), \$verr ];
 }
-for my $t (sort keys %pass)
+for my $p (sort keys %pass)
 {
-	for my $check (@{ $pass{$t}[2] })
+	for my $check (@{ $pass{$p}[4] })
 	{
 		$node->safe_psql('postgres', qq{BEGIN ISOLATION LEVEL REPEATABLE READ; $setseed
 			$check; COMMIT;});

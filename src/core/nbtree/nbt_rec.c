@@ -22,7 +22,7 @@ nbt_rec_input_valid(uint64_t rest, pm_error *err)
 {
 	const pm_key_rec *r;
 
-	if (!(rest & PM_REST_LOCAL) || (rest & PM_REST_BELOW))
+	if (!(rest & PM_REST_LOCAL) || (rest & (PM_REST_BELOW | PM_REST_ABOVE)))
 	{
 		pm_error_set(err, PM_ERR_INVALID, 0, "a wide entry to store must name a local record");
 		return false;

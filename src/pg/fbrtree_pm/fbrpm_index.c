@@ -161,8 +161,8 @@ in_window(void *arg, const fbr_box *box, bool is_leaf)
 }
 
 static void
-fbrpm_note_entries(Relation index, void *state, uint64 key, uint64 payload, PmiEntryBatchFn fn,
-				   void *arg)
+note_entries_one(Relation index, void *state, uint64 key, uint64 payload, PmiEntryBatchFn fn,
+				 void *arg)
 {
 	FbrpmTrees *trees = state;
 	bool		side = (payload & FBRPM_PAYLOAD_SIDE) != 0;
@@ -198,6 +198,14 @@ fbrpm_note_entries(Relation index, void *state, uint64 key, uint64 payload, PmiE
 	}
 	PG_END_TRY();
 	pfree(found);
+}
+
+static void
+fbrpm_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEntryBatchFn fn,
+				   void *arg)
+{
+	for (int i = 0; i < n; i++)
+		note_entries_one(index, state, notes[i].key, notes[i].rest, fn, arg);
 }
 
 const PmiAmOps fbrpm_am_ops = {

@@ -9,6 +9,7 @@
 #include "nbtpm.h"
 
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
 
@@ -69,11 +70,23 @@ nbtpm_delete_entry(Relation index, void *state, const void *entry)
 	return found;
 }
 
+/* nbt_copy_fn: a batch's wide keys' records, copied into the context ctx. */
+static const pm_key_rec *
+copy_record(void *ctx, const pm_key_rec *rec)
+{
+	Size		size = offsetof(pm_key_rec, data) + rec->len;
+	pm_key_rec *copy = MemoryContextAlloc(ctx, size);
+
+	memcpy(copy, rec, size);
+	return copy;
+}
+
 /*
  * Leaf by leaf.  A leaf fn deleted from is merged with its right sibling,
  * rewritten or left alone, as the core decides; a rewrite that finds no
  * space leaves the leaf as it is.  After deletes, a block is set aside for
- * the next VACUUM from the ones this walk freed.
+ * the next VACUUM from the ones this walk freed.  A leaf's wide keys are
+ * copies that last until fn returns (PmiAmOps.keep_entry keeps one longer).
  */
 static uint32
 nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
@@ -84,11 +97,21 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 	nbt_skey	from = PM_KEY_MIN;
 	uint32		untidy = 0;
 	bool		deleted_any = false;
+	MemoryContext records = AllocSetContextCreate(CurrentMemoryContext, "nbtree_pm leaf records",
+												  ALLOCSET_SMALL_SIZES);
+	MemoryContext prev_records = AllocSetContextCreate(CurrentMemoryContext, "nbtree_pm leaf records",
+													   ALLOCSET_SMALL_SIZES);
 
 	for (;;)
 	{
+		MemoryContext swap = prev_records;
+
 		CHECK_FOR_INTERRUPTS();
-		nbt_read_leaf(t, &from, false, &b);
+		/* from (the previous leaf's high fence) lives in the previous leaf's copies */
+		prev_records = records;
+		records = swap;
+		MemoryContextReset(records);
+		nbt_read_range_copy(t, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, copy_record, records);
 		for (int i = 0; i < b.n; i++)
 			keys[i] = b.e[i].sk;
 		if (fn(arg, keys, b.n) > 0)
@@ -107,6 +130,8 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 			break;
 		from = b.high;
 	}
+	MemoryContextDelete(records);
+	MemoryContextDelete(prev_records);
 	if (deleted_any)
 		nbt_keep_spare(t);
 	return untidy;
@@ -120,7 +145,13 @@ nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *l
 {
 	nbt_batch	nb;
 
-	nbt_read_range(state, from, backward, lo, hi, &nb);
+	if (b->records != NULL)
+	{
+		ord_batch_next_records(b);
+		nbt_read_range_copy(state, from, backward, lo, hi, &nb, copy_record, b->records);
+	}
+	else
+		nbt_read_range(state, from, backward, lo, hi, &nb);
 	b->n = nb.n;
 	b->low = nb.low;
 	b->high = nb.high;
@@ -151,6 +182,7 @@ nbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 }
 
 static const OrdOps nbtpm_ord_ops = {
+	.wide_keys = true,
 	.read_range = nbtpm_read_range,
 	.insert = nbtpm_insert,
 	.load = nbtpm_load,
@@ -175,6 +207,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.make_entry = ord_make_entry,
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
+	.keep_entry = ord_keep_entry,
 	.delete_entry = nbtpm_delete_entry,
 	.foreach_batch = nbtpm_foreach_batch,
 	.note_entries = ord_note_entries,

@@ -29,12 +29,20 @@ typedef pm_key OrdKey;
 
 #define ORD_REST_NULL		(UINT64_C(1) << 48)
 #define ORD_REST_MAX		((UINT64_C(1) << 49) - 1)
+#define ORD_REST_NONNULL_MAX (ORD_REST_NULL - 1)
 #define ORD_NULL_KEY		UINT64_MAX
 #define ORD_BATCH_MAX		64
+#define ORD_WIDE_MAX		((int) (PM_ALLOC_MAX_BLOCK - sizeof(pm_key_rec)))	/* a record's bytes */
 
-/* One node's entries in [lo, hi], sorted, and the range the node covers (cut at the start). */
+/*
+ * One node's entries in [lo, hi], sorted, and the range the node covers (cut
+ * at the start).  The records of its wide keys are copies in records, which
+ * each read resets (NULL: the index has no wide keys).
+ */
 typedef struct OrdBatch
 {
+	MemoryContext records;
+	MemoryContext previous;		/* the previous read's: a read goes on from its fence */
 	int			n;
 	OrdKey		low;			/* inclusive */
 	OrdKey		high;			/* exclusive; all ones: the last node */
@@ -60,6 +68,9 @@ ord_batch_continues(const OrdBatch *b, const OrdKey *lo, const OrdKey *hi, int k
 /* An ordered structure's operations, over the state PmiAmOps.attach set up. */
 typedef struct OrdOps
 {
+	/* whether the structure takes wide keys (pm_key.h), and so byte-string types */
+	bool		wide_keys;
+
 	/*
 	 * The node covering from, from it on (forward) or below it (backward),
 	 * keeping the entries in [lo, hi]; scans continue from the batch's high
@@ -91,26 +102,48 @@ ord_ops(Relation index)
 #define ORD_PHASE_SORT		3
 #define ORD_PHASE_LOAD		4
 
-/* A cut of the key space by a scan argument (ord_key.c). */
+/* The entries of values, from the first to the last possible (NULLs follow). */
+#define ORD_VALUES_LO	((OrdKey) {0, 1})
+#define ORD_VALUES_HI	((OrdKey) {UINT64_MAX, ORD_REST_NONNULL_MAX})
+
+/*
+ * Where a scan argument cuts the entries (ord_key.c): those below ge hold
+ * values < arg, those below gt values <= arg (has_ge, has_gt false: all of
+ * them do).
+ */
 typedef struct OrdCut
 {
 	bool		has_ge;
 	bool		has_gt;
-	uint64		ge;
-	uint64		gt;
+	OrdKey		ge;
+	OrdKey		gt;
 } OrdCut;
 
 /* ord_key.c */
 extern bool ord_type_supported(Oid typid);
+extern bool ord_type_wide(Oid typid);
+extern uint64 ord_entry_rest(const OrdKey *k);
+extern Datum ord_entry_value(Oid typid, const OrdKey *k);
 extern uint64 ord_encode(Oid typid, Datum value);
 extern Datum ord_decode(Oid typid, uint64 key);
 extern void ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut);
-extern bool ord_narrow(const OrdCut *cut, int strategy, uint64 *lo, uint64 *hi);
+extern bool ord_narrow(const OrdCut *cut, int strategy, OrdKey *lo, OrdKey *hi);
+extern void ord_key_raise(OrdKey *lo, const OrdKey *k);
+extern void ord_key_lower(OrdKey *hi, const OrdKey *k);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 extern OrdKey ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid);
 extern bool ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 extern Oid	ord_column_type(Relation index);
+extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
+
+/* ord_batch.c */
+extern void ord_batch_init(OrdBatch *b, Relation index);
+extern void ord_batch_next_records(OrdBatch *b);
+extern void ord_batch_copy(OrdBatch *dst, const OrdBatch *src);
+extern void ord_batch_free(OrdBatch *b);
+extern void ord_key_copy(OrdKey *k, MemoryContext cxt);
+extern OrdKey ord_key_above(const OrdKey *k);
 
 /* ord_handler.c */
 extern IndexAmRoutine *ord_routine(amoptions_function options);
@@ -161,7 +194,8 @@ extern void *ord_entry_context(Relation index);
 extern void ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry);
 extern int	ord_entry_cmp(const void *a, const void *b);
 extern bool ord_entry_tid(const void *entry, ItemPointer tid);
-extern void ord_note_entries(Relation index, void *state, uint64 key, uint64 rest,
+extern void ord_keep_entry(void *entry);
+extern void ord_note_entries(Relation index, void *state, const PmiNote *notes, int n,
 							 PmiEntryBatchFn fn, void *arg);
 
 #endif							/* ORD_H */

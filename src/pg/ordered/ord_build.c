@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
@@ -25,12 +26,19 @@
 
 /*
  * Entries are collected in memory while they fit maintenance_work_mem (16
- * bytes each, twice for the sort's buffer) and radix-sorted; past that they
- * go to a tuplesort of (key, rest) int8 pairs, which spills to disk.
+ * bytes each, twice for the sort's buffer, and wide keys' records) and
+ * sorted there (radix sort, or for wide keys a comparison sort); past that
+ * they go to a tuplesort of (key, rest) int8 pairs, with wide keys (key,
+ * bytes, rest) (bytea sorts as memcmp, then length: as records do), which
+ * spills to disk.
  */
 typedef struct BuildState
 {
 	Oid			coltype;
+	bool		wide;			/* the type's keys can be wide */
+	MemoryContext records;		/* wide keys' records while in memory */
+	Size		record_bytes;
+	pm_key_rec *loaded;			/* loading from the tuplesort: the current record */
 	OrdKey   *mem;			/* in-memory entries, NULL once spilled */
 	int64		nmem;
 	int64		capmem;
@@ -50,35 +58,57 @@ typedef struct BuildState
 	int64		capdead;
 	bool		have_alive;
 	OrdKey		last_alive;		/* the last entry of a live row loaded */
+	MemoryContext last_alive_record;
 	bool		duplicate;		/* last_alive's value is duplicated: the load stopped */
 } BuildState;
 
 static void
 sort_put(BuildState *bs, const OrdKey *sk)
 {
+	bytea	   *bytes = NULL;
+	int			rest_col = bs->wide ? 2 : 1;
+
 	/* int8 sorts signed: flip the sign bit so it sorts as the unsigned key */
 	ExecClearTuple(bs->slot);
 	bs->slot->tts_values[0] = Int64GetDatum((int64) (sk->key ^ SIGN_FLIP));
-	bs->slot->tts_values[1] = Int64GetDatum((int64) sk->rest);
-	bs->slot->tts_isnull[0] = bs->slot->tts_isnull[1] = false;
+	bs->slot->tts_values[rest_col] = Int64GetDatum((int64) ord_entry_rest(sk));
+	if (bs->wide)
+	{
+		const pm_key_rec *r = pm_rest_is_wide(sk->rest) ? pm_key_rec_of(NULL, sk->rest) : NULL;
+		uint32		len = r ? r->keylen : 0;
+
+		bytes = palloc(VARHDRSZ + len);
+		SET_VARSIZE(bytes, VARHDRSZ + len);
+		if (len > 0)
+			memcpy(VARDATA(bytes), r->data, len);
+		bs->slot->tts_values[1] = PointerGetDatum(bytes);
+	}
+	memset(bs->slot->tts_isnull, 0, sizeof(bool) * bs->sortdesc->natts);
 	ExecStoreVirtualTuple(bs->slot);
 	tuplesort_puttupleslot(bs->sort, bs->slot);
+	if (bytes)
+		pfree(bytes);
 }
 
 static void
 spill(BuildState *bs)
 {
-	AttrNumber	attnums[2] = {1, 2};
-	Oid			sortops[2] = {Int8LessOperator, Int8LessOperator};
-	Oid			collations[2] = {InvalidOid, InvalidOid};
-	bool		nullsfirst[2] = {false, false};
+	AttrNumber	attnums[3] = {1, 2, 3};
+	Oid			sortops[3] = {Int8LessOperator, Int8LessOperator, Int8LessOperator};
+	Oid			collations[3] = {InvalidOid, InvalidOid, InvalidOid};
+	bool		nullsfirst[3] = {false, false, false};
 
-	bs->sort = tuplesort_begin_heap(bs->sortdesc, 2, attnums, sortops, collations, nullsfirst,
-									maintenance_work_mem, NULL, TUPLESORT_NONE);
+	if (bs->wide)
+		sortops[1] = ByteaLessOperator;
+	bs->sort = tuplesort_begin_heap(bs->sortdesc, bs->sortdesc->natts, attnums, sortops,
+									collations, nullsfirst, maintenance_work_mem, NULL,
+									TUPLESORT_NONE);
 	for (int64 i = 0; i < bs->nmem; i++)
 		sort_put(bs, &bs->mem[i]);
 	pfree(bs->mem);
 	bs->mem = NULL;
+	if (bs->records)
+		MemoryContextReset(bs->records);
 }
 
 static void
@@ -86,8 +116,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	BuildState *bs = state;
+	MemoryContext old = bs->records ? MemoryContextSwitchTo(bs->records) : NULL;
 	OrdKey	sk = ord_key_of(bs->coltype, values[0], isnull[0], tid);
 
+	if (old)
+	{
+		MemoryContextSwitchTo(old);
+		if (pm_rest_is_wide(sk.rest))
+			bs->record_bytes += offsetof(pm_key_rec, data) + pm_key_rec_of(NULL, sk.rest)->len;
+	}
 	bs->indtuples++;
 	if (bs->unique && !tupleIsAlive)
 	{
@@ -105,7 +142,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 	if (bs->mem != NULL && bs->nmem == bs->capmem)
 	{
-		if (bs->capmem * 2 > bs->limit)
+		if (bs->capmem * 2 > bs->limit ||
+			bs->record_bytes + bs->capmem * 4 * sizeof(OrdKey) > (Size) maintenance_work_mem * 1024)
 			spill(bs);
 		else
 		{
@@ -165,6 +203,22 @@ radix_sort(OrdKey *e, int64 n)
 }
 
 static int
+cmp_entries(const void *a, const void *b, void *arg)
+{
+	return pm_key_cmp(a, b);
+}
+
+/* The in-memory sort: wide keys' order needs their records. */
+static void
+sort_in_memory(BuildState *bs)
+{
+	if (bs->wide)
+		qsort_interruptible(bs->mem, bs->nmem, sizeof(OrdKey), cmp_entries, NULL);
+	else
+		radix_sort(bs->mem, bs->nmem);
+}
+
+static int
 cmp_tid(const void *a, const void *b)
 {
 	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
@@ -180,7 +234,7 @@ unique_so_far(BuildState *bs, const OrdKey *sk)
 {
 	ItemPointerData tid;
 
-	ord_rest_tid(sk->rest, &tid);
+	ord_rest_tid(ord_entry_rest(sk), &tid);
 	if (bs->ndead > 0 &&
 		bsearch(&tid, bs->dead, bs->ndead, sizeof(ItemPointerData), cmp_tid) != NULL)
 		return true;
@@ -190,6 +244,12 @@ unique_so_far(BuildState *bs, const OrdKey *sk)
 		return false;
 	}
 	bs->last_alive = *sk;
+	if (bs->last_alive_record)
+	{
+		/* a tuplesort's record is the next one's buffer */
+		MemoryContextReset(bs->last_alive_record);
+		ord_key_copy(&bs->last_alive, bs->last_alive_record);
+	}
 	bs->have_alive = true;
 	return true;
 }
@@ -216,7 +276,20 @@ next_sorted(void *ctx, OrdKey *sk)
 		if (!tuplesort_gettupleslot(bs->sort, true, false, bs->slot, NULL))
 			return false;
 		sk->key = (uint64) DatumGetInt64(slot_getattr(bs->slot, 1, &isnull)) ^ SIGN_FLIP;
-		sk->rest = (uint64) DatumGetInt64(slot_getattr(bs->slot, 2, &isnull));
+		sk->rest = (uint64) DatumGetInt64(slot_getattr(bs->slot, bs->wide ? 3 : 2, &isnull));
+		if (bs->wide)
+		{
+			bytea	   *bytes = DatumGetByteaPP(slot_getattr(bs->slot, 2, &isnull));
+			uint32		len = VARSIZE_ANY_EXHDR(bytes);
+
+			if (len > 0)
+			{
+				bs->loaded->rest = sk->rest;
+				bs->loaded->keylen = bs->loaded->len = len;
+				memcpy(bs->loaded->data, VARDATA_ANY(bytes), len);
+				sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) bs->loaded;
+			}
+		}
 		bs->next++;
 	}
 	return !bs->unique || unique_so_far(bs, sk);
@@ -225,8 +298,8 @@ next_sorted(void *ctx, OrdKey *sk)
 static void
 report_duplicate(Relation heap, Relation index, const BuildState *bs)
 {
-	bool		isnull = (bs->last_alive.rest & ORD_REST_NULL) != 0;
-	Datum		value = isnull ? (Datum) 0 : ord_decode(bs->coltype, bs->last_alive.key);
+	bool		isnull = (ord_entry_rest(&bs->last_alive) & ORD_REST_NULL) != 0;
+	Datum		value = isnull ? (Datum) 0 : ord_entry_value(bs->coltype, &bs->last_alive);
 	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
 
 	ereport(ERROR,
@@ -244,18 +317,23 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	BuildState	bs;
 	uint64		dram_root;
 
-	if (!ord_type_supported(ord_column_type(index)))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support type %s", b->ops->amname,
-						format_type_be(ord_column_type(index)))));
-
+	ord_check_column(index, b->ops->amname, ((const OrdOps *) b->ops->family_ops)->wide_keys);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
-	bs.sortdesc = CreateTemplateTupleDesc(2);
-	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
-	TupleDescInitEntry(bs.sortdesc, 2, "rest", INT8OID, -1, 0);
 	bs.coltype = ord_column_type(index);
+	bs.wide = ord_type_wide(bs.coltype);
+	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 3 : 2);
+	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
+	if (bs.wide)
+	{
+		TupleDescInitEntry(bs.sortdesc, 2, "bytes", BYTEAOID, -1, 0);
+		bs.records = AllocSetContextCreate(CurrentMemoryContext, "pm_index build records",
+										   ALLOCSET_DEFAULT_SIZES);
+		bs.last_alive_record = AllocSetContextCreate(CurrentMemoryContext, "pm_index build record",
+													 ALLOCSET_SMALL_SIZES);
+		bs.loaded = palloc(offsetof(pm_key_rec, data) + ORD_WIDE_MAX);
+	}
+	TupleDescInitEntry(bs.sortdesc, bs.wide ? 3 : 2, "rest", INT8OID, -1, 0);
 	bs.slot = MakeSingleTupleTableSlot(bs.sortdesc, &TTSOpsMinimalTuple);
 	bs.limit = (int64) maintenance_work_mem * 1024 / (2 * sizeof(OrdKey));
 	bs.capmem = Min(bs.limit, 1024);
@@ -283,7 +361,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.indtuples);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_SORT);
 	if (bs.mem != NULL)
-		radix_sort(bs.mem, bs.nmem);
+		sort_in_memory(&bs);
 	else
 		tuplesort_performsort(bs.sort);
 
@@ -297,5 +375,11 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	else
 		pfree(bs.mem);
 	ExecDropSingleTupleTableSlot(bs.slot);
+	if (bs.wide)
+	{
+		MemoryContextDelete(bs.records);
+		MemoryContextDelete(bs.last_alive_record);
+		pfree(bs.loaded);
+	}
 	return dram_root;
 }

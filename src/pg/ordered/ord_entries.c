@@ -1,25 +1,43 @@
 /*
  * ord_entries.c
  *	  The entry members of PmiAmOps for the ordered access methods: entries
- *	  are (key, rest) pairs (OrdKey), and a reconciliation note is the entry
- *	  itself.
+ *	  are OrdKeys.  A reconciliation note is an entry's key and its own rest:
+ *	  a narrow entry itself; the wide entry it stands for is the one of that
+ *	  key that has that rest.
  */
 #include "ord.h"
 
-/* what ord_make_entry needs: the type keys are encoded from */
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+/* what ord_make_entry needs: the type keys are encoded from, and memory for a record */
+typedef struct EntryContext
+{
+	Oid			coltype;
+	MemoryContext records;		/* the last entry's */
+} EntryContext;
+
 void *
 ord_entry_context(Relation index)
 {
-	Oid		   *coltype = palloc(sizeof(Oid));
+	EntryContext *c = palloc(sizeof(EntryContext));
 
-	*coltype = ord_column_type(index);
-	return coltype;
+	c->coltype = ord_column_type(index);
+	c->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index entry record",
+									   ALLOCSET_SMALL_SIZES);
+	return c;
 }
 
 void
 ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry)
 {
-	*(OrdKey *) entry = ord_key_of(*(Oid *) context, value, isnull, tid);
+	EntryContext *c = context;
+	MemoryContext old;
+
+	MemoryContextReset(c->records);
+	old = MemoryContextSwitchTo(c->records);
+	*(OrdKey *) entry = ord_key_of(c->coltype, value, isnull, tid);
+	MemoryContextSwitchTo(old);
 }
 
 int
@@ -31,19 +49,79 @@ ord_entry_cmp(const void *a, const void *b)
 bool
 ord_entry_tid(const void *entry, ItemPointer tid)
 {
-	const OrdKey *k = entry;
+	uint64		rest = ord_entry_rest(entry);
 
-	if (k->rest == 0 || k->rest > ORD_REST_MAX)
+	if (rest == 0 || rest > ORD_REST_MAX)
 		return false;
-	ord_rest_tid(k->rest, tid);
+	ord_rest_tid(rest, tid);
 	return true;
 }
 
+/* PmiAmOps.keep_entry: an entry from foreach_batch, with its record copied. */
 void
-ord_note_entries(Relation index, void *state, uint64 key, uint64 rest, PmiEntryBatchFn fn,
+ord_keep_entry(void *entry)
+{
+	ord_key_copy(entry, CurrentMemoryContext);
+}
+
+static int
+cmp_rest(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A narrow entry is its note.  The wide entries of one key are read once for
+ * all the notes of that key, and those with a noted rest handed on: however
+ * many notes share a key, a reconciliation reads the index at most once.
+ */
+void
+ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEntryBatchFn fn,
 				 void *arg)
 {
-	OrdKey		k = {key, rest};
+	OrdBatch   *b;
+	uint64	   *rests;
 
-	(void) fn(arg, &k, 1);
+	if (!ord_type_wide(ord_column_type(index)))
+	{
+		for (int i = 0; i < n; i++)
+		{
+			OrdKey		k = {notes[i].key, notes[i].rest};
+
+			(void) fn(arg, &k, 1);
+		}
+		return;
+	}
+	b = palloc(sizeof(OrdBatch));
+	rests = palloc(sizeof(uint64) * Max(n, 1));
+	ord_batch_init(b, index);
+	for (int first = 0, end; first < n; first = end)
+	{
+		OrdKey		lo = {notes[first].key, 0};
+		OrdKey		hi = {notes[first].key, UINT64_MAX};
+
+		/* notes are sorted: the rests of this key's notes, sorted */
+		for (end = first; end < n && notes[end].key == notes[first].key; end++)
+			rests[end - first] = notes[end].rest;
+		for (OrdKey from = lo;;)
+		{
+			CHECK_FOR_INTERRUPTS();
+			ord_ops(index)->read_range(state, &from, false, &lo, &hi, b);
+			for (int i = 0; i < b->n; i++)
+			{
+				uint64		rest = ord_entry_rest(&b->e[i]);
+
+				if (bsearch(&rest, rests, end - first, sizeof(uint64), cmp_rest) != NULL)
+					(void) fn(arg, &b->e[i], 1);
+			}
+			if (!ord_batch_continues(b, &lo, &hi, 1, &from))
+				break;
+		}
+	}
+	ord_batch_free(b);
+	pfree(b);
+	pfree(rests);
 }

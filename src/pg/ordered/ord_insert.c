@@ -20,14 +20,14 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	if (checkUnique == UNIQUE_CHECK_NO || (isnull[0] && !indexInfo->ii_NullsNotDistinct))
 	{
-		pmi_note_insert(h, heapRel, k.key, k.rest);
+		pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
 		if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
 			pmi_report(&err, index);
 	}
 	else
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			pmi_note_insert(h, heapRel, k.key, k.rest);
+			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
 		result = ord_insert_unique(index, h, &k, values[0], isnull[0], ht_ctid, heapRel,
 								   checkUnique);
 	}

@@ -41,8 +41,12 @@ typedef struct OrdParallelScan
 	LWLock		lock;
 	int			taken;			/* ranges finished, in the scan's order */
 	bool		started;		/* next is where the current range goes on */
-	OrdKey		next;
+	OrdKey		next;			/* a wide one's rest: PM_REST_WIDE and the flags */
+	uint64		next_record[FLEXIBLE_ARRAY_MEMBER];	/* its record */
 } OrdParallelScan;
+
+#define ORD_PARALLEL_SCAN_SIZE \
+	(offsetof(OrdParallelScan, next_record) + offsetof(pm_key_rec, data) + ORD_WIDE_MAX)
 
 typedef struct OrdScanOpaqueData
 {
@@ -53,6 +57,7 @@ typedef struct OrdScanOpaqueData
 	bool		desc;			/* the index is DESC: values are read from the top */
 	bool		nulls_first;	/* the index is NULLS FIRST */
 	OrdRange *ranges;			/* in the index's order */
+	MemoryContext bounds;		/* a wide index's: ranges and their keys' records */
 	int			nranges;
 	int			cur;			/* current range */
 	bool		counted;		/* this scan is in pg_stat_*_indexes.idx_scan */
@@ -68,14 +73,13 @@ typedef struct OrdScanOpaqueData
 #ifdef PM_ASSERT_CHECKING
 	/* the last entry returned, its range and direction (0: none since positioning) */
 	OrdKey	last_returned;
+	MemoryContext last_records;	/* last_returned's record */
 	int			last_range;
 	int			last_dir;
 #endif
 } OrdScanOpaqueData;
 
 typedef OrdScanOpaqueData *OrdScanOpaque;
-
-#define REST_NONNULL_MAX	(ORD_REST_NULL - 1)
 
 IndexScanDesc
 ord_beginscan(Relation r, int nkeys, int norderbys)
@@ -87,24 +91,22 @@ ord_beginscan(Relation r, int nkeys, int norderbys)
 	so->coltype = ord_column_type(r);
 	so->desc = (r->rd_indoption[0] & INDOPTION_DESC) != 0;
 	so->nulls_first = (r->rd_indoption[0] & INDOPTION_NULLS_FIRST) != 0;
+	ord_batch_init(&so->batch, r);
+	if (so->batch.records != NULL)
+		so->bounds = AllocSetContextCreate(CurrentMemoryContext, "pm_index scan bounds",
+										   ALLOCSET_SMALL_SIZES);
+#ifdef PM_ASSERT_CHECKING
+	so->last_records = AllocSetContextCreate(CurrentMemoryContext, "pm_index last entry",
+											 ALLOCSET_SMALL_SIZES);
+#endif
 	scan->opaque = so;
 	return scan;
 }
 
-/* An inclusive run of keys. */
-typedef struct KeySpan
-{
-	uint64		lo;
-	uint64		hi;
-} KeySpan;
-
 static int
-cmp_span(const void *a, const void *b)
+cmp_range_lo(const void *a, const void *b)
 {
-	uint64		x = ((const KeySpan *) a)->lo;
-	uint64		y = ((const KeySpan *) b)->lo;
-
-	return x < y ? -1 : x > y;
+	return pm_key_cmp(&((const OrdRange *) a)->lo, &((const OrdRange *) b)->lo);
 }
 
 static void
@@ -129,18 +131,18 @@ array_elements(ScanKey key, Datum **elems, bool **nulls, int *nelems)
 }
 
 /*
- * "column = ANY (array)": the keys equal to some non-NULL element, as
- * sorted, disjoint spans (an element equals one key, none, or for a float
+ * "column = ANY (array)": the entries equal to some non-NULL element, as
+ * sorted, disjoint ranges (an element equals one key, none, or for a float
  * zero two: -0 and +0).
  */
-static KeySpan *
-array_equal_spans(IndexScanDesc scan, ScanKey key, int *n)
+static OrdRange *
+array_equal_ranges(IndexScanDesc scan, ScanKey key, int *n)
 {
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
 	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
-	KeySpan    *spans = palloc(sizeof(KeySpan) * Max(nelems, 1));
+	OrdRange   *spans = palloc(sizeof(OrdRange) * Max(nelems, 1));
 	int			m = 0;
 
 	for (int i = 0; i < nelems; i++)
@@ -150,16 +152,16 @@ array_equal_spans(IndexScanDesc scan, ScanKey key, int *n)
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
-		spans[m] = (KeySpan) {0, UINT64_MAX};
+		spans[m] = (OrdRange) {ORD_VALUES_LO, ORD_VALUES_HI};
 		if (ord_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
 			m++;
 	}
-	qsort(spans, m, sizeof(KeySpan), cmp_span);
+	qsort(spans, m, sizeof(OrdRange), cmp_range_lo);
 	*n = 0;
 	for (int i = 0; i < m; i++)
 	{
-		if (*n > 0 && spans[i].lo <= spans[*n - 1].hi)
-			spans[*n - 1].hi = Max(spans[*n - 1].hi, spans[i].hi);
+		if (*n > 0 && pm_key_cmp(&spans[i].lo, &spans[*n - 1].hi) <= 0)
+			ord_key_raise(&spans[*n - 1].hi, &spans[i].hi);
 		else
 			spans[(*n)++] = spans[i];
 	}
@@ -172,7 +174,7 @@ array_equal_spans(IndexScanDesc scan, ScanKey key, int *n)
  * bound any non-NULL element gives.  False when none gives one.
  */
 static bool
-narrow_by_any(IndexScanDesc scan, ScanKey key, uint64 *lo, uint64 *hi)
+narrow_by_any(IndexScanDesc scan, ScanKey key, OrdKey *lo, OrdKey *hi)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -180,13 +182,13 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, uint64 *lo, uint64 *hi)
 	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
 	bool		upper = key->sk_strategy < BTEqualStrategyNumber;
 	bool		any = false;
-	uint64		loosest = upper ? 0 : UINT64_MAX;
+	OrdKey		loosest = upper ? ORD_VALUES_LO : ORD_VALUES_HI;
 
 	for (int i = 0; i < nelems; i++)
 	{
 		OrdCut	cut;
-		uint64		elo = 0,
-					ehi = UINT64_MAX;
+		OrdKey		elo = ORD_VALUES_LO,
+					ehi = ORD_VALUES_HI;
 
 		if (nulls[i])
 			continue;
@@ -194,31 +196,35 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, uint64 *lo, uint64 *hi)
 		if (!ord_narrow(&cut, key->sk_strategy, &elo, &ehi))
 			continue;
 		any = true;
-		loosest = upper ? Max(loosest, ehi) : Min(loosest, elo);
+		if (upper)
+			ord_key_raise(&loosest, &ehi);
+		else
+			ord_key_lower(&loosest, &elo);
 	}
 	if (!any)
 		return false;
 	if (upper)
-		*hi = Min(*hi, loosest);
+		ord_key_lower(hi, &loosest);
 	else
-		*lo = Max(*lo, loosest);
-	return *lo <= *hi;
+		ord_key_raise(lo, &loosest);
+	return pm_key_cmp(lo, hi) <= 0;
 }
 
-/* Keep of set (sorted, disjoint spans) only the keys that are in other (the same). */
+/* Keep of set (sorted, disjoint ranges) only the entries that are in other (the same). */
 static int
-intersect(KeySpan *set, int n, const KeySpan *other, int m)
+intersect(OrdRange *set, int n, const OrdRange *other, int m)
 {
 	int			out = 0;
 
 	for (int i = 0, j = 0; i < n && j < m;)
 	{
-		uint64		lo = Max(set[i].lo, other[j].lo);
-		uint64		hi = Min(set[i].hi, other[j].hi);
-		bool		set_ends_first = set[i].hi < other[j].hi;
+		OrdRange	both = set[i];
+		bool		set_ends_first = pm_key_cmp(&set[i].hi, &other[j].hi) < 0;
 
-		if (lo <= hi)
-			set[out++] = (KeySpan) {lo, hi};
+		ord_key_raise(&both.lo, &other[j].lo);
+		ord_key_lower(&both.hi, &other[j].hi);
+		if (pm_key_cmp(&both.lo, &both.hi) <= 0)
+			set[out++] = both;
 		/* out <= i: the span just written is never one still to be read */
 		if (set_ends_first)
 			i++;
@@ -238,12 +244,12 @@ static void
 compute_ranges(IndexScanDesc scan)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
-	uint64		lo = 0,
-				hi = UINT64_MAX;
+	OrdKey		lo = ORD_VALUES_LO,
+				hi = ORD_VALUES_HI;
 	bool		want_values = true;
 	bool		want_nulls = true;
 	bool		possible = true;
-	KeySpan    *set = NULL;
+	OrdRange   *set = NULL;
 	int			nset = 0;
 	int			nvalues = 0;
 	int			first_value;
@@ -266,7 +272,7 @@ compute_ranges(IndexScanDesc scan)
 		if ((key->sk_flags & SK_SEARCHARRAY) && key->sk_strategy == BTEqualStrategyNumber)
 		{
 			int			m;
-			KeySpan    *spans = array_equal_spans(scan, key, &m);
+			OrdRange   *spans = array_equal_ranges(scan, key, &m);
 
 			if (set == NULL)
 			{
@@ -303,17 +309,18 @@ compute_ranges(IndexScanDesc scan)
 	{
 		for (int i = 0; i < nset; i++)
 		{
-			if (set[i].hi < lo || set[i].lo > hi)
-				continue;
-			so->ranges[first_value + nvalues].lo = (OrdKey) {Max(set[i].lo, lo), 1};
-			so->ranges[first_value + nvalues].hi = (OrdKey) {Min(set[i].hi, hi), REST_NONNULL_MAX};
-			nvalues++;
+			OrdRange   *r = &so->ranges[first_value + nvalues];
+
+			*r = set[i];
+			ord_key_raise(&r->lo, &lo);
+			ord_key_lower(&r->hi, &hi);
+			if (pm_key_cmp(&r->lo, &r->hi) <= 0)
+				nvalues++;
 		}
 	}
 	else if (want_values)
 	{
-		so->ranges[first_value].lo = (OrdKey) {lo, 1};
-		so->ranges[first_value].hi = (OrdKey) {hi, REST_NONNULL_MAX};
+		so->ranges[first_value] = (OrdRange) {lo, hi};
 		nvalues = 1;
 	}
 	if (set)
@@ -350,7 +357,19 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
 	so->shared = scan->parallel_scan == NULL ? NULL :
 		(OrdParallelScan *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
-	compute_ranges(scan);
+	if (so->bounds != NULL)
+	{
+		/* a rescan per outer row of a nested loop must not pile up records */
+		MemoryContext old;
+
+		so->ranges = NULL;
+		MemoryContextReset(so->bounds);
+		old = MemoryContextSwitchTo(so->bounds);
+		compute_ranges(scan);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		compute_ranges(scan);
 	so->cur = -1;
 	so->counted = false;
 	so->positioned = false;
@@ -394,7 +413,7 @@ read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
 static OrdKey
 range_start(const OrdRange *range, int kd)
 {
-	return kd > 0 ? range->lo : (OrdKey) {range->hi.key, range->hi.rest + 1};
+	return kd > 0 ? range->lo : ord_key_above(&range->hi);
 }
 
 /* Load the node to start range r, reading keys in direction kd. */
@@ -405,6 +424,30 @@ position_at(OrdScanOpaque so, int r, int kd)
 
 	read_batch(so, r, kd, &from);
 	so->positioned = true;
+}
+
+/* The shared position, its record (if wide) as this process maps it. */
+static OrdKey
+shared_next(OrdParallelScan *ps)
+{
+	OrdKey		k = ps->next;
+
+	if (pm_rest_is_wide(k.rest))
+		k.rest = (k.rest & ~PM_REST_ADDR) | (uintptr_t) ps->next_record;
+	return k;
+}
+
+static void
+set_shared_next(OrdParallelScan *ps, const OrdKey *k)
+{
+	ps->next = *k;
+	if (pm_rest_is_wide(k->rest))
+	{
+		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
+
+		memcpy(ps->next_record, r, offsetof(pm_key_rec, data) + r->len);
+		ps->next.rest &= ~PM_REST_ADDR;
+	}
 }
 
 /*
@@ -423,12 +466,14 @@ take_batch(OrdScanOpaque so, int d, int kd)
 	{
 		int			r = d > 0 ? ps->taken : so->nranges - 1 - ps->taken;
 		OrdRange   *range = &so->ranges[r];
+		OrdKey		from = ps->started ? shared_next(ps) : range_start(range, kd);
+		OrdKey		next;
 
-		if (!ps->started)
-			ps->next = range_start(range, kd);
-		read_batch(so, r, kd, &ps->next);
-		ps->started = ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &ps->next);
-		if (!ps->started)
+		read_batch(so, r, kd, &from);
+		ps->started = ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &next);
+		if (ps->started)
+			set_shared_next(ps, &next);
+		else
 			ps->taken++;
 		got = so->batch.n > 0;
 	}
@@ -504,6 +549,8 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 				pm_assert(so->last_dir != d || so->last_range != so->cur ||
 						  pm_key_cmp(e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
+				MemoryContextReset(so->last_records);
+				ord_key_copy(&so->last_returned, so->last_records);
 				so->last_range = so->cur;
 				so->last_dir = d;
 #endif
@@ -540,16 +587,17 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 	count_scan(scan);
 	if (!step(so, dir, &e))
 		return false;
-	ord_rest_tid(e.rest, &scan->xs_heaptid);
+	ord_rest_tid(ord_entry_rest(&e), &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
 		Relation	index = scan->indexRelation;
-		bool		isnull = (e.rest & ORD_REST_NULL) != 0;
-		Datum		value = isnull ? (Datum) 0 : ord_decode(so->coltype, e.key);
+		bool		isnull = (ord_entry_rest(&e) & ORD_REST_NULL) != 0;
+		Datum		value;
 		MemoryContext old;
 
 		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
+		value = isnull ? (Datum) 0 : ord_entry_value(so->coltype, &e);
 		scan->xs_itup = index_form_tuple(RelationGetDescr(index), &value, &isnull);
 		scan->xs_itupdesc = RelationGetDescr(index);
 		MemoryContextSwitchTo(old);
@@ -569,7 +617,7 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	count_scan(scan);
 	while (step(so, ForwardScanDirection, &e))
 	{
-		ord_rest_tid(e.rest, &tids[n++]);
+		ord_rest_tid(ord_entry_rest(&e), &tids[n++]);
 		if (n == ORD_BATCH_MAX)
 		{
 			tbm_add_tuples(tbm, tids, n, false);
@@ -582,10 +630,11 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	return total + n;
 }
 
+/* Room for a wide position: amestimateparallelscan does not know the index. */
 Size
 ord_estimateparallelscan(void)
 {
-	return sizeof(OrdParallelScan);
+	return ORD_PARALLEL_SCAN_SIZE;
 }
 
 void
@@ -626,8 +675,14 @@ ord_markpos(IndexScanDesc scan)
 	if (!so->positioned)
 		return;
 	if (so->marked_batch == NULL)
-		so->marked_batch = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(OrdBatch));
-	*so->marked_batch = so->batch;
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+		so->marked_batch = palloc(sizeof(OrdBatch));
+		ord_batch_init(so->marked_batch, scan->indexRelation);
+		MemoryContextSwitchTo(old);
+	}
+	ord_batch_copy(so->marked_batch, &so->batch);
 }
 
 void
@@ -639,7 +694,7 @@ ord_restrpos(IndexScanDesc scan)
 	so->cur = so->marked_cur;
 	so->pos = so->marked_pos;
 	if (so->positioned)
-		so->batch = *so->marked_batch;
+		ord_batch_copy(&so->batch, so->marked_batch);
 #ifdef PM_ASSERT_CHECKING
 	so->last_dir = 0;
 #endif
@@ -652,9 +707,18 @@ ord_endscan(IndexScanDesc scan)
 
 	if (so->tupctx)
 		MemoryContextDelete(so->tupctx);
-	if (so->ranges)
+	if (so->bounds)
+		MemoryContextDelete(so->bounds);
+	else if (so->ranges)
 		pfree(so->ranges);
 	if (so->marked_batch)
+	{
+		ord_batch_free(so->marked_batch);
 		pfree(so->marked_batch);
+	}
+	ord_batch_free(&so->batch);
+#ifdef PM_ASSERT_CHECKING
+	MemoryContextDelete(so->last_records);
+#endif
 	pfree(so);
 }

@@ -28,7 +28,6 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#define REST_NONNULL_MAX	(ORD_REST_NULL - 1)
 
 typedef enum OrdConflict
 {
@@ -47,8 +46,6 @@ equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 {
 	Oid			coltype = ord_column_type(index);
 	OrdCut		cut;
-	uint64		klo = 0,
-				khi = UINT64_MAX;
 
 	if (isnull)
 	{
@@ -57,11 +54,9 @@ equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 		return true;
 	}
 	ord_cut(index->rd_opfamily[0], coltype, coltype, value, &cut);
-	if (!ord_narrow(&cut, BTEqualStrategyNumber, &klo, &khi))
-		return false;
-	*lo = (OrdKey) {klo, 1};
-	*hi = (OrdKey) {khi, REST_NONNULL_MAX};
-	return true;
+	*lo = ORD_VALUES_LO;
+	*hi = ORD_VALUES_HI;
+	return ord_narrow(&cut, BTEqualStrategyNumber, lo, hi);
 }
 
 /*
@@ -71,7 +66,7 @@ equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
  * reported only when no live one is found.
  */
 static OrdConflict
-find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo,
+find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo,
 			  const OrdKey *hi, ItemPointer self, TransactionId *xwait, uint32 *token)
 {
 	OrdConflict result = ORD_NO_CONFLICT;
@@ -79,6 +74,7 @@ find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo
 	OrdKey		from = *lo;
 	SnapshotData dirty;
 
+	ord_batch_init(b, index);
 	InitDirtySnapshot(dirty);
 	for (;;)
 	{
@@ -90,7 +86,7 @@ find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo
 
 			if (pm_key_cmp(&b->e[i], lo) < 0 || pm_key_cmp(&b->e[i], hi) > 0)
 				continue;
-			ord_rest_tid(b->e[i].rest, &tid);
+			ord_rest_tid(ord_entry_rest(&b->e[i]), &tid);
 			if (self != NULL && ItemPointerEquals(&tid, self))
 				continue;
 			if (!table_index_fetch_tuple_check(heapRel, &tid, &dirty, &all_dead))
@@ -102,12 +98,13 @@ find_conflict(PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo
 				result = ORD_CONFLICT_IN_PROGRESS;
 				continue;
 			}
-			pfree(b);
-			return ORD_CONFLICT_LIVE;
+			result = ORD_CONFLICT_LIVE;
+			break;
 		}
-		if (!ord_batch_continues(b, lo, hi, 1, &from))
+		if (result == ORD_CONFLICT_LIVE || !ord_batch_continues(b, lo, hi, 1, &from))
 			break;
 	}
+	ord_batch_free(b);
 	pfree(b);
 	return result;
 }
@@ -150,7 +147,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value, boo
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		if (checks)
-			conflict = find_conflict(h, ops, heapRel, &lo, &hi,
+			conflict = find_conflict(index, h, ops, heapRel, &lo, &hi,
 									 checkUnique == UNIQUE_CHECK_EXISTING ? tid : NULL,
 									 &xwait, &token);
 		if (conflict != ORD_CONFLICT_IN_PROGRESS || checkUnique == UNIQUE_CHECK_PARTIAL)
