@@ -21,8 +21,14 @@
 
 #define NKEYS		20000
 #define NRESTS		64
+#ifdef NBT_TEST_WIDE
+/* each comparison of a wide run reads records: a third of the operations, as many checkpoints */
+#define OPS			3000000L
+#define CHECK_EVERY	300000L
+#else
 #define OPS			10000000L
 #define CHECK_EVERY	1000000L
+#endif
 #define MERGE_KEEP	40			/* the merge phase keeps one entry in MERGE_KEEP */
 #define MERGE_SWEEPS 8
 #define PAIR_LEAVES	200			/* the staged inner split: leaves of PAIR_FILL entries */
