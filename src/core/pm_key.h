@@ -47,6 +47,13 @@ typedef struct pm_key_rec
 	uint8_t		data[];
 } pm_key_rec;
 
+/* Bytes of a record: its header and its data. */
+static inline size_t
+pm_key_rec_size(const pm_key_rec *r)
+{
+	return sizeof(pm_key_rec) + r->len;
+}
+
 #define PM_KEY_MIN	((pm_key) {0, 0})
 #define PM_KEY_MAX	((pm_key) {UINT64_MAX, UINT64_MAX})
 

@@ -120,15 +120,12 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 
 	while (next(ctx, &sk))
 	{
-		bool		wide = pm_rest_is_wide(sk.rest);
-
-		if (wide ? !nbt_rec_input_valid(sk.rest, err) : (sk.rest == 0 || sk.rest > NBT_REST_MAX))
-			return wide ? err->code :
-				pm_error_set(err, PM_ERR_INVALID, 0, "bulk load input has a bad rest");
+		if (!nbt_input_rest_valid(sk.rest, err))
+			return err->code;
 		if (cur != NULL && pm_key_cmp_in(pool, &sk, &prev) <= 0)
 			return pm_error_set(err, PM_ERR_INVALID, 0, "bulk load input is not sorted");
 		/* the blocks stored so far are unreachable on failure: freed at recovery */
-		if (wide && (sk.rest = nbt_rec_store(&a, pool, sk.rest, err)) == 0)
+		if (pm_rest_is_wide(sk.rest) && (sk.rest = nbt_rec_store(&a, pool, sk.rest, err)) == 0)
 			return err->code;
 		if (cur == NULL || used == per_block)
 		{
@@ -325,10 +322,10 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 							  t->pool->path, (unsigned long long) off);
 			goto fail;
 		}
+		/* records are checked before anything compares them */
+		if ((rc = nbt_rec_check_kv(t->pool, off, &any_wide, err)) != PM_OK)
+			goto fail;
 		kv = nbt_kv_at(t, off);
-		if (pm_rest_is_wide(kv->low.rest) && !nbt_rec_valid(t->pool, kv->low.rest))
-			goto bad_record;
-		any_wide |= pm_rest_is_wide(kv->low.rest);
 		next = kv->next;
 		if (prev != NULL && nbt_cmp(t, &kv->low, &prev->low) <= 0)
 		{
@@ -354,13 +351,6 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 
 			if (val == 0)
 				continue;
-			/* records are checked before anything compares them */
-			if (pm_unlikely(pm_rest_is_wide(val & NBT_VAL_REST)))
-			{
-				if (!nbt_rec_valid(t->pool, val & NBT_VAL_REST))
-					goto bad_record;
-				any_wide = true;
-			}
 			l->num = (uint32_t) pos + 1;
 			if (nbt_val_live(val))
 			{
@@ -399,8 +389,6 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 	nbt_keep_spare(t);
 	return PM_OK;
 
-bad_record:
-	rc = nbt_rec_corrupt(t->pool, off, err);
 fail:
 	vec_free(&leaves);
 	nbt_release_dram(t);
@@ -463,7 +451,7 @@ nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
 								(unsigned long long) off);
 		rc = pm_alloc_mark(a, off, err);
 		if (rc == PM_OK)
-			rc = nbt_rec_check_kv(pool, off, err);
+			rc = nbt_rec_check_kv(pool, off, NULL, err);
 		if (rc == PM_OK)
 			rc = nbt_rec_mark_kv(a, pool, off, err);
 	}
@@ -550,7 +538,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 					   (unsigned long long) nleaves);
 		if (!valid_block_offset(t->pool, kv_off))
 			CHECK_FAIL("invalid PM block offset %llu", (unsigned long long) kv_off);
-		if (nbt_rec_check_kv(t->pool, kv_off, &err) != PM_OK)
+		if (nbt_rec_check_kv(t->pool, kv_off, NULL, &err) != PM_OK)
 			CHECK_FAIL("%s", err.msg);
 		kv = nbt_kv_at(t, kv_off);
 		l = nbt_leaf_at(t, leaf_off);

@@ -135,6 +135,23 @@ find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
 	return -1;
 }
 
+/*
+ * After an insert ran out of space: free, once per insert, the blocks that
+ * earlier SMOs retired, which become free outside the epoch section.
+ * Whether the insert should try again.
+ */
+static bool
+reclaim_once(nbt_tree *t, pm_errcode rc, bool *reclaimed)
+{
+	if (!pm_errcode_is_out_of_space(rc) || *reclaimed)
+		return false;
+	pm_epoch_exit(t->epoch);
+	(void) pm_epoch_reclaim(t->epoch);
+	pm_epoch_enter(t->epoch);
+	*reclaimed = true;
+	return true;
+}
+
 pm_errcode
 nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 {
@@ -145,9 +162,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 	bool		committed = false;
 	bool		written = false;	/* a slot (abandoned unless committed) names the record */
 
-	if (wide ? !nbt_rec_input_valid(sk->rest, err) : (sk->rest == 0 || sk->rest > NBT_REST_MAX))
-		return wide ? err->code :
-			pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
+	if (!nbt_input_rest_valid(sk->rest, err))
+		return err->code;
 	pm_epoch_enter(t->epoch);
 	for (;;)
 	{
@@ -182,16 +198,9 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 			stored = nbt_rec_store(&t->pm, t->pool, sk->rest, err);
 			if (stored == 0)
 			{
-				rc = err->code;
-				if (pm_errcode_is_out_of_space(rc) && !reclaimed)
-				{
-					pm_epoch_exit(t->epoch);
-					(void) pm_epoch_reclaim(t->epoch);
-					pm_epoch_enter(t->epoch);
-					reclaimed = true;
-					rc = PM_OK;
+				if (reclaim_once(t, err->code, &reclaimed))
 					continue;
-				}
+				rc = err->code;
 				break;
 			}
 		}
@@ -200,13 +209,9 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		{
 			/* full: split or compact it, then retry in the replacement */
 			rc = nbt_run_smo(t, off, err);
-			if (pm_errcode_is_out_of_space(rc) && !reclaimed)
+			if (reclaim_once(t, rc, &reclaimed))
 			{
-				/* blocks that earlier SMOs retired become free outside the epoch section */
-				pm_epoch_exit(t->epoch);
-				(void) pm_epoch_reclaim(t->epoch);
-				pm_epoch_enter(t->epoch);
-				reclaimed = true;
+				rc = PM_OK;
 				continue;
 			}
 			if (rc != PM_OK)

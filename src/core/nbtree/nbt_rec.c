@@ -17,11 +17,22 @@ rec_fits(const pm_key_rec *r)
 		r->rest != 0 && r->rest <= NBT_REST_MAX;
 }
 
+/*
+ * Whether rest may be an entry's that a caller inserts or bulk-loads: a
+ * narrow tie-breaker, or a local record that fits.
+ */
 bool
-nbt_rec_input_valid(uint64_t rest, pm_error *err)
+nbt_input_rest_valid(uint64_t rest, pm_error *err)
 {
 	const pm_key_rec *r;
 
+	if (!pm_rest_is_wide(rest))
+	{
+		if (rest != 0 && rest <= NBT_REST_MAX)
+			return true;
+		pm_error_set(err, PM_ERR_INVALID, 0, "entry tie-breaker out of range");
+		return false;
+	}
 	if (!(rest & PM_REST_LOCAL) || (rest & (PM_REST_BELOW | PM_REST_ABOVE)))
 	{
 		pm_error_set(err, PM_ERR_INVALID, 0, "a wide entry to store must name a local record");
@@ -46,7 +57,7 @@ uint64_t
 nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err)
 {
 	const pm_key_rec *r = pm_key_rec_of(NULL, rest);
-	size_t		size = sizeof(*r) + r->len;
+	size_t		size = pm_key_rec_size(r);
 	uint64_t	off = pm_alloc_block(a, size, err);
 	void	   *dst;
 
@@ -69,19 +80,12 @@ nbt_rec_valid(const pm_pool *pool, uint64_t rest)
 		!pm_pool_has_range(pool, off, sizeof(*r)))
 		return false;
 	r = pm_pool_addr(pool, off);
-	return rec_fits(r) && pm_pool_has_range(pool, off, sizeof(*r) + r->len);
+	return rec_fits(r) && pm_pool_has_range(pool, off, pm_key_rec_size(r));
 }
 
+/* Check the records a block names (its low fence's, its slots'); *any_wide (if given) set if it names one. */
 pm_errcode
-nbt_rec_corrupt(const pm_pool *pool, uint64_t kv_off, pm_error *err)
-{
-	return pm_error_set(err, PM_ERR_CORRUPT, 0,
-						"pool file \"%s\": leaf block %llu names an invalid record",
-						pool->path, (unsigned long long) kv_off);
-}
-
-pm_errcode
-nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, pm_error *err)
+nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, bool *any_wide, pm_error *err)
 {
 	const nbt_kv *kv = pm_pool_addr(pool, kv_off);
 
@@ -89,8 +93,14 @@ nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, pm_error *err)
 	{
 		uint64_t	rest = pos < 0 ? kv->low.rest : kv->slot[pos].val & NBT_VAL_REST;
 
-		if (pm_rest_is_wide(rest) && !nbt_rec_valid(pool, rest))
-			return nbt_rec_corrupt(pool, kv_off, err);
+		if (!pm_rest_is_wide(rest))
+			continue;
+		if (!nbt_rec_valid(pool, rest))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"pool file \"%s\": leaf block %llu names an invalid record",
+								pool->path, (unsigned long long) kv_off);
+		if (any_wide)
+			*any_wide = true;
 	}
 	return PM_OK;
 }

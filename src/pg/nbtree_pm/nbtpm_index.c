@@ -9,7 +9,6 @@
 #include "nbtpm.h"
 
 #include "miscadmin.h"
-#include "utils/memutils.h"
 
 #define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
 
@@ -70,15 +69,25 @@ nbtpm_delete_entry(Relation index, void *state, const void *entry)
 	return found;
 }
 
-/* nbt_copy_fn: a batch's wide keys' records, copied into the context ctx. */
-static const pm_key_rec *
-copy_record(void *ctx, const pm_key_rec *rec)
+/* A leaf's entries into b (OrdOps.read_range; VACUUM's walk below reads with it too). */
+static void
+nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
+				 const OrdKey *hi, OrdBatch *b)
 {
-	Size		size = offsetof(pm_key_rec, data) + rec->len;
-	pm_key_rec *copy = MemoryContextAlloc(ctx, size);
+	nbt_batch	nb;
 
-	memcpy(copy, rec, size);
-	return copy;
+	if (b->records != NULL)
+	{
+		ord_batch_next_records(b);
+		nbt_read_range_copy(state, from, backward, lo, hi, &nb, ord_copy_record, b->records);
+	}
+	else
+		nbt_read_range(state, from, backward, lo, hi, &nb);
+	b->n = nb.n;
+	b->low = nb.low;
+	b->high = nb.high;
+	for (int i = 0; i < nb.n; i++)
+		b->e[i] = nb.e[i].sk;
 }
 
 /*
@@ -92,72 +101,40 @@ static uint32
 nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
 {
 	nbt_tree   *t = state;
-	nbt_batch	b;
-	nbt_skey	keys[NBT_LEAF_CAP];
-	nbt_skey	from = PM_KEY_MIN;
+	OrdBatch   *b = palloc(sizeof(OrdBatch));
+	OrdKey		from = PM_KEY_MIN;
 	uint32		untidy = 0;
 	bool		deleted_any = false;
-	MemoryContext records = AllocSetContextCreate(CurrentMemoryContext, "nbtree_pm leaf records",
-												  ALLOCSET_SMALL_SIZES);
-	MemoryContext prev_records = AllocSetContextCreate(CurrentMemoryContext, "nbtree_pm leaf records",
-													   ALLOCSET_SMALL_SIZES);
 
+	ord_batch_init(b, index);
 	for (;;)
 	{
-		MemoryContext swap = prev_records;
-
 		CHECK_FOR_INTERRUPTS();
-		/* from (the previous leaf's high fence) lives in the previous leaf's copies */
-		prev_records = records;
-		records = swap;
-		MemoryContextReset(records);
-		nbt_read_range_copy(t, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, copy_record, records);
-		for (int i = 0; i < b.n; i++)
-			keys[i] = b.e[i].sk;
-		if (fn(arg, keys, b.n) > 0)
+		nbtpm_read_range(t, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
+		if (fn(arg, b->e, b->n) > 0)
 		{
 			bool		compacted;
 
 			deleted_any = true;
-			if (nbt_compact_leaf(t, &b.low, &compacted, err) != PM_OK)
+			if (nbt_compact_leaf(t, &b->low, &compacted, err) != PM_OK)
 			{
 				if (!pm_errcode_is_out_of_space(err->code))
 					pmi_report(err, index);
 				untidy++;
 			}
 		}
-		if (pm_key_is_max(&b.high))
+		if (pm_key_is_max(&b->high))
 			break;
-		from = b.high;
+		from = b->high;
 	}
-	MemoryContextDelete(records);
-	MemoryContextDelete(prev_records);
+	ord_batch_free(b);
+	pfree(b);
 	if (deleted_any)
 		nbt_keep_spare(t);
 	return untidy;
 }
 
-/* ---- OrdOps: the NBTree as an ordered structure ---- */
-
-static void
-nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
-				 const OrdKey *hi, OrdBatch *b)
-{
-	nbt_batch	nb;
-
-	if (b->records != NULL)
-	{
-		ord_batch_next_records(b);
-		nbt_read_range_copy(state, from, backward, lo, hi, &nb, copy_record, b->records);
-	}
-	else
-		nbt_read_range(state, from, backward, lo, hi, &nb);
-	b->n = nb.n;
-	b->low = nb.low;
-	b->high = nb.high;
-	for (int i = 0; i < nb.n; i++)
-		b->e[i] = nb.e[i].sk;
-}
+/* ---- the rest of OrdOps: the NBTree as an ordered structure ---- */
 
 static pm_errcode
 nbtpm_insert(void *state, const OrdKey *k, pm_error *err)

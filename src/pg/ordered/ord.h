@@ -142,6 +142,7 @@ extern void ord_batch_init(OrdBatch *b, Relation index);
 extern void ord_batch_next_records(OrdBatch *b);
 extern void ord_batch_copy(OrdBatch *dst, const OrdBatch *src);
 extern void ord_batch_free(OrdBatch *b);
+extern const pm_key_rec *ord_copy_record(void *cxt, const pm_key_rec *rec);
 extern void ord_key_copy(OrdKey *k, MemoryContext cxt);
 extern OrdKey ord_key_above(const OrdKey *k);
 

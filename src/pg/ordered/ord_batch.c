@@ -38,17 +38,24 @@ ord_batch_next_records(OrdBatch *b)
 	MemoryContextReset(b->records);
 }
 
+/* A copy of a record in the memory context cxt (the core's nbt_copy_fn too). */
+const pm_key_rec *
+ord_copy_record(void *cxt, const pm_key_rec *rec)
+{
+	pm_key_rec *copy = MemoryContextAlloc(cxt, pm_key_rec_size(rec));
+
+	memcpy(copy, rec, pm_key_rec_size(rec));
+	return copy;
+}
+
 /* Copy k's record (if it has one) into cxt. */
 void
 ord_key_copy(OrdKey *k, MemoryContext cxt)
 {
 	if (pm_rest_is_wide(k->rest))
 	{
-		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
-		Size		size = offsetof(pm_key_rec, data) + r->len;
-		pm_key_rec *copy = MemoryContextAlloc(cxt, size);
+		const pm_key_rec *copy = ord_copy_record(cxt, pm_key_rec_of(NULL, k->rest));
 
-		memcpy(copy, r, size);
 		k->rest = (k->rest & ~PM_REST_ADDR) | (uintptr_t) copy;
 	}
 }

@@ -123,7 +123,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	{
 		MemoryContextSwitchTo(old);
 		if (pm_rest_is_wide(sk.rest))
-			bs->record_bytes += offsetof(pm_key_rec, data) + pm_key_rec_of(NULL, sk.rest)->len;
+			bs->record_bytes += pm_key_rec_size(pm_key_rec_of(NULL, sk.rest));
 	}
 	bs->indtuples++;
 	if (bs->unique && !tupleIsAlive)
@@ -331,7 +331,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 										   ALLOCSET_DEFAULT_SIZES);
 		bs.last_alive_record = AllocSetContextCreate(CurrentMemoryContext, "pm_index build record",
 													 ALLOCSET_SMALL_SIZES);
-		bs.loaded = palloc(offsetof(pm_key_rec, data) + ORD_WIDE_MAX);
+		bs.loaded = palloc(sizeof(pm_key_rec) + ORD_WIDE_MAX);
 	}
 	TupleDescInitEntry(bs.sortdesc, bs.wide ? 3 : 2, "rest", INT8OID, -1, 0);
 	bs.slot = MakeSingleTupleTableSlot(bs.sortdesc, &TTSOpsMinimalTuple);

@@ -142,7 +142,7 @@ key_of_bytes(const uint8 *b, int len, uint64 rest, bool entry)
 						len, ORD_WIDE_MAX + 8),
 				 errhint("Values larger than about 64 kB cannot be indexed.  Consider an index "
 						 "of an MD5 hash of the value, or use btree.")));
-	r = palloc(offsetof(pm_key_rec, data) + len - 8);
+	r = palloc(sizeof(pm_key_rec) + len - 8);
 	r->rest = rest;
 	r->keylen = r->len = (uint32) (len - 8);
 	memcpy(r->data, b + 8, len - 8);

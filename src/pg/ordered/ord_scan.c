@@ -46,7 +46,7 @@ typedef struct OrdParallelScan
 } OrdParallelScan;
 
 #define ORD_PARALLEL_SCAN_SIZE \
-	(offsetof(OrdParallelScan, next_record) + offsetof(pm_key_rec, data) + ORD_WIDE_MAX)
+	(offsetof(OrdParallelScan, next_record) + sizeof(pm_key_rec) + ORD_WIDE_MAX)
 
 typedef struct OrdScanOpaqueData
 {
@@ -406,9 +406,8 @@ read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
 
 /*
  * Where a read of a range in key direction kd starts.  A backward read takes
- * an exclusive bound: start just above hi (a range's rest is at most
- * ORD_REST_MAX, so this cannot wrap), which reads hi's node once rather than
- * hi alone and then its node again.
+ * an exclusive bound: start just above hi (ord_key_above), which reads hi's
+ * node once rather than hi alone and then its node again.
  */
 static OrdKey
 range_start(const OrdRange *range, int kd)
@@ -445,7 +444,7 @@ set_shared_next(OrdParallelScan *ps, const OrdKey *k)
 	{
 		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
 
-		memcpy(ps->next_record, r, offsetof(pm_key_rec, data) + r->len);
+		memcpy(ps->next_record, r, pm_key_rec_size(r));
 		ps->next.rest &= ~PM_REST_ADDR;
 	}
 }
@@ -583,16 +582,18 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 	OrdKey	e;
+	uint64		rest;
 
 	count_scan(scan);
 	if (!step(so, dir, &e))
 		return false;
-	ord_rest_tid(ord_entry_rest(&e), &scan->xs_heaptid);
+	rest = ord_entry_rest(&e);
+	ord_rest_tid(rest, &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
 		Relation	index = scan->indexRelation;
-		bool		isnull = (ord_entry_rest(&e) & ORD_REST_NULL) != 0;
+		bool		isnull = (rest & ORD_REST_NULL) != 0;
 		Datum		value;
 		MemoryContext old;
 
