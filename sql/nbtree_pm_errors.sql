@@ -3,7 +3,7 @@ CREATE EXTENSION pm_index;
 CREATE TABLE e (i int4, j int4, t text, u uuid);
 
 -- unsupported type: no operator class
-CREATE INDEX ON e USING nbtree_pm ((i::numeric));
+CREATE INDEX ON e USING nbtree_pm ((point(i, j)));
 -- an operator class of the wrong type
 CREATE INDEX ON e USING nbtree_pm (i float8_ops);
 -- multicolumn, INCLUDE

@@ -14,9 +14,14 @@ CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
 CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
 LANGUAGE sql STABLE AS $$ SELECT typname::text FROM pg_type WHERE oid = t $$;
 
+-- The name of type t in a query: format_type's with typmod -1, which is "bpchar" where t's
+-- own output, "character", would mean char(1).
+CREATE FUNCTION pm_diff.typ(t regtype) RETURNS text
+LANGUAGE sql STABLE AS $$ SELECT format_type(t, -1) $$;
+
 -- Literal of value v (text) of type t, for a query.
 CREATE FUNCTION pm_diff.lit(v text, t regtype) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$ SELECT format('%L::%s', v, t) $$;
+LANGUAGE sql STABLE AS $$ SELECT format('%L::%s', v, pm_diff.typ(t)) $$;
 
 -- Settings of a plan shape, local to the transaction.
 CREATE FUNCTION pm_diff.set_shape(shape text) RETURNS void
@@ -96,7 +101,7 @@ BEGIN
   IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' THEN
     RETURN false;
   END IF;
-  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', t)
+  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', pm_diff.typ(t))
     INTO eq USING a, b, E'\n', 'NULL';
   RETURN eq;
 END $$;
@@ -160,7 +165,7 @@ DECLARE
   one_random text := format('pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
 BEGIN
   -- a collatable type in "C", which every built-in and pm_index index orders by
-  EXECUTE format('CREATE TABLE %s (id serial, v %s %s)', tbl, t,
+  EXECUTE format('CREATE TABLE %s (id serial, v %s %s)', tbl, pm_diff.typ(t),
                  CASE WHEN (SELECT typcollation <> 0 FROM pg_type WHERE oid = t) THEN 'COLLATE "C"' ELSE '' END);
   FOREACH v IN ARRAY edges || edges LOOP
     EXECUTE format('INSERT INTO %s (v) VALUES (%s)', tbl, pm_diff.lit(v, t));

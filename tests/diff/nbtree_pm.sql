@@ -96,6 +96,32 @@ LANGUAGE sql IMMUTABLE AS $$
       ARRAY['', ' ', '!', 'a', 'a ', 'ab', 'abc', 'abcd', 'abcde', 'abcdef', 'abcdefg', 'abcdefgh',
             'abcdefghi', 'abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxz', 'b', 'z', '~',
             'prefix_common_', 'prefix_common_a', 'prefix_common_b', 'é', 'éé', repeat('x', 3000)]
+    -- trailing spaces, which compare as none and which index-only scans return
+    WHEN 'bpchar'::regtype THEN
+      ARRAY['', ' ', '  ', 'a', 'a ', 'a   ', ' a', 'ab', 'abcdefg', 'abcdefg ', 'abcdefgh', 'abcdefghi',
+            'é', 'é ', 'z', repeat('x', 3000) || ' ']
+    WHEN 'name'::regtype THEN
+      ARRAY['', ' ', 'a', 'a ', 'ab', 'abcdefg', 'abcdefgh', 'abcdefghi', 'pg_catalog', 'é',
+            repeat('x', 62), repeat('x', 63), 'z']
+    -- equal values of other scales, the exponents past the one-byte ones (1e80, 1e-80), 8-byte
+    -- integers' limits
+    WHEN 'numeric'::regtype THEN
+      '{-Infinity,-1e1000,-1e81,-1e80,-1e79,-123456789012345678901234567890.5,-9223372036854775809,'
+      '-9223372036854775808,-100,-99.99,-1.5,-1,-1.0,-0.5,-0.0001,-1e-79,-1e-80,-1e-81,-1e-1000,0,'
+      '0.0,0.000,1e-1000,1e-81,1e-80,1e-79,0.0001,0.01,0.1,0.5,1,1.0,1.00,1.5,9.99,10,99.99,100,'
+      '100.00,10000,9223372036854775807,9223372036854775808,1e79,1e80,1e81,1e1000,Infinity,NaN}'::text[]
+    -- equal spans of other fields (1 mon, 30 days, 720 hours), the extremes of each field
+    WHEN 'interval'::regtype THEN
+      '{-178000000 years,-2147483648 days -2147483648 hours,-1 mon,-30 days,-720:00,-1 day,-24:00,'
+      '-00:00:00.000001,00:00,00:00:00.000001,23:59:59.999999,24:00,1 day,1 day -1 hour,'
+      '1 mon -1 day,30 days,720:00,1 mon,12 mons,1 year,360 days,2147483647 days 2147483647 hours,'
+      '178000000 years}'::text[]
+    -- host bits, netmask lengths around byte edges, both families
+    WHEN 'inet'::regtype THEN
+      '{0.0.0.0/0,0.0.0.0,10.0.0.0/7,10.0.0.0/8,10.1.0.0/8,10.0.0.0/16,10.1.2.3/24,10.1.2.0/25,'
+      '10.1.2.128/25,10.1.2.3,10.1.2.3/31,127.0.0.1,192.168.1.5/24,255.255.255.255/1,'
+      '255.255.255.255,::/0,::,::1,::ffff:10.1.2.3,2001:db8::/32,2001:db8::1/64,2001:db8::1,'
+      'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff}'::text[]
   END
 $$;
 
@@ -144,6 +170,28 @@ BEGIN
       RETURN CASE WHEN narrow THEN 'prefix_common_' ELSE '' END
              || coalesce((SELECT string_agg(substr('ab zé~', floor(random() * 6)::int + 1, 1), '')
                             FROM generate_series(1, floor(r * 12)::int)), '');
+    WHEN 'bpchar'::regtype THEN
+      RETURN pm_diff.random_value('text') || repeat(' ', floor(random() * 3)::int);
+    WHEN 'name'::regtype THEN
+      RETURN pm_diff.random_value('text');
+    WHEN 'numeric'::regtype THEN
+      -- narrow ones in quarters, some at scales 2 and 3; wide ones of 1 to 30 digits
+      RETURN CASE WHEN narrow THEN round((floor(r * 41 - 20) / 4)::numeric, floor(random() * 4)::int)
+             ELSE trunc((random() - 0.5)::numeric * 10::numeric ^ floor(random() * 30)::int,
+                        floor(r * 20 - 5)::int) END::text;
+    WHEN 'interval'::regtype THEN
+      -- narrow ones of a few spans in different fields
+      RETURN CASE WHEN narrow THEN make_interval(months => floor(r * 3)::int,
+                                                 days => floor(random() * 3)::int * 15,
+                                                 hours => floor(random() * 3)::int * 360)
+             ELSE make_interval(months => floor(r * 2e6 - 1e6)::int, days => floor(random() * 2e6 - 1e6)::int,
+                                secs => floor(random() * 2e11 - 1e11) / 1e3) END::text;
+    WHEN 'inet'::regtype THEN
+      RETURN CASE WHEN narrow THEN format('10.0.%s.%s/%s', floor(r * 3), floor(random() * 3), 23 + floor(random() * 10))
+             WHEN r < 0.75 THEN format('%s.%s.%s.%s/%s', floor(random() * 256), floor(random() * 256),
+                                       floor(random() * 256), floor(random() * 256), floor(random() * 33))
+             ELSE format('%s::%s/%s', to_hex(floor(random() * 65536)::int), to_hex(floor(random() * 65536)::int),
+                         floor(random() * 129)) END;
     ELSE
       -- date, timestamp, timestamptz: days from 4713 BC, narrow ones around 1970 and 2000
       IF narrow THEN
@@ -232,7 +280,9 @@ BEGIN
   PERFORM pm_diff.check_nbt(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
                                ':', 'NULL', replace(cond, '%', '%%')),
                         t, ord, ARRAY['index', 'bitmap'] || par);
-  PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
+  -- the values exactly as stored (the output function's text: bpchar's cast to text drops its
+  -- trailing spaces)
+  PERFORM pm_diff.check_nbt(format('SELECT row(v)::text AS r FROM %%1$s WHERE %s', replace(cond, '%', '%%')),
                         t, ord, ARRAY['indexonly'] || paronly);
 END $$;
 
@@ -267,13 +317,13 @@ BEGIN
         PERFORM pm_diff.check_where(format('v %s %s', op.oprname, pm_diff.lit(v, a)), t, ord);
       END LOOP;
       -- op ANY (array of edges and random values, with a NULL)
-      SELECT format('ARRAY[%s, NULL]::%s[]', string_agg(pm_diff.lit(x, a), ', '), a) INTO arr
+      SELECT format('ARRAY[%s, NULL]::%s[]', string_agg(pm_diff.lit(x, a), ', '), pm_diff.typ(a)) INTO arr
         FROM (SELECT x FROM diff_args ORDER BY random() LIMIT 6) s;
       PERFORM pm_diff.check_where(format('v %s ANY (%s)', op.oprname, arr), t, ord);
       -- a parameterized nested loop with the arguments as the outer relation
       PERFORM pm_diff.check_nbt(format(
         'SELECT x || %L || v FROM (SELECT x::%s AS y, x FROM diff_args) d JOIN %%1$s ON v %s y',
-        ':', a, op.oprname), t, ord, ARRAY['index']);
+        ':', pm_diff.typ(a), op.oprname), t, ord, ARRAY['index']);
     END LOOP;
     -- two-sided ranges between arguments of this type
     FOR v, v2 IN SELECT x, lead(x) OVER (ORDER BY random()) FROM diff_args LOOP
@@ -297,7 +347,7 @@ BEGIN
     PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
                                  pm_diff.lit(v, t), o), t, ord, ordered_shapes, true);
   END LOOP;
-  IF to_regprocedure(format('min(%s)', t)) IS NOT NULL THEN
+  IF to_regprocedure(format('min(%s)', pm_diff.typ(t))) IS NOT NULL THEN
     PERFORM pm_diff.check_nbt('SELECT min(v)::text FROM %1$s', t, ord, ordered_shapes);
     PERFORM pm_diff.check_nbt('SELECT max(v)::text FROM %1$s', t, ord, ordered_shapes);
   END IF;

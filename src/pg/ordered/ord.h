@@ -2,7 +2,7 @@
  * ord.h
  *	  What the ordered access methods share (those over a structure of
  *	  sorted (key, rest) entries): btree's operator classes on one
- *	  fixed-width column, the key encoding, and the code built on them:
+ *	  column, the key encoding, and the code built on them:
  *	  build, insert, scans, cost, the boolean-column planner support and
  *	  operator class validation.  An ordered access method gives its
  *	  structure's operations in an OrdOps, reached through its PmiAmOps
@@ -119,22 +119,34 @@ typedef struct OrdCut
 	OrdKey		gt;
 } OrdCut;
 
+/*
+ * The indexed column as the key encoding sees it: the type its keys encode
+ * (the operator class's input type), the index column's typmod (a value's
+ * usual form, which its entry then need not keep) and collation.
+ */
+typedef struct OrdColumn
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+} OrdColumn;
+
 /* ord_key.c */
 extern bool ord_type_supported(Oid typid);
 extern bool ord_type_wide(Oid typid);
 extern uint64 ord_entry_rest(const OrdKey *k);
-extern Datum ord_entry_value(Oid typid, const OrdKey *k);
+extern Datum ord_entry_value(const OrdColumn *col, const OrdKey *k);
 extern uint64 ord_encode(Oid typid, Datum value);
 extern Datum ord_decode(Oid typid, uint64 key);
-extern void ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut);
+extern void ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut);
 extern bool ord_narrow(const OrdCut *cut, int strategy, OrdKey *lo, OrdKey *hi);
 extern void ord_key_raise(OrdKey *lo, const OrdKey *k);
 extern void ord_key_lower(OrdKey *hi, const OrdKey *k);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
-extern OrdKey ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid);
-extern bool ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal);
-extern Oid	ord_column_type(Relation index);
+extern OrdKey ord_key_of(const OrdColumn *col, Datum value, bool isnull, ItemPointer tid);
+extern bool ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal);
+extern OrdColumn ord_column(Relation index);
 extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
 
 /* ord_batch.c */

@@ -15,7 +15,7 @@ ord_batch_init(OrdBatch *b, Relation index)
 {
 	b->n = 0;
 	b->records = b->previous = NULL;
-	if (ord_type_wide(ord_column_type(index)))
+	if (ord_type_wide(ord_column(index).type))
 	{
 		b->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index batch records",
 										   ALLOCSET_SMALL_SIZES);

@@ -29,12 +29,12 @@
  * bytes each, twice for the sort's buffer, and wide keys' records) and
  * sorted there (radix sort, or for wide keys a comparison sort); past that
  * they go to a tuplesort of (key, rest) int8 pairs, with wide keys (key,
- * bytes, rest) (bytea sorts as memcmp, then length: as records do), which
- * spills to disk.
+ * bytes, rest) (bytea sorts as memcmp, then length: as records do) and the
+ * records' host bytes, which spills to disk.
  */
 typedef struct BuildState
 {
-	Oid			coltype;
+	OrdColumn	col;
 	bool		wide;			/* the type's keys can be wide */
 	MemoryContext records;		/* wide keys' records while in memory */
 	Size		record_bytes;
@@ -62,10 +62,21 @@ typedef struct BuildState
 	bool		duplicate;		/* last_alive's value is duplicated: the load stopped */
 } BuildState;
 
+/* A bytea of len bytes at data. */
+static bytea *
+make_bytea(const uint8 *data, uint32 len)
+{
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	if (len > 0)
+		memcpy(VARDATA(b), data, len);
+	return b;
+}
+
 static void
 sort_put(BuildState *bs, const OrdKey *sk)
 {
-	bytea	   *bytes = NULL;
 	int			rest_col = bs->wide ? 2 : 1;
 
 	/* int8 sorts signed: flip the sign bit so it sorts as the unsigned key */
@@ -74,20 +85,21 @@ sort_put(BuildState *bs, const OrdKey *sk)
 	bs->slot->tts_values[rest_col] = Int64GetDatum((int64) ord_entry_rest(sk));
 	if (bs->wide)
 	{
+		/* the ordering bytes sort, the host's come along */
 		const pm_key_rec *r = pm_rest_is_wide(sk->rest) ? pm_key_rec_of(NULL, sk->rest) : NULL;
-		uint32		len = r ? r->keylen : 0;
 
-		bytes = palloc(VARHDRSZ + len);
-		SET_VARSIZE(bytes, VARHDRSZ + len);
-		if (len > 0)
-			memcpy(VARDATA(bytes), r->data, len);
-		bs->slot->tts_values[1] = PointerGetDatum(bytes);
+		bs->slot->tts_values[1] = PointerGetDatum(make_bytea(r ? r->data : NULL, r ? r->keylen : 0));
+		bs->slot->tts_values[3] = PointerGetDatum(make_bytea(r ? r->data + r->keylen : NULL,
+															 r ? r->len - r->keylen : 0));
 	}
 	memset(bs->slot->tts_isnull, 0, sizeof(bool) * bs->sortdesc->natts);
 	ExecStoreVirtualTuple(bs->slot);
 	tuplesort_puttupleslot(bs->sort, bs->slot);
-	if (bytes)
-		pfree(bytes);
+	if (bs->wide)
+	{
+		pfree(DatumGetPointer(bs->slot->tts_values[1]));
+		pfree(DatumGetPointer(bs->slot->tts_values[3]));
+	}
 }
 
 static void
@@ -100,7 +112,7 @@ spill(BuildState *bs)
 
 	if (bs->wide)
 		sortops[1] = ByteaLessOperator;
-	bs->sort = tuplesort_begin_heap(bs->sortdesc, bs->sortdesc->natts, attnums, sortops,
+	bs->sort = tuplesort_begin_heap(bs->sortdesc, bs->wide ? 3 : 2, attnums, sortops,
 									collations, nullsfirst, maintenance_work_mem, NULL,
 									TUPLESORT_NONE);
 	for (int64 i = 0; i < bs->nmem; i++)
@@ -117,7 +129,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	BuildState *bs = state;
 	MemoryContext old = bs->records ? MemoryContextSwitchTo(bs->records) : NULL;
-	OrdKey	sk = ord_key_of(bs->coltype, values[0], isnull[0], tid);
+	OrdKey	sk = ord_key_of(&bs->col, values[0], isnull[0], tid);
 
 	if (old)
 	{
@@ -238,7 +250,7 @@ unique_so_far(BuildState *bs, const OrdKey *sk)
 	if (bs->ndead > 0 &&
 		bsearch(&tid, bs->dead, bs->ndead, sizeof(ItemPointerData), cmp_tid) != NULL)
 		return true;
-	if (bs->have_alive && ord_entries_equal(bs->coltype, &bs->last_alive, sk, bs->nulls_equal))
+	if (bs->have_alive && ord_entries_equal(&bs->col, &bs->last_alive, sk, bs->nulls_equal))
 	{
 		bs->duplicate = true;
 		return false;
@@ -280,13 +292,17 @@ next_sorted(void *ctx, OrdKey *sk)
 		if (bs->wide)
 		{
 			bytea	   *bytes = DatumGetByteaPP(slot_getattr(bs->slot, 2, &isnull));
-			uint32		len = VARSIZE_ANY_EXHDR(bytes);
+			bytea	   *host = DatumGetByteaPP(slot_getattr(bs->slot, 4, &isnull));
+			uint32		keylen = VARSIZE_ANY_EXHDR(bytes);
+			uint32		hostlen = VARSIZE_ANY_EXHDR(host);
 
-			if (len > 0)
+			if (keylen + hostlen > 0)
 			{
 				bs->loaded->rest = sk->rest;
-				bs->loaded->keylen = bs->loaded->len = len;
-				memcpy(bs->loaded->data, VARDATA_ANY(bytes), len);
+				bs->loaded->keylen = keylen;
+				bs->loaded->len = keylen + hostlen;
+				memcpy(bs->loaded->data, VARDATA_ANY(bytes), keylen);
+				memcpy(bs->loaded->data + keylen, VARDATA_ANY(host), hostlen);
 				sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) bs->loaded;
 			}
 		}
@@ -299,7 +315,7 @@ static void
 report_duplicate(Relation heap, Relation index, const BuildState *bs)
 {
 	bool		isnull = (ord_entry_rest(&bs->last_alive) & ORD_REST_NULL) != 0;
-	Datum		value = isnull ? (Datum) 0 : ord_entry_value(bs->coltype, &bs->last_alive);
+	Datum		value = isnull ? (Datum) 0 : ord_entry_value(&bs->col, &bs->last_alive);
 	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
 
 	ereport(ERROR,
@@ -320,9 +336,9 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	ord_check_column(index, b->ops->amname, ((const OrdOps *) b->ops->family_ops)->wide_keys);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
-	bs.coltype = ord_column_type(index);
-	bs.wide = ord_type_wide(bs.coltype);
-	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 3 : 2);
+	bs.col = ord_column(index);
+	bs.wide = ord_type_wide(bs.col.type);
+	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 4 : 2);
 	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
 	if (bs.wide)
 	{
@@ -334,6 +350,8 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 		bs.loaded = palloc(sizeof(pm_key_rec) + ORD_WIDE_MAX);
 	}
 	TupleDescInitEntry(bs.sortdesc, bs.wide ? 3 : 2, "rest", INT8OID, -1, 0);
+	if (bs.wide)
+		TupleDescInitEntry(bs.sortdesc, 4, "host", BYTEAOID, -1, 0);
 	bs.slot = MakeSingleTupleTableSlot(bs.sortdesc, &TTSOpsMinimalTuple);
 	bs.limit = (int64) maintenance_work_mem * 1024 / (2 * sizeof(OrdKey));
 	bs.capmem = Min(bs.limit, 1024);

@@ -13,7 +13,7 @@
 /* what ord_make_entry needs: the type keys are encoded from, and memory for a record */
 typedef struct EntryContext
 {
-	Oid			coltype;
+	OrdColumn	col;
 	MemoryContext records;		/* the last entry's */
 } EntryContext;
 
@@ -22,7 +22,7 @@ ord_entry_context(Relation index)
 {
 	EntryContext *c = palloc(sizeof(EntryContext));
 
-	c->coltype = ord_column_type(index);
+	c->col = ord_column(index);
 	c->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index entry record",
 									   ALLOCSET_SMALL_SIZES);
 	return c;
@@ -36,7 +36,7 @@ ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *e
 
 	MemoryContextReset(c->records);
 	old = MemoryContextSwitchTo(c->records);
-	*(OrdKey *) entry = ord_key_of(c->coltype, value, isnull, tid);
+	*(OrdKey *) entry = ord_key_of(&c->col, value, isnull, tid);
 	MemoryContextSwitchTo(old);
 }
 
@@ -85,7 +85,7 @@ ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEn
 	OrdBatch   *b;
 	uint64	   *rests;
 
-	if (!ord_type_wide(ord_column_type(index)))
+	if (!ord_type_wide(ord_column(index).type))
 	{
 		for (int i = 0; i < n; i++)
 		{

@@ -13,7 +13,8 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   IndexInfo *indexInfo)
 {
 	PmiIndex   *h = pmi_index_open(index, pmi_index_am(index));
-	OrdKey		k = ord_key_of(ord_column_type(index), values[0], isnull[0], ht_ctid);
+	OrdColumn	col = ord_column(index);
+	OrdKey		k = ord_key_of(&col, values[0], isnull[0], ht_ctid);
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 	bool		result = false;

@@ -14,27 +14,36 @@
  * after a value whose key is UINT64_MAX (int8's maximum, +infinity of the
  * timestamps); a scan presents them first or last as the index's options say.
  *
- * uuid, bytea and text (in the "C" collation) become byte strings whose
- * memcmp order is the type's: a 0x01 mark (so that no value's key reaches
- * the NULL key), then uuid's 16 bytes, or the bytes of a bytea or text with
- * each 0x00 written 0x00 0xFF and 0x00 0x00 at the end, which makes every
- * string self-delimiting (no value's string is a prefix of another's).  The
- * first 8 bytes are the key; a longer string's remainder goes to a record
- * (pm_key.h), the rest of a shorter one is zero.  Values decode from their
- * string, so index-only scans need nothing more.
+ * The other types (uuid, bytea, text, varchar, name and char(n) in the "C"
+ * collation, numeric, interval, inet and cidr) become byte strings whose
+ * memcmp order is btree's, and of which none is a prefix of another: uuid,
+ * a 0x01 mark and its 16 bytes; the string types, the mark, their bytes with
+ * each 0x00 written 0x00 0xFF, and 0x00 0x00 at the end (text and name
+ * share this space, as their cross-type operators need); numeric, interval
+ * and inet as their functions below say.  No string starts with 0xFF, so no
+ * value's key reaches the NULL key.  The first 8 bytes are the key; a longer
+ * string's remainder goes to a record (pm_key.h), the rest of a shorter one
+ * is zero.  Values equal to btree but not identical (numeric's 1.0 and
+ * 1.00, interval's '1 mon' and '30 days', char(n)'s trailing spaces) have
+ * one string; what tells them apart is host bytes in the record, left out
+ * when the value has its column's usual form.  Values decode from their
+ * string and host bytes, so index-only scans need nothing more.
  */
 #include "ord.h"
 
 #include <math.h>
+#include <sys/socket.h>
 
 #include "access/stratnum.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "port/pg_bswap.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/float.h"
-#include "catalog/pg_collation_d.h"
-#include "lib/stringinfo.h"
+#include "utils/inet.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
@@ -76,6 +85,11 @@ class_of(Oid typid)
 		case UUIDOID:
 		case BYTEAOID:
 		case TEXTOID:
+		case NAMEOID:
+		case BPCHAROID:
+		case NUMERICOID:
+		case INTERVALOID:
+		case INETOID:
 			return KEY_BYTES;
 		default:
 			return KEY_NONE;
@@ -94,72 +108,497 @@ ord_type_wide(Oid typid)
 	return class_of(typid) == KEY_BYTES;
 }
 
-/* The order-preserving, self-delimiting string of a value (see the top). */
+/* The mark, the bytes of s with each 0x00 as 0x00 0xFF, and the end 0x00 0x00. */
 static void
-value_bytes(Oid typid, Datum value, StringInfo buf)
+append_escaped(StringInfo buf, const char *s, Size len)
 {
 	appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
-	if (typid == UUIDOID)
-		appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(value)->data, UUID_LEN);
+	for (Size i = 0; i < len; i++)
+	{
+		appendStringInfoCharMacro(buf, s[i]);
+		if (s[i] == '\0')
+			appendStringInfoCharMacro(buf, (char) 0xFF);
+	}
+	appendStringInfoCharMacro(buf, '\0');
+	appendStringInfoCharMacro(buf, '\0');
+}
+
+/* The bytes append_escaped wrote at s, into out; returns how many it read. */
+static int
+read_escaped(const char *s, int len, StringInfo out)
+{
+	Assert(len > 0 && s[0] == BYTES_VALUE_MARK);
+	for (int i = 1; i + 1 < len; i++)
+	{
+		if (s[i] != '\0')
+			appendStringInfoCharMacro(out, s[i]);
+		else if (s[i + 1] == '\0')
+			return i + 2;
+		else
+		{
+			appendStringInfoCharMacro(out, '\0');	/* 0x00 0xFF */
+			i++;
+		}
+	}
+	elog(ERROR, "pm_index: a key's bytes lack their end");
+	return 0;
+}
+
+static void
+append_uint32(StringInfo buf, uint32 v)
+{
+	uint32		be = pg_hton32(v);
+
+	appendBinaryStringInfo(buf, (const char *) &be, sizeof(be));
+}
+
+static uint32
+read_uint32(const char *s)
+{
+	uint32		be;
+
+	memcpy(&be, s, sizeof(be));
+	return pg_ntoh32(be);
+}
+
+/*
+ * numeric: a class byte, then for a number other than zero its exponent
+ * and mantissa in base 100 (0.M x 100^E, M's first digit not zero, no
+ * trailing zero digit).  The class byte orders -Infinity, negative numbers
+ * by exponent, zero, positive numbers by exponent, +Infinity and NaN; it
+ * holds an exponent within NUMERIC_SMALL_E, others follow it in 4 bytes.
+ * Each mantissa digit d is the byte 2d+1, the last 2d, so that a mantissa
+ * is never a prefix of another.  A negative number's exponent bytes and
+ * mantissa are inverted.  Equal numbers have one string: the display scale
+ * (1.0 and 1.00) is host bytes, kept when it differs from the column's
+ * usual one.
+ */
+#define NUMERIC_NEG_INF		0x02
+#define NUMERIC_NEG_LARGE	0x03	/* exponent above NUMERIC_SMALL_E */
+#define NUMERIC_NEG_SMALL	0x2C	/* minus the exponent */
+#define NUMERIC_NEG_TINY	0x55	/* exponent below -NUMERIC_SMALL_E */
+#define NUMERIC_ZERO		0x56
+#define NUMERIC_POS_TINY	0x57
+#define NUMERIC_POS_SMALL	0x80	/* plus the exponent */
+#define NUMERIC_POS_LARGE	0xA9
+#define NUMERIC_POS_INF		0xAA
+#define NUMERIC_NAN			0xAB
+#define NUMERIC_SMALL_E		40
+
+/*
+ * The display scale an entry of a numeric need not keep: the column's
+ * scale, or without one the number of fraction digits up to the last
+ * nonzero one (significant).
+ */
+static int
+numeric_usual_dscale(int32 typmod, int significant)
+{
+	if (typmod >= (int32) VARHDRSZ)
+	{
+		/* numeric(p, s), s of 11 bits with its sign (numeric.c) */
+		int			scale = ((((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024);
+
+		return Max(scale, 0);
+	}
+	return significant;
+}
+
+static void
+numeric_string(Datum value, int32 typmod, StringInfo buf, int *keylen)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, value));
+	const char *p = text;
+	bool		negative = false;
+	char	   *digits = palloc(strlen(text) + 2);
+	int			ndigits = 0;
+	int			point;
+	int			dscale = 0;
+	int			first;
+	int			end;
+	int			significant;
+
+	if (strcmp(text, "NaN") == 0 || strcmp(text, "Infinity") == 0 || strcmp(text, "-Infinity") == 0)
+	{
+		appendStringInfoCharMacro(buf, text[0] == 'N' ? NUMERIC_NAN :
+								  text[0] == 'I' ? NUMERIC_POS_INF : NUMERIC_NEG_INF);
+		*keylen = buf->len;
+		return;
+	}
+	if (*p == '-')
+	{
+		negative = true;
+		p++;
+	}
+	/* a zero first, for an odd exponent of ten (see below) */
+	digits[ndigits++] = 0;
+	for (; *p && *p != '.'; p++)
+		digits[ndigits++] = *p - '0';
+	point = ndigits;
+	if (*p == '.')
+		for (p++; *p; p++, dscale++)
+			digits[ndigits++] = *p - '0';
+	for (first = 1; first < ndigits && digits[first] == 0; first++);
+	for (end = ndigits; end > first && digits[end - 1] == 0; end--);
+	significant = first == end ? 0 : Max(end - point, 0);
+	if (first == end)
+		appendStringInfoCharMacro(buf, NUMERIC_ZERO);
 	else
 	{
-		struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
-		const char *p = VARDATA_ANY(v);
-		Size		len = VARSIZE_ANY_EXHDR(v);
+		uint8		inv = negative ? 0xFF : 0;
+		int			exponent;
 
-		for (Size i = 0; i < len; i++)
+		/* 0.digits[first..] x 10^(point - first), started at an even power of ten */
+		if ((point - first) % 2 != 0)
+			first--;
+		exponent = (point - first) / 2;
+		if (exponent > NUMERIC_SMALL_E || exponent < -NUMERIC_SMALL_E)
 		{
-			appendStringInfoCharMacro(buf, p[i]);
-			if (p[i] == '\0')
-				appendStringInfoCharMacro(buf, (char) 0xFF);
+			bool		large = exponent > 0;
+
+			appendStringInfoCharMacro(buf, negative ? (large ? NUMERIC_NEG_LARGE : NUMERIC_NEG_TINY) :
+									  (large ? NUMERIC_POS_LARGE : NUMERIC_POS_TINY));
+			append_uint32(buf, ((uint32) exponent + UINT32_C(0x80000000)) ^ (negative ? UINT32_MAX : 0));
 		}
-		appendStringInfoCharMacro(buf, '\0');
-		appendStringInfoCharMacro(buf, '\0');
-		if ((Pointer) v != DatumGetPointer(value))
-			pfree(v);
+		else
+			appendStringInfoCharMacro(buf, negative ? NUMERIC_NEG_SMALL - exponent :
+									  NUMERIC_POS_SMALL + exponent);
+		for (int i = first; i < end; i += 2)
+		{
+			int			d = digits[i] * 10 + (i + 1 < end ? digits[i + 1] : 0);
+
+			appendStringInfoCharMacro(buf, (char) ((2 * d + (i + 2 < end ? 1 : 0)) ^ inv));
+		}
+	}
+	*keylen = buf->len;
+	if (dscale != numeric_usual_dscale(typmod, significant))
+		append_uint32(buf, (uint32) dscale);
+	pfree(digits);
+	pfree(text);
+}
+
+static Datum
+numeric_value(const char *s, int keylen, int len, int32 typmod)
+{
+	uint8		class = (uint8) s[0];
+	StringInfoData digits;
+	StringInfoData text;
+	int			exponent = 0;
+	int			point;
+	int			significant;
+	int			dscale;
+	int			i = 1;
+	uint8		inv;
+	Datum		result;
+
+	if (class == NUMERIC_NAN || class == NUMERIC_POS_INF || class == NUMERIC_NEG_INF)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum(class == NUMERIC_NAN ? "NaN" :
+															   class == NUMERIC_POS_INF ? "Infinity" :
+															   "-Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	initStringInfo(&digits);
+	inv = class < NUMERIC_ZERO ? 0xFF : 0;
+	if (class == NUMERIC_NEG_LARGE || class == NUMERIC_NEG_TINY ||
+		class == NUMERIC_POS_LARGE || class == NUMERIC_POS_TINY)
+	{
+		exponent = (int32) ((read_uint32(s + 1) ^ (inv ? UINT32_MAX : 0)) - UINT32_C(0x80000000));
+		i += 4;
+	}
+	else if (class != NUMERIC_ZERO)
+		exponent = inv ? NUMERIC_NEG_SMALL - class : class - NUMERIC_POS_SMALL;
+	/* the mantissa ends at an even byte (short strings' keys are padded) */
+	for (bool last = class == NUMERIC_ZERO; !last; i++)
+	{
+		int			b = (uint8) s[i] ^ inv;
+
+		appendStringInfoCharMacro(&digits, '0' + b / 2 / 10);
+		appendStringInfoCharMacro(&digits, '0' + b / 2 % 10);
+		last = b % 2 == 0;
+	}
+	point = 2 * exponent;
+	for (significant = digits.len; significant > 0 && digits.data[significant - 1] == '0'; significant--);
+	dscale = keylen < len ? (int) read_uint32(s + keylen) :
+		numeric_usual_dscale(typmod, Max(significant - point, 0));
+
+	/* the digits with the point at point, dscale digits after it */
+	initStringInfo(&text);
+	if (inv)
+		appendStringInfoCharMacro(&text, '-');
+	if (point <= 0)
+		appendStringInfoCharMacro(&text, '0');
+	for (int d = 0; d < point; d++)
+		appendStringInfoCharMacro(&text, d < digits.len ? digits.data[d] : '0');
+	if (dscale > 0)
+		appendStringInfoCharMacro(&text, '.');
+	for (int d = 0; d < dscale; d++)
+	{
+		int			at = point + d;
+
+		appendStringInfoCharMacro(&text, at >= 0 && at < digits.len ? digits.data[at] : '0');
+	}
+	result = DirectFunctionCall3(numeric_in, CStringGetDatum(text.data),
+								 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	pfree(digits.data);
+	pfree(text.data);
+	return result;
+}
+
+/*
+ * interval: btree orders intervals by their span in microseconds, a month
+ * counting 30 days; the span is 80 bits (it stays below 2^75), sign bit
+ * flipped.  Intervals of one span ('1 mon' and '30 days') have one string;
+ * the fields are host bytes (months and days), kept unless days and the
+ * time within a day are the span's split.
+ */
+#define INTERVAL_SPAN_BYTES	10
+
+static int128
+interval_span(const Interval *iv)
+{
+	return ((int128) iv->month * 30 + iv->day) * USECS_PER_DAY + iv->time;
+}
+
+static void
+interval_string(Datum value, StringInfo buf, int *keylen)
+{
+	Interval   *iv = DatumGetIntervalP(value);
+	int128		span = interval_span(iv);
+	uint128		biased = (uint128) span + ((uint128) 1 << (8 * INTERVAL_SPAN_BYTES - 1));
+
+	for (int i = INTERVAL_SPAN_BYTES - 1; i >= 0; i--)
+		appendStringInfoCharMacro(buf, (char) (biased >> (8 * i)));
+	*keylen = buf->len;
+	if (iv->month != 0 || iv->day != span / USECS_PER_DAY || iv->time != span % USECS_PER_DAY)
+	{
+		append_uint32(buf, (uint32) iv->month);
+		append_uint32(buf, (uint32) iv->day);
+	}
+}
+
+static Datum
+interval_value(const char *s, int keylen, int len)
+{
+	Interval   *iv = palloc(sizeof(Interval));
+	uint128		biased = 0;
+	int128		span;
+
+	for (int i = 0; i < INTERVAL_SPAN_BYTES; i++)
+		biased = biased << 8 | (uint8) s[i];
+	span = (int128) (biased - ((uint128) 1 << (8 * INTERVAL_SPAN_BYTES - 1)));
+	if (keylen < len)
+	{
+		iv->month = (int32) read_uint32(s + keylen);
+		iv->day = (int32) read_uint32(s + keylen + 4);
+	}
+	else
+	{
+		iv->month = 0;
+		iv->day = (int32) (span / USECS_PER_DAY);
+	}
+	iv->time = (int64) (span - ((int128) iv->month * 30 + iv->day) * USECS_PER_DAY);
+	return IntervalPGetDatum(iv);
+}
+
+/*
+ * inet and cidr, in btree's order (network_cmp): the family, the address
+ * with the bits past the netmask cleared, the netmask length, then the
+ * address's bytes from the one the netmask ends in (equal network bits in
+ * that byte, so these order as the whole addresses).
+ */
+static void
+inet_string(Datum value, StringInfo buf)
+{
+	inet	   *ip = DatumGetInetPP(value);
+	int			bits = ip_bits(ip);
+	int			size = ip_addrsize(ip);
+	const unsigned char *addr = ip_addr(ip);
+
+	appendStringInfoCharMacro(buf, (char) ip_family(ip));
+	for (int i = 0; i < size; i++)
+	{
+		int			keep = Min(Max(bits - 8 * i, 0), 8);
+
+		appendStringInfoCharMacro(buf, (char) (keep == 0 ? 0 : addr[i] & (0xFF << (8 - keep))));
+	}
+	appendStringInfoCharMacro(buf, (char) bits);
+	appendBinaryStringInfo(buf, (const char *) addr + bits / 8, size - bits / 8);
+}
+
+static Datum
+inet_value(const char *s)
+{
+	inet	   *ip = palloc0(sizeof(inet));
+	int			size;
+	int			bits;
+
+	ip_family(ip) = (unsigned char) s[0];
+	size = ip_addrsize(ip);
+	bits = (uint8) s[1 + size];
+	ip_bits(ip) = bits;
+	memcpy(ip_addr(ip), s + 1, size);
+	memcpy(ip_addr(ip) + bits / 8, s + 2 + size, size - bits / 8);
+	SET_INET_VARSIZE(ip);
+	return InetPGetDatum(ip);
+}
+
+/*
+ * char(n): btree compares values without their trailing spaces, so the
+ * string is the value's without them; their count is host bytes unless
+ * the value has the column's length.
+ */
+static int
+bpchar_usual_spaces(int32 typmod, const char *s, int len)
+{
+	return typmod >= (int32) VARHDRSZ ? typmod - VARHDRSZ - pg_mbstrlen_with_len(s, len) : 0;
+}
+
+static void
+bpchar_string(Datum value, int32 typmod, StringInfo buf, int *keylen)
+{
+	BpChar	   *v = DatumGetBpCharPP(value);
+	int			len = VARSIZE_ANY_EXHDR(v);
+	int			kept = bpchartruelen(VARDATA_ANY(v), len);
+
+	append_escaped(buf, VARDATA_ANY(v), kept);
+	*keylen = buf->len;
+	if (len - kept != bpchar_usual_spaces(typmod, VARDATA_ANY(v), kept))
+		append_uint32(buf, (uint32) (len - kept));
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+}
+
+/*
+ * The string of a value of a byte-string type (see the top): the bytes
+ * that order it, *keylen of them, then host bytes if its entry keeps any.
+ */
+static void
+value_string(const OrdColumn *col, Oid typid, Datum value, StringInfo buf, int *keylen)
+{
+	switch (typid)
+	{
+		case UUIDOID:
+			appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
+			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(value)->data, UUID_LEN);
+			break;
+		case NAMEOID:
+			append_escaped(buf, NameStr(*DatumGetName(value)), strlen(NameStr(*DatumGetName(value))));
+			break;
+		case NUMERICOID:
+			numeric_string(value, col->typmod, buf, keylen);
+			return;
+		case INTERVALOID:
+			interval_string(value, buf, keylen);
+			return;
+		case INETOID:
+			inet_string(value, buf);
+			break;
+		case BPCHAROID:
+			bpchar_string(value, col->typmod, buf, keylen);
+			return;
+		default:				/* bytea, text */
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+
+				append_escaped(buf, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+				if ((Pointer) v != DatumGetPointer(value))
+					pfree(v);
+			}
+	}
+	*keylen = buf->len;
+}
+
+/* The value of a string of value_string's for col. */
+static Datum
+string_value(const OrdColumn *col, const char *s, int keylen, int len)
+{
+	StringInfoData val;
+
+	switch (col->type)
+	{
+		case UUIDOID:
+			{
+				pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+
+				memcpy(u->data, s + 1, UUID_LEN);
+				return UUIDPGetDatum(u);
+			}
+		case NAMEOID:
+			{
+				Name		n = palloc0(NAMEDATALEN);
+
+				initStringInfo(&val);
+				read_escaped(s, keylen, &val);
+				memcpy(NameStr(*n), val.data, Min(val.len, NAMEDATALEN - 1));
+				pfree(val.data);
+				return NameGetDatum(n);
+			}
+		case NUMERICOID:
+			return numeric_value(s, keylen, len, col->typmod);
+		case INTERVALOID:
+			return interval_value(s, keylen, len);
+		case INETOID:
+			return inet_value(s);
+		default:				/* bytea, text, char(n) */
+			initStringInfo(&val);
+			appendStringInfoSpaces(&val, VARHDRSZ);
+			read_escaped(s, keylen, &val);
+			if (col->type == BPCHAROID)
+				appendStringInfoSpaces(&val, keylen < len ? (int) read_uint32(s + keylen) :
+									   bpchar_usual_spaces(col->typmod, val.data + VARHDRSZ,
+														   val.len - VARHDRSZ));
+			SET_VARSIZE(val.data, val.len);
+			return PointerGetDatum(val.data);
 	}
 }
 
 /*
- * The key of a string (its first 8 bytes) and rest; a longer string's
- * remainder in a record, palloc'd (rest: the record's own).  An entry's
- * record must fit one in the pool.
+ * The key of a string whose first keylen bytes order it (its first 8) and
+ * rest; the record of the ordering bytes past 8 and the host bytes, if
+ * any, palloc'd (rest: the record's own).  An entry's record must fit one
+ * in the pool.
  */
 static OrdKey
-key_of_bytes(const uint8 *b, int len, uint64 rest, bool entry)
+key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry)
 {
 	OrdKey		k = {0, rest};
+	int			ordering = Max(keylen - 8, 0);
 	pm_key_rec *r;
 
 	for (int i = 0; i < 8; i++)
-		k.key = k.key << 8 | (i < len ? b[i] : 0);
-	if (len <= 8)
+		k.key = k.key << 8 | (i < keylen ? b[i] : 0);
+	if (ordering == 0 && len == keylen)
 		return k;
-	if (entry && len - 8 > ORD_WIDE_MAX)
+	if (entry && ordering + (len - keylen) > ORD_WIDE_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("index row size %d exceeds the maximum %d of a pm_index key",
 						len, ORD_WIDE_MAX + 8),
 				 errhint("Values larger than about 64 kB cannot be indexed.  Consider an index "
 						 "of an MD5 hash of the value, or use btree.")));
-	r = palloc(sizeof(pm_key_rec) + len - 8);
+	r = palloc(sizeof(pm_key_rec) + ordering + (len - keylen));
 	r->rest = rest;
-	r->keylen = r->len = (uint32) (len - 8);
-	memcpy(r->data, b + 8, len - 8);
+	r->keylen = (uint32) ordering;
+	r->len = (uint32) (ordering + len - keylen);
+	memcpy(r->data, b + 8, ordering);
+	memcpy(r->data + ordering, b + keylen, len - keylen);
 	k.rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
 	return k;
 }
 
-/* The key of a value of a byte-string type, with rest (an entry's if entry). */
+/*
+ * The key of a value of type typid (col's, or a type its operator family
+ * compares with col's) with rest: an entry's (entry) with its host bytes,
+ * or a bound's, which only orders.
+ */
 static OrdKey
-bytes_key(Oid typid, Datum value, uint64 rest, bool entry)
+bytes_key(const OrdColumn *col, Oid typid, Datum value, uint64 rest, bool entry)
 {
 	StringInfoData buf;
+	int			keylen;
 	OrdKey		k;
 
 	initStringInfo(&buf);
-	value_bytes(typid, value, &buf);
-	k = key_of_bytes((const uint8 *) buf.data, buf.len, rest, entry);
+	value_string(col, typid, value, &buf, &keylen);
+	k = key_of_string((const uint8 *) buf.data, keylen, entry ? buf.len : keylen, rest, entry);
 	pfree(buf.data);
 	return k;
 }
@@ -170,65 +609,35 @@ ord_entry_rest(const OrdKey *k)
 	return pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest)->rest : k->rest;
 }
 
-/* The string of an entry of a byte-string type: its key's 8 bytes, then its record's. */
-static void
-entry_bytes(const OrdKey *k, StringInfo buf)
+/* The value of an entry of a byte-string type: its key's 8 bytes, then its record's. */
+static Datum
+bytes_value(const OrdColumn *col, const OrdKey *k)
 {
+	StringInfoData buf;
+	int			keylen = 8;
+	Datum		result;
+
+	initStringInfo(&buf);
 	for (int i = 0; i < 8; i++)
-		appendStringInfoCharMacro(buf, (char) (k->key >> (56 - 8 * i)));
+		appendStringInfoCharMacro(&buf, (char) (k->key >> (56 - 8 * i)));
 	if (pm_rest_is_wide(k->rest))
 	{
 		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
 
-		appendBinaryStringInfo(buf, (const char *) r->data, r->keylen);
+		keylen += r->keylen;
+		appendBinaryStringInfo(&buf, (const char *) r->data, r->len);
 	}
-}
-
-/* The value of an entry of a byte-string type. */
-static Datum
-bytes_value(Oid typid, const OrdKey *k)
-{
-	StringInfoData buf;
-	StringInfoData val;
-	Datum		result;
-
-	initStringInfo(&buf);
-	entry_bytes(k, &buf);
-	Assert(buf.len > 0 && buf.data[0] == BYTES_VALUE_MARK);
-	if (typid == UUIDOID)
-	{
-		pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
-
-		memcpy(u->data, buf.data + 1, UUID_LEN);
-		pfree(buf.data);
-		return UUIDPGetDatum(u);
-	}
-	initStringInfo(&val);
-	appendStringInfoSpaces(&val, VARHDRSZ);
-	for (int i = 1; i + 1 < buf.len; i++)
-	{
-		if (buf.data[i] == '\0')
-		{
-			if (buf.data[i + 1] == '\0')
-				break;
-			i++;			/* 0x00 0xFF: a zero byte */
-			appendStringInfoCharMacro(&val, '\0');
-		}
-		else
-			appendStringInfoCharMacro(&val, buf.data[i]);
-	}
-	SET_VARSIZE(val.data, val.len);
-	result = PointerGetDatum(val.data);
+	result = string_value(col, buf.data, keylen, buf.len);
 	pfree(buf.data);
 	return result;
 }
 
 Datum
-ord_entry_value(Oid typid, const OrdKey *k)
+ord_entry_value(const OrdColumn *col, const OrdKey *k)
 {
-	if (class_of(typid) == KEY_BYTES)
-		return bytes_value(typid, k);
-	return ord_decode(typid, k->key);
+	if (class_of(col->type) == KEY_BYTES)
+		return bytes_value(col, k);
+	return ord_decode(col->type, k->key);
 }
 
 static int64
@@ -453,8 +862,9 @@ same_key_space(Oid coltype, Oid argtype)
  * sign).
  */
 void
-ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut)
+ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut)
 {
+	Oid			coltype = col->type;
 	Oid			cmpproc;
 	FmgrInfo	cmp;
 	uint64		ge = 0;
@@ -464,11 +874,12 @@ ord_cut(Oid opfamily, Oid coltype, Oid argtype, Datum arg, OrdCut *cut)
 		argtype = coltype;
 	if (class_of(coltype) == KEY_BYTES)
 	{
-		/* their families have no cross-type members */
-		Assert(argtype == coltype);
+		/* text and name are the one cross-type pair, in one byte space */
+		Assert(argtype == col->type || (class_of(argtype) == KEY_BYTES &&
+										(col->type == TEXTOID || col->type == NAMEOID)));
 		cut->has_ge = cut->has_gt = true;
-		cut->ge = bytes_key(coltype, arg, 0, false);
-		cut->gt = bytes_key(coltype, arg, UINT64_MAX, false);
+		cut->ge = bytes_key(col, argtype, arg, 0, false);
+		cut->gt = bytes_key(col, argtype, arg, UINT64_MAX, false);
 		return;
 	}
 	if (same_key_space(coltype, argtype))
@@ -589,79 +1000,83 @@ ord_rest_tid(uint64 rest, ItemPointer tid)
 }
 
 OrdKey
-ord_key_of(Oid typid, Datum value, bool isnull, ItemPointer tid)
+ord_key_of(const OrdColumn *col, Datum value, bool isnull, ItemPointer tid)
 {
 	OrdKey		k;
 
-	if (!isnull && class_of(typid) == KEY_BYTES)
-		return bytes_key(typid, value, ord_rest(tid, false), true);
-	k.key = isnull ? ORD_NULL_KEY : ord_encode(typid, value);
+	if (!isnull && class_of(col->type) == KEY_BYTES)
+		return bytes_key(col, col->type, value, ord_rest(tid, false), true);
+	k.key = isnull ? ORD_NULL_KEY : ord_encode(col->type, value);
 	k.rest = ord_rest(tid, isnull);
 	return k;
 }
 
 /*
- * Whether two entries of a column of type typid hold equal values for a
- * unique index: equal keys, or -0 and +0; NULLs equal only when nulls_equal.
+ * Whether two entries of column col hold equal values for a unique index:
+ * equal keys and ordering bytes, or -0 and +0; NULLs equal only when
+ * nulls_equal.
  */
 bool
-ord_entries_equal(Oid typid, const OrdKey *a, const OrdKey *b, bool nulls_equal)
+ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal)
 {
 	bool		anull = (ord_entry_rest(a) & ORD_REST_NULL) != 0;
 	bool		bnull = (ord_entry_rest(b) & ORD_REST_NULL) != 0;
 
 	if (anull || bnull)
 		return anull && bnull && nulls_equal;
-	if (class_of(typid) == KEY_BYTES)
+	if (class_of(col->type) == KEY_BYTES)
 	{
-		const pm_key_rec *ra;
-		const pm_key_rec *rb;
+		/* a narrow entry, or a record's host bytes, add no ordering bytes */
+		const pm_key_rec *ra = pm_rest_is_wide(a->rest) ? pm_key_rec_of(NULL, a->rest) : NULL;
+		const pm_key_rec *rb = pm_rest_is_wide(b->rest) ? pm_key_rec_of(NULL, b->rest) : NULL;
+		uint32		alen = ra ? ra->keylen : 0;
+		uint32		blen = rb ? rb->keylen : 0;
 
-		if (a->key != b->key || pm_rest_is_wide(a->rest) != pm_rest_is_wide(b->rest))
-			return false;
-		if (!pm_rest_is_wide(a->rest))
-			return true;
-		ra = pm_key_rec_of(NULL, a->rest);
-		rb = pm_key_rec_of(NULL, b->rest);
-		return ra->keylen == rb->keylen && memcmp(ra->data, rb->data, ra->keylen) == 0;
+		return a->key == b->key && alen == blen && (alen == 0 || memcmp(ra->data, rb->data, alen) == 0);
 	}
 	return a->key == b->key ||
-		(class_of(typid) == KEY_FLOAT && Min(a->key, b->key) == encode_double(-0.0) &&
+		(class_of(col->type) == KEY_FLOAT && Min(a->key, b->key) == encode_double(-0.0) &&
 		 Max(a->key, b->key) == encode_double(0.0));
 }
 
 /*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
- * type without wide keys, text in a collation other than "C".
+ * type without wide keys, a collatable one in a collation other than "C".
  */
 void
 ord_check_column(Relation index, const char *amname, bool wide_keys)
 {
-	Oid			coltype = ord_column_type(index);
-	Oid			collation = index->rd_indcollation[0];
+	OrdColumn	col = ord_column(index);
 
-	if (!ord_type_supported(coltype) || (ord_type_wide(coltype) && !wide_keys))
+	if (!ord_type_supported(col.type) || (ord_type_wide(col.type) && !wide_keys))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support type %s", amname, format_type_be(coltype)),
-				 ord_type_wide(coltype) ?
+				 errmsg("%s does not support type %s", amname, format_type_be(col.type)),
+				 ord_type_wide(col.type) ?
 				 errdetail("Its keys are longer than the 8 bytes %s takes.", amname) : 0));
-	if (coltype == TEXTOID && !lc_collate_is_c(collation))
+	if (OidIsValid(col.collation) && !lc_collate_is_c(col.collation))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s supports text only in the \"C\" collation", amname),
-				 errdetail("The index's collation is \"%s\".", get_collation_name(collation)),
+				 errmsg("%s supports type %s only in the \"C\" collation",
+						amname, format_type_be(col.type)),
+				 errdetail("The index's collation is \"%s\".", get_collation_name(col.collation)),
 				 errhint("Create the index on (column COLLATE \"C\"): queries that compare in that "
 						 "collation use it.  Or use btree.")));
 }
 
 /*
- * The type keys are encoded from: the operator class's input type, which is
- * the column's type or, for a domain, the type the domain is over.
+ * The indexed column: keys encode from the operator class's input type,
+ * which is the column's type or one it is binary-coercible to (varchar's
+ * text, a domain's base type).
  */
-Oid
-ord_column_type(Relation index)
+OrdColumn
+ord_column(Relation index)
 {
-	return index->rd_opcintype[0];
+	OrdColumn	col;
+
+	col.type = index->rd_opcintype[0];
+	col.typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
+	col.collation = index->rd_indcollation[0];
+	return col;
 }

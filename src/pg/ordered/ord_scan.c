@@ -53,7 +53,7 @@ typedef struct OrdScanOpaqueData
 	PmiIndex   *h;
 	OrdParallelScan *shared;	/* a parallel scan's, or NULL */
 	const OrdOps *ops;
-	Oid			coltype;
+	OrdColumn	col;
 	bool		desc;			/* the index is DESC: values are read from the top */
 	bool		nulls_first;	/* the index is NULLS FIRST */
 	OrdRange *ranges;			/* in the index's order */
@@ -88,7 +88,7 @@ ord_beginscan(Relation r, int nkeys, int norderbys)
 	OrdScanOpaque so = palloc0(sizeof(OrdScanOpaqueData));
 
 	so->ops = ord_ops(r);
-	so->coltype = ord_column_type(r);
+	so->col = ord_column(r);
 	so->desc = (r->rd_indoption[0] & INDOPTION_DESC) != 0;
 	so->nulls_first = (r->rd_indoption[0] & INDOPTION_NULLS_FIRST) != 0;
 	ord_batch_init(&so->batch, r);
@@ -114,7 +114,7 @@ cut_of(IndexScanDesc scan, Oid argtype, Datum arg, OrdCut *cut)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
-	ord_cut(scan->indexRelation->rd_opfamily[0], so->coltype, argtype, arg, cut);
+	ord_cut(scan->indexRelation->rd_opfamily[0], &so->col, argtype, arg, cut);
 }
 
 static ArrayType *
@@ -598,7 +598,7 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 		MemoryContext old;
 
 		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
-		value = isnull ? (Datum) 0 : ord_entry_value(so->coltype, &e);
+		value = isnull ? (Datum) 0 : ord_entry_value(&so->col, &e);
 		scan->xs_itup = index_form_tuple(RelationGetDescr(index), &value, &isnull);
 		scan->xs_itupdesc = RelationGetDescr(index);
 		MemoryContextSwitchTo(old);

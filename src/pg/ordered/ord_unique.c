@@ -44,7 +44,7 @@ typedef enum OrdConflict
 static bool
 equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 {
-	Oid			coltype = ord_column_type(index);
+	OrdColumn	col = ord_column(index);
 	OrdCut		cut;
 
 	if (isnull)
@@ -53,7 +53,7 @@ equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 		*hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
 		return true;
 	}
-	ord_cut(index->rd_opfamily[0], coltype, coltype, value, &cut);
+	ord_cut(index->rd_opfamily[0], &col, col.type, value, &cut);
 	*lo = ORD_VALUES_LO;
 	*hi = ORD_VALUES_HI;
 	return ord_narrow(&cut, BTEqualStrategyNumber, lo, hi);
