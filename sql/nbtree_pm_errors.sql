@@ -6,9 +6,8 @@ CREATE TABLE e (i int4, j int4, t text, u uuid);
 CREATE INDEX ON e USING nbtree_pm ((point(i, j)));
 -- an operator class of the wrong type
 CREATE INDEX ON e USING nbtree_pm (i float8_ops);
--- multicolumn, INCLUDE
+-- multicolumn
 CREATE INDEX ON e USING nbtree_pm (i, j);
-CREATE INDEX ON e USING nbtree_pm (i) INCLUDE (j);
 -- unsupported and invalid options
 CREATE INDEX ON e USING nbtree_pm (i) WITH (pages_per_range = 4);
 CREATE INDEX ON e USING nbtree_pm (i) WITH (fillfactor = 5);

@@ -164,9 +164,10 @@ DECLARE
   v text;
   one_random text := format('pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
 BEGIN
-  -- a collatable type in "C", which every built-in and pm_index index orders by
+  -- a collatable type in "C", unless it is a domain with a collation of its own
   EXECUTE format('CREATE TABLE %s (id serial, v %s %s)', tbl, pm_diff.typ(t),
-                 CASE WHEN (SELECT typcollation <> 0 FROM pg_type WHERE oid = t) THEN 'COLLATE "C"' ELSE '' END);
+                 CASE WHEN (SELECT typcollation <> 0 AND typtype <> 'd' FROM pg_type WHERE oid = t)
+                      THEN 'COLLATE "C"' ELSE '' END);
   FOREACH v IN ARRAY edges || edges LOOP
     EXECUTE format('INSERT INTO %s (v) VALUES (%s)', tbl, pm_diff.lit(v, t));
   END LOOP;

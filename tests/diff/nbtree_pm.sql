@@ -28,8 +28,37 @@ LANGUAGE sql AS $$
                        format('pm_%s_%s_v', pm_diff.tname(t), ord), pm_diff.oracle(t, ord), shapes, ordered)
 $$;
 
+-- Text in other collations than "C": domains over text and bpchar with a collation, which
+-- their columns and so their indexes take; ICU's root locale, glibc's en_US (deterministic:
+-- equal strings order by their bytes) and a case-insensitive ICU collation (nondeterministic:
+-- 'a' = 'A').  Each is a type of its own below, its operators, edges and values those of the
+-- type it is over.
+CREATE COLLATION pm_diff.en_us (provider = libc, locale = 'en_US.utf8');
+CREATE COLLATION pm_diff.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE DOMAIN pm_diff.text_icu AS text COLLATE "und-x-icu";
+CREATE DOMAIN pm_diff.text_en_us AS text COLLATE pm_diff.en_us;
+CREATE DOMAIN pm_diff.text_ci AS text COLLATE pm_diff.ci;
+CREATE DOMAIN pm_diff.bpchar_ci AS bpchar COLLATE pm_diff.ci;
+
+-- The type a domain is over (t itself for another type).
+CREATE FUNCTION pm_diff.base(t regtype) RETURNS regtype
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN typtype = 'd' THEN typbasetype ELSE oid END::regtype FROM pg_type WHERE oid = t
+$$;
+
+-- A type of each kind of key, where the checks that do not depend on the type but cost most
+-- run (see orderings and parallel_too): 8-byte keys of both signs and of a datetime type, wide
+-- keys of fixed length, of short and long strings, in "C" and in a collation's sort keys, and
+-- with host bytes.
+CREATE FUNCTION pm_diff.key_kinds() RETURNS regtype[]
+LANGUAGE sql STABLE AS $$
+  SELECT '{int8,float8,timestamptz,uuid,text,numeric,pm_diff.text_icu}'::regtype[]
+$$;
+
 -- The access methods and index orderings type t is indexed in (phast_pm's prefixed ph_): the
 -- ordered access methods with an operator class for it; and whether the index is unique.
+-- NULLS FIRST and DESC NULLS LAST, where only the scan's placing of the NULLs differs from
+-- ASC and DESC, for the types of pm_diff.key_kinds().
 CREATE FUNCTION pm_diff.orderings(t regtype) RETURNS TABLE (name text, clause text, am text, uniq boolean)
 LANGUAGE sql STABLE AS $$
   SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am, o.name = 'uq'
@@ -37,7 +66,9 @@ LANGUAGE sql STABLE AS $$
                  ('uq', '')) o(name, clause),
          (SELECT amname::text FROM pg_am am
            WHERE amname IN ('nbtree_pm', 'phast_pm')
-             AND EXISTS (SELECT FROM pg_opclass oc WHERE oc.opcmethod = am.oid AND oc.opcintype = t)) a(am)
+             AND EXISTS (SELECT FROM pg_opclass oc
+                          WHERE oc.opcmethod = am.oid AND oc.opcintype = pm_diff.base(t))) a(am)
+   WHERE o.name NOT IN ('nf', 'dnl') OR t = ANY (pm_diff.key_kinds())
    ORDER BY a.am, o.name
 $$;
 
@@ -45,8 +76,8 @@ $$;
 -- Boundary values of a type, as literals: extremes, infinities, NaN, signed zeros, the
 -- neighbours of the epochs (1970 and PostgreSQL's 2000) and of the other types' limits.
 CREATE FUNCTION pm_diff.edges(t regtype) RETURNS text[]
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE t
+LANGUAGE sql STABLE AS $$
+  SELECT CASE pm_diff.base(t)
     WHEN 'int2'::regtype THEN
       '{-32768,-32767,-129,-1,0,1,127,32766,32767}'::text[]
     WHEN 'int4'::regtype THEN
@@ -95,7 +126,9 @@ LANGUAGE sql IMMUTABLE AS $$
     WHEN 'text'::regtype THEN
       ARRAY['', ' ', '!', 'a', 'a ', 'ab', 'abc', 'abcd', 'abcde', 'abcdef', 'abcdefg', 'abcdefgh',
             'abcdefghi', 'abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxz', 'b', 'z', '~',
-            'prefix_common_', 'prefix_common_a', 'prefix_common_b', 'é', 'éé', repeat('x', 3000)]
+            'prefix_common_', 'prefix_common_a', 'prefix_common_b', 'é', 'éé', repeat('x', 3000),
+            -- what collations order apart from bytes: case, accents, ligatures, punctuation
+            'A', 'B', 'Z', 'É', 'ß', 'ss', 'SS', 'æ', 'ae', 'co-op', 'coop', 'Coop', 'a-b', 'a b']
     -- trailing spaces, which compare as none and which index-only scans return
     WHEN 'bpchar'::regtype THEN
       ARRAY['', ' ', '  ', 'a', 'a ', 'a   ', ' a', 'ab', 'abcdefg', 'abcdefg ', 'abcdefgh', 'abcdefghi',
@@ -134,7 +167,7 @@ DECLARE
   r float8 := random();
   days bigint;
 BEGIN
-  CASE t
+  CASE pm_diff.base(t)
     WHEN 'int2'::regtype THEN
       RETURN CASE WHEN narrow THEN floor(r * 41 - 20) ELSE floor(r * 65536 - 32768) END::int2::text;
     WHEN 'int4'::regtype THEN
@@ -168,7 +201,7 @@ BEGIN
     WHEN 'text'::regtype THEN
       -- narrow ones share a long prefix; some characters take two bytes
       RETURN CASE WHEN narrow THEN 'prefix_common_' ELSE '' END
-             || coalesce((SELECT string_agg(substr('ab zé~', floor(random() * 6)::int + 1, 1), '')
+             || coalesce((SELECT string_agg(substr('ab zé~AÉ-', floor(random() * 9)::int + 1, 1), '')
                             FROM generate_series(1, floor(r * 12)::int)), '');
     WHEN 'bpchar'::regtype THEN
       RETURN pm_diff.random_value('text') || repeat(' ', floor(random() * 3)::int);
@@ -241,8 +274,10 @@ LANGUAGE sql STABLE AS $$
       FROM pg_opclass oc
       JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
       JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype
-     WHERE oc.opcintype = t AND oc.opcdefault AND ao.amoppurpose = 's') s
-   ORDER BY r <> t, r
+     WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault AND ao.amoppurpose = 's'
+       -- a name compared with a column in a collation not name's ("C") has two collations
+       AND (t = pm_diff.base(t) OR ao.amoprighttype = oc.opcintype)) s
+   ORDER BY r <> pm_diff.base(t), r
 $$;
 
 -- Values of type a to compare with a column of type t: a's edges, random values, and (when
@@ -256,7 +291,7 @@ BEGIN
   FOR i IN 1 .. nrandom LOOP
     RETURN NEXT pm_diff.random_value(a);
   END LOOP;
-  IF a = t THEN
+  IF a = pm_diff.base(t) THEN
     FOR v IN EXECUTE format('SELECT v::text FROM pm_diff.bt_%s WHERE v IS NOT NULL ORDER BY random() LIMIT %s',
                             pm_diff.tname(t), nrandom) LOOP
       RETURN NEXT v;
@@ -264,18 +299,22 @@ BEGIN
   END IF;
 END $$;
 
--- Whether the tables of ordering ord are read by parallel scans too: nbtree_pm's ASC ones (a
--- parallel query starts its workers, which costs more than the rest of a check; the scan code
--- is the ordered access methods' and the direction is the scan's).
-CREATE FUNCTION pm_diff.parallel_too(ord text) RETURNS boolean
-LANGUAGE sql IMMUTABLE AS $$ SELECT ord = 'asc' $$;
+-- Whether the tables of type t and ordering ord are read by parallel scans too: nbtree_pm's
+-- ASC ones of pm_diff.key_kinds() (a parallel query starts its workers, which costs more than
+-- the rest of a check; the scan code is the ordered access methods' for every type, the
+-- direction is the scan's, and what differs by type is whether keys are wide: records in the
+-- shared scan state).
+CREATE FUNCTION pm_diff.parallel_too(t regtype, ord text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+  SELECT ord = 'asc' AND t = ANY (pm_diff.key_kinds())
+$$;
 
 -- A condition on v, through index and bitmap scans (rows) and an index-only scan (values).
 CREATE FUNCTION pm_diff.check_where(cond text, t regtype, ord text) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-  par text[] := CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallel'] ELSE '{}' END;
-  paronly text[] := CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
+  par text[] := CASE WHEN pm_diff.parallel_too(t, ord) THEN ARRAY['parallel'] ELSE '{}' END;
+  paronly text[] := CASE WHEN pm_diff.parallel_too(t, ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
 BEGIN
   PERFORM pm_diff.check_nbt(format('SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s',
                                ':', 'NULL', replace(cond, '%', '%%')),
@@ -298,7 +337,7 @@ DECLARE
   arr text;
   o text;
   ordered_shapes text[] := ARRAY['index', 'indexonly']
-                            || CASE WHEN pm_diff.parallel_too(ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
+                            || CASE WHEN pm_diff.parallel_too(t, ord) THEN ARRAY['parallelonly'] ELSE '{}' END;
 BEGIN
   CREATE TEMP TABLE IF NOT EXISTS diff_args (x text);
   FOR a IN SELECT pm_diff.arg_types(t) LOOP
@@ -308,9 +347,9 @@ BEGIN
       SELECT o.oprname
         FROM pg_opclass oc
         JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
-        JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = t AND ao.amoprighttype = a
+        JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype AND ao.amoprighttype = a
         JOIN pg_operator o ON o.oid = ao.amopopr
-       WHERE oc.opcintype = t AND oc.opcdefault AND ao.amoppurpose = 's'
+       WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault AND ao.amoppurpose = 's'
        ORDER BY ao.amopstrategy
     LOOP
       FOR v IN SELECT x FROM diff_args LOOP
@@ -347,7 +386,7 @@ BEGIN
     PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s WHERE v >= %s ORDER BY %s LIMIT 20',
                                  pm_diff.lit(v, t), o), t, ord, ordered_shapes, true);
   END LOOP;
-  IF to_regprocedure(format('min(%s)', pm_diff.typ(t))) IS NOT NULL THEN
+  IF to_regprocedure(format('min(%s)', pm_diff.typ(pm_diff.base(t)))) IS NOT NULL THEN
     PERFORM pm_diff.check_nbt('SELECT min(v)::text FROM %1$s', t, ord, ordered_shapes);
     PERFORM pm_diff.check_nbt('SELECT max(v)::text FROM %1$s', t, ord, ordered_shapes);
   END IF;
@@ -355,12 +394,15 @@ BEGIN
   PERFORM pm_diff.check_nbt('SELECT x.v::text FROM %1$s x JOIN %1$s y ON x.v = y.v', t, ord, ARRAY['merge']);
 END $$;
 
--- The default operator classes of nbtree_pm, by input type.
+-- The default operator classes of nbtree_pm, by input type, and the collation domains.
 CREATE FUNCTION pm_diff.types() RETURNS SETOF regtype
 LANGUAGE sql STABLE AS $$
-  SELECT oc.opcintype::regtype
-    FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
-   WHERE oc.opcdefault
+  SELECT t FROM (
+    SELECT oc.opcintype::regtype
+      FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
+     WHERE oc.opcdefault
+    UNION ALL
+    SELECT unnest('{pm_diff.text_icu,pm_diff.text_en_us,pm_diff.text_ci,pm_diff.bpchar_ci}'::regtype[])) s(t)
    ORDER BY 1
 $$;
 

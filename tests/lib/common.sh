@@ -2,7 +2,7 @@
 # Shared helpers for tests/run, bench/demo and bench/run. Source it; do not run it.
 #
 #   pm_install_deps [PKG…]       install missing Debian packages, the project's and PKG… (quiet when
-#                                nothing is missing)
+#                                nothing is missing), and the en_US.UTF-8 locale (libc collations)
 #   pm_build_install             make + make install against PostgreSQL 15 (log in $PM_WORK)
 #   pm_cluster_start DIR [LINE…] throwaway cluster under DIR, extra postgresql.conf lines; exports PG*
 #   pm_cluster_stop DIR          fast stop; a no-op when nothing runs there
@@ -110,15 +110,18 @@ pm_sudo() {
 }
 
 pm_install_deps() {
-	local pkgs=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpmem-dev
-		postgresql-15-pgtap pgtap postgresql-15-postgis-3 libipc-run-perl make gcc "$@")
+	local pkgs=(postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpmem-dev libicu-dev
+		locales postgresql-15-pgtap pgtap postgresql-15-postgis-3 libipc-run-perl make gcc "$@")
 	local missing=() p status log="$PM_WORK/apt.log"
 	for p in "${pkgs[@]}"; do
 		# shellcheck disable=SC2016 # ${Status} is dpkg-query's field, not a shell variable
 		status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 		[[ "$status" == "install ok installed" ]] || missing+=("$p")
 	done
-	((${#missing[@]} > 0)) || return 0
+	((${#missing[@]} > 0)) || {
+		pm_ensure_locale
+		return
+	}
 
 	pm_need_root_or_sudo || return 1
 	pm_log "installing missing packages: ${missing[*]}"
@@ -134,6 +137,19 @@ pm_install_deps() {
 		pm_err "apt-get install failed"
 		return 1
 	fi
+	pm_ensure_locale
+}
+
+# en_US.UTF-8, which the tests of libc collations create a collation from (a fresh machine has
+# only C and C.UTF-8); servers started before it was made do not see it.
+pm_ensure_locale() {
+	locale -a 2>/dev/null | grep -qx 'en_US.utf8' && return 0
+	pm_need_root_or_sudo || return 1
+	pm_log "generating the locale en_US.UTF-8"
+	pm_sudo localedef -i en_US -f UTF-8 en_US.UTF-8 || {
+		pm_err "localedef en_US.UTF-8 failed"
+		return 1
+	}
 }
 
 pm_build_install() {

@@ -1,9 +1,10 @@
-# Crash torture: 2 pgbench clients insert, update, delete and VACUUM a table with an nbtree_pm,
-# an fbrtree_pm and a phast_pm index; the server is killed at random moments (SIGKILL of the postmaster,
-# pg_ctl stop -m immediate and SIGKILL of one pgbench backend in turn, synchronous_commit on and
-# off in turn).  After every
-# restart the indexes verify against the heap (heapallindexed), 150 random predicates answer
-# by index scan exactly what they answer by sequential scan, and no TID comes back twice.
+# Crash torture: 2 pgbench clients insert, update, delete, VACUUM and try duplicates in a table
+# with an nbtree_pm, an fbrtree_pm, a phast_pm and a unique nbtree_pm text index; the server is
+# killed at random moments (SIGKILL of the postmaster, pg_ctl stop -m immediate and SIGKILL of
+# one pgbench backend in turn, synchronous_commit on and off in turn).  After every restart the
+# indexes verify against the heap (heapallindexed), 170 random predicates answer by index scan
+# exactly what they answer by sequential scan, no TID comes back twice and no value of the
+# unique index is in two rows.
 # Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
 # nbtree_pm leaf SMO, a phast_pm LNode split and an fbrtree_pm split
 # (pm_index.debug_smo_pause), by SIGKILL of the postmaster and of the backend alone.
@@ -26,23 +27,33 @@ my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
 my $node = pm_node('torture', 'autovacuum = off', 'restart_after_crash = on');
 $node->safe_psql(
 	'postgres', q{
-	CREATE TABLE tt (id bigserial, k int8, p point, q int8);
+	CREATE TABLE tt (id bigserial, k int8, p point, q int8, u text COLLATE "C");
 	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);
 	CREATE INDEX tt_q ON tt USING phast_pm (q);
-	INSERT INTO tt (k, p, q) SELECT r, point(random() * 1000, random() * 1000), r
-	  FROM (SELECT (random() * 1e6)::int8 AS r FROM generate_series(1, 20000)) s;});
+	CREATE UNIQUE INDEX tt_u ON tt USING nbtree_pm (u);
+	INSERT INTO tt (k, p, q, u) SELECT r, point(random() * 1000, random() * 1000), r, md5(r::text || random())
+	  FROM (SELECT (random() * 1e6)::int8 AS r FROM generate_series(1, 20000)) s;
+	-- a second row for a value the table has: the unique index refuses it (unless the row
+	-- holding it is being deleted or updated, when it waits, or dead)
+	CREATE FUNCTION insert_duplicate(from_k int8) RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+	  INSERT INTO tt (k, p, q, u) SELECT k, p, q, u FROM tt WHERE k >= from_k ORDER BY k LIMIT 1;
+	EXCEPTION WHEN unique_violation THEN NULL;
+	END $$;});
 
 my $dir = $node->basedir;
 my %scripts = (
 	insert => q{\set k random(1, 1000000)
-INSERT INTO tt (k, p, q) SELECT :k + g, point(random() * 1000, random() * 1000), :k + g FROM generate_series(1, 20) g;},
+INSERT INTO tt (k, p, q, u) SELECT :k + g, point(random() * 1000, random() * 1000), :k + g, md5(:k + g || random()::text) FROM generate_series(1, 20) g;},
 	update => q{\set k random(1, 1000000)
-UPDATE tt SET k = k + 1, q = q + 1, p = point(p[0], (p[1] + 1)::numeric % 1000) WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 5);},
+UPDATE tt SET k = k + 1, q = q + 1, p = point(p[0], (p[1] + 1)::numeric % 1000), u = u || 'x' WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 5);},
+	duplicate => q{\set k random(1, 1000000)
+SELECT insert_duplicate(:k);},
 	delete => q{\set k random(1, 1000000)
 DELETE FROM tt WHERE id IN (SELECT id FROM tt WHERE k >= :k ORDER BY k LIMIT 10);},
 	vacuum => 'VACUUM tt;');
-my %weight = (insert => 10, update => 5, delete => 4, vacuum => 1);
+my %weight = (insert => 10, update => 5, delete => 4, vacuum => 1, duplicate => 2);
 my @pgbench_scripts;
 for my $name (sort keys %scripts)
 {
@@ -82,9 +93,9 @@ sub kill_server
 	return;
 }
 
-# 150 predicates, a third on k (nbtree_pm), on q (phast_pm; the same values) and on p
-# (fbrtree_pm windows), each with count and sum(id): what the indexes answer must be what the
-# heap answers.
+# 170 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
+# (fbrtree_pm windows), 20 on u (a unique text index), each with count and sum(id): what the
+# indexes answer must be what the heap answers.
 my @predicates;
 for my $i (1 .. 50)
 {
@@ -97,6 +108,7 @@ for my $i (1 .. 50)
 	my ($x, $y, $w) = (rand(1000), rand(1000), 1 + rand(200));
 	push @predicates,
 	  sprintf("p <@ box '((%.3f,%.3f),(%.3f,%.3f))'", $x, $y, $x + $w, $y + $w);
+	push @predicates, sprintf("u >= '%x' AND u < '%x'", $i * 300, $i * 300 + 7) if $i <= 20;
 }
 my $probe = join("\n",
 	map { "SELECT count(*), coalesce(sum(id), 0) FROM tt WHERE $_;" } @predicates);
@@ -107,7 +119,8 @@ sub verify
 	my ($what) = @_;
 	my @problems;
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
-		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);");
+		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);"
+		  . " SELECT nbtree_pm_check('tt_u', true);");
 	push @problems, "check: $stderr" if $rc != 0;
 	my $by_index = $node->safe_psql('postgres', "$BY_INDEX\n$probe");
 	my $by_heap = $node->safe_psql('postgres', "$BY_HEAP\n$probe");
@@ -126,6 +139,9 @@ sub verify
 		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE k >= 0;
 		SELECT count(*) - count(DISTINCT ctid) FROM tt WHERE p <@ box '((0,0),(1000,1000))';});
 	push @problems, "TIDs returned twice: $twice" if $twice ne "0\n0";
+	# the unique index kept the values unique through the kills (its check is all that does)
+	my $dups = $node->safe_psql('postgres', "$BY_HEAP\nSELECT count(*) - count(DISTINCT u) FROM tt");
+	push @problems, "values of the unique index twice: $dups" if $dups ne '0';
 	diag("$what: $_") for @problems;
 	return scalar(@problems);
 }
@@ -153,7 +169,7 @@ for my $cycle (1 .. $cycles)
 }
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
 is($violations, 0,
-	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 100 predicates as the heap does, no TID twice"
+	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 170 predicates as the heap does, no TID twice, no value of the unique index twice"
 );
 cmp_ok($acknowledged, '>', 0, "the load ran ($acknowledged transactions acknowledged)");
 

@@ -68,15 +68,18 @@ sub all_verify
 		'verified', "every $am index verifies $when");
 }
 
-my @types = split /\n/, $node->safe_psql('postgres', 'SELECT pm_diff.tname(t) FROM pm_diff.types() t');
+# each type as the regtype names it (the collation domains with their schema) and in table names
+my @types = map { [ split /\|/ ] }
+  split /\n/, $node->safe_psql('postgres', q{SELECT t::text || '|' || pm_diff.tname(t) FROM pm_diff.types() t});
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.setup_type(t, $rows) FROM pm_diff.types() t");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
-for my $t (@types)
+for my $tt (@types)
 {
+	my ($t, $tname) = @$tt;
 	for my $o (split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('$t')"))
 	{
 		$node->safe_psql('postgres', "$setseed SELECT pm_diff.run_type('$t', '$o', $values)");
-		report("query LIKE '%pm_diff.pm\\_${t}\\_$o %'");
+		report("query LIKE '%pm_diff.pm\\_${tname}\\_$o %'");
 	}
 }
 # fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
@@ -106,8 +109,9 @@ all_verify('phast_pm', 'after the static passes');
 all_verify('fbrtree_pm', 'after the static passes');
 
 # The concurrent pass: an nbtree_pm and an fbrtree_pm type, a writer on each (at most 3,000
-# rounds of 10 ms) and one on the unique int8 tables, VACUUM in a loop, the checks of each
-# table in one REPEATABLE READ snapshot.
+# rounds of 10 ms) and one on the unique int8 tables and on the unique tables of text in ICU
+# (wide keys, sort keys), VACUUM in a loop, the checks of each table in one REPEATABLE READ
+# snapshot.
 $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
 # The unique int8 tables have a writer of their own, whose values collide on purpose.
 my @orderings = split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8')");
@@ -115,6 +119,8 @@ my %pass = (
 	int8 => [ 'int8', 'pm_diff.tables', 'pm_diff.random_value', 'pm_diff.write',
 		[ map { "SELECT pm_diff.run_type('int8', '$_', 2)" } @orderings ] ],
 	int8_unique => [ 'int8', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique', [] ],
+	text_unique => [ 'pm_diff.text_icu', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique',
+		["SELECT pm_diff.run_type('pm_diff.text_icu', 'uq', 2)"] ],
 	point => [ 'point', 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', 'pm_diff.write',
 		["SELECT pm_diff.fbr_run_type('point', 4)"] ]);
 my @busy;

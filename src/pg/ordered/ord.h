@@ -19,6 +19,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/itemptr.h"
+#include "utils/pg_locale.h"
 
 /*
  * An entry: key is the order-preserving encoding of the value (ord_key.c),
@@ -122,20 +123,30 @@ typedef struct OrdCut
 /*
  * The indexed column as the key encoding sees it: the type its keys encode
  * (the operator class's input type), the index column's typmod (a value's
- * usual form, which its entry then need not keep) and collation.
+ * usual form, which its entry then need not keep) and collation: whether
+ * strings order by their bytes ("C", or no collation) and if not, the
+ * collation's locale (NULL: the database's libc one).  An index with
+ * INCLUDE columns has natts attributes (desc), the key column first; an
+ * entry keeps their values in its record.
  */
 typedef struct OrdColumn
 {
 	Oid			type;
 	int32		typmod;
 	Oid			collation;
+	bool		by_bytes;
+	pg_locale_t locale;
+	int			natts;
+	TupleDesc	desc;
 } OrdColumn;
 
 /* ord_key.c */
 extern bool ord_type_supported(Oid typid);
 extern bool ord_type_wide(Oid typid);
+extern bool ord_column_wide(const OrdColumn *col);
 extern uint64 ord_entry_rest(const OrdKey *k);
 extern Datum ord_entry_value(const OrdColumn *col, const OrdKey *k);
+extern void ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull);
 extern uint64 ord_encode(Oid typid, Datum value);
 extern Datum ord_decode(Oid typid, uint64 key);
 extern void ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut);
@@ -144,7 +155,8 @@ extern void ord_key_raise(OrdKey *lo, const OrdKey *k);
 extern void ord_key_lower(OrdKey *hi, const OrdKey *k);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
-extern OrdKey ord_key_of(const OrdColumn *col, Datum value, bool isnull, ItemPointer tid);
+extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull,
+						 ItemPointer tid);
 extern bool ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 extern OrdColumn ord_column(Relation index);
 extern void ord_check_column(Relation index, const char *amname, bool wide_keys);

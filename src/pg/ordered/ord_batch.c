@@ -13,9 +13,11 @@
 void
 ord_batch_init(OrdBatch *b, Relation index)
 {
+	OrdColumn	col = ord_column(index);
+
 	b->n = 0;
 	b->records = b->previous = NULL;
-	if (ord_type_wide(ord_column(index).type))
+	if (ord_column_wide(&col))
 	{
 		b->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index batch records",
 										   ALLOCSET_SMALL_SIZES);

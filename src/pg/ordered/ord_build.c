@@ -129,7 +129,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	BuildState *bs = state;
 	MemoryContext old = bs->records ? MemoryContextSwitchTo(bs->records) : NULL;
-	OrdKey	sk = ord_key_of(&bs->col, values[0], isnull[0], tid);
+	OrdKey	sk = ord_key_of(&bs->col, values, isnull, tid);
 
 	if (old)
 	{
@@ -337,7 +337,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	bs.col = ord_column(index);
-	bs.wide = ord_type_wide(bs.col.type);
+	bs.wide = ord_column_wide(&bs.col);
 	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 4 : 2);
 	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
 	if (bs.wide)

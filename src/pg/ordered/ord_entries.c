@@ -23,6 +23,8 @@ ord_entry_context(Relation index)
 	EntryContext *c = palloc(sizeof(EntryContext));
 
 	c->col = ord_column(index);
+	/* an entry made here is looked up or compared, which its key column alone decides */
+	c->col.natts = 1;
 	c->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index entry record",
 									   ALLOCSET_SMALL_SIZES);
 	return c;
@@ -36,7 +38,7 @@ ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *e
 
 	MemoryContextReset(c->records);
 	old = MemoryContextSwitchTo(c->records);
-	*(OrdKey *) entry = ord_key_of(&c->col, value, isnull, tid);
+	*(OrdKey *) entry = ord_key_of(&c->col, &value, &isnull, tid);
 	MemoryContextSwitchTo(old);
 }
 
@@ -82,10 +84,11 @@ void
 ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEntryBatchFn fn,
 				 void *arg)
 {
+	OrdColumn	col = ord_column(index);
 	OrdBatch   *b;
 	uint64	   *rests;
 
-	if (!ord_type_wide(ord_column(index).type))
+	if (!ord_column_wide(&col))
 	{
 		for (int i = 0; i < n; i++)
 		{

@@ -14,7 +14,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 {
 	PmiIndex   *h = pmi_index_open(index, pmi_index_am(index));
 	OrdColumn	col = ord_column(index);
-	OrdKey		k = ord_key_of(&col, values[0], isnull[0], ht_ctid);
+	OrdKey		k = ord_key_of(&col, values, isnull, ht_ctid);
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 	bool		result = false;

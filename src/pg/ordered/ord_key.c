@@ -14,27 +14,32 @@
  * after a value whose key is UINT64_MAX (int8's maximum, +infinity of the
  * timestamps); a scan presents them first or last as the index's options say.
  *
- * The other types (uuid, bytea, text, varchar, name and char(n) in the "C"
- * collation, numeric, interval, inet and cidr) become byte strings whose
- * memcmp order is btree's, and of which none is a prefix of another: uuid,
- * a 0x01 mark and its 16 bytes; the string types, the mark, their bytes with
- * each 0x00 written 0x00 0xFF, and 0x00 0x00 at the end (text and name
- * share this space, as their cross-type operators need); numeric, interval
- * and inet as their functions below say.  No string starts with 0xFF, so no
+ * The other types (uuid, bytea, text, varchar, name, char(n), numeric,
+ * interval, inet and cidr) become byte strings whose memcmp order is
+ * btree's, and of which none is a prefix of another: uuid, a 0x01 mark and
+ * its 16 bytes; bytea and the string types in the "C" collation, the mark,
+ * their bytes with each 0x00 written 0x00 0xFF, and 0x00 0x00 at the end
+ * (text and name share this space, as their cross-type operators need);
+ * strings in other collations lead with their sort key (append_string);
+ * numeric, interval and inet as their functions below say.  No string starts with 0xFF, so no
  * value's key reaches the NULL key.  The first 8 bytes are the key; a longer
  * string's remainder goes to a record (pm_key.h), the rest of a shorter one
  * is zero.  Values equal to btree but not identical (numeric's 1.0 and
  * 1.00, interval's '1 mon' and '30 days', char(n)'s trailing spaces) have
  * one string; what tells them apart is host bytes in the record, left out
  * when the value has its column's usual form.  Values decode from their
- * string and host bytes, so index-only scans need nothing more.
+ * string and host bytes, so index-only scans need nothing more.  An index
+ * with INCLUDE columns keeps their values as host bytes too, after the key
+ * column's (included_key).
  */
 #include "ord.h"
 
 #include <math.h>
 #include <sys/socket.h>
 
+#include "access/detoast.h"
 #include "access/stratnum.h"
+#include "catalog/pg_collation_d.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -42,6 +47,7 @@
 #include "port/pg_bswap.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/inet.h"
 #include "utils/lsyscache.h"
@@ -108,6 +114,13 @@ ord_type_wide(Oid typid)
 	return class_of(typid) == KEY_BYTES;
 }
 
+/* Whether the column's entries can be wide: a byte-string type, or INCLUDE columns to keep. */
+bool
+ord_column_wide(const OrdColumn *col)
+{
+	return ord_type_wide(col->type) || col->natts > 1;
+}
+
 /* The mark, the bytes of s with each 0x00 as 0x00 0xFF, and the end 0x00 0x00. */
 static void
 append_escaped(StringInfo buf, const char *s, Size len)
@@ -148,6 +161,14 @@ static void
 append_uint32(StringInfo buf, uint32 v)
 {
 	uint32		be = pg_hton32(v);
+
+	appendBinaryStringInfo(buf, (const char *) &be, sizeof(be));
+}
+
+static void
+append_uint64(StringInfo buf, uint64 v)
+{
+	uint64		be = pg_hton64(v);
 
 	appendBinaryStringInfo(buf, (const char *) &be, sizeof(be));
 }
@@ -441,6 +462,95 @@ inet_value(const char *s)
 }
 
 /*
+ * A collation's sort key of the len bytes at s, whose memcmp order is the
+ * collation's, and its terminating 0x00 (the key holds none): ICU's, or
+ * libc's strxfrm (the database's locale when locale is NULL).
+ */
+static void
+append_sort_key(pg_locale_t locale, const char *s, int len, StringInfo buf)
+{
+#ifdef USE_ICU
+	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
+	{
+		UChar	   *uchar;
+		int32_t		ulen = icu_to_uchar(&uchar, s, len);
+		int32_t		need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, NULL, 0);
+
+		enlargeStringInfo(buf, need);
+		ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, (uint8_t *) buf->data + buf->len, need);
+		buf->len += need;		/* the key and its 0x00 */
+		buf->data[buf->len] = '\0';
+		pfree(uchar);
+		return;
+	}
+#endif
+	{
+		char	   *cstr = pnstrdup(s, len);
+
+		for (;;)
+		{
+			size_t		room = buf->maxlen - buf->len;
+			size_t		need;
+
+#ifdef HAVE_LOCALE_T
+			if (locale != NULL)
+				need = strxfrm_l(buf->data + buf->len, cstr, room, locale->info.lt);
+			else
+#endif
+				need = strxfrm(buf->data + buf->len, cstr, room);
+			if (need < room)
+			{
+				buf->len += need + 1;	/* the key and its 0x00 */
+				break;
+			}
+			enlargeStringInfo(buf, need + 1);
+		}
+		pfree(cstr);
+	}
+}
+
+/*
+ * A string of column col: in "C", the escaped bytes; in another collation,
+ * the mark, the sort key and its 0x00, which order as the collation does,
+ * then the escaped bytes.  A deterministic collation orders strings it
+ * finds equal by their bytes, as varstr_cmp does: the escaped bytes order
+ * too; a nondeterministic one keeps them equal: they are host bytes.
+ * *keylen: the bytes that order.
+ */
+static void
+append_string(const OrdColumn *col, const char *s, int len, StringInfo buf, int *keylen)
+{
+	if (!col->by_bytes)
+	{
+		appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
+		append_sort_key(col->locale, s, len, buf);
+		if (col->locale != NULL && !col->locale->deterministic)
+			*keylen = buf->len;
+	}
+	append_escaped(buf, s, len);
+	if (col->by_bytes || col->locale == NULL || col->locale->deterministic)
+		*keylen = buf->len;
+}
+
+/*
+ * The string's own bytes, of a string append_string wrote at s (keylen
+ * bytes that order, len in all, as bytes_value gives them), into out;
+ * returns where the host bytes that follow them start.
+ */
+static int
+read_string(const OrdColumn *col, const char *s, int keylen, int len, StringInfo out)
+{
+	int			at;
+
+	if (!col->by_bytes && col->locale != NULL && !col->locale->deterministic)
+		return keylen + read_escaped(s + keylen, len - keylen, out);
+	/* past the mark, the sort key and its 0x00 */
+	at = col->by_bytes ? 0 : strlen(s + 1) + 2;
+	read_escaped(s + at, keylen - at, out);
+	return keylen;
+}
+
+/*
  * char(n): btree compares values without their trailing spaces, so the
  * string is the value's without them; their count is host bytes unless
  * the value has the column's length.
@@ -452,15 +562,14 @@ bpchar_usual_spaces(int32 typmod, const char *s, int len)
 }
 
 static void
-bpchar_string(Datum value, int32 typmod, StringInfo buf, int *keylen)
+bpchar_string(const OrdColumn *col, Datum value, StringInfo buf, int *keylen)
 {
 	BpChar	   *v = DatumGetBpCharPP(value);
 	int			len = VARSIZE_ANY_EXHDR(v);
 	int			kept = bpchartruelen(VARDATA_ANY(v), len);
 
-	append_escaped(buf, VARDATA_ANY(v), kept);
-	*keylen = buf->len;
-	if (len - kept != bpchar_usual_spaces(typmod, VARDATA_ANY(v), kept))
+	append_string(col, VARDATA_ANY(v), kept, buf, keylen);
+	if (len - kept != bpchar_usual_spaces(col->typmod, VARDATA_ANY(v), kept))
 		append_uint32(buf, (uint32) (len - kept));
 	if ((Pointer) v != DatumGetPointer(value))
 		pfree(v);
@@ -480,8 +589,9 @@ value_string(const OrdColumn *col, Oid typid, Datum value, StringInfo buf, int *
 			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(value)->data, UUID_LEN);
 			break;
 		case NAMEOID:
-			append_escaped(buf, NameStr(*DatumGetName(value)), strlen(NameStr(*DatumGetName(value))));
-			break;
+			append_string(col, NameStr(*DatumGetName(value)), strlen(NameStr(*DatumGetName(value))),
+						  buf, keylen);
+			return;
 		case NUMERICOID:
 			numeric_string(value, col->typmod, buf, keylen);
 			return;
@@ -492,16 +602,17 @@ value_string(const OrdColumn *col, Oid typid, Datum value, StringInfo buf, int *
 			inet_string(value, buf);
 			break;
 		case BPCHAROID:
-			bpchar_string(value, col->typmod, buf, keylen);
+			bpchar_string(col, value, buf, keylen);
 			return;
 		default:				/* bytea, text */
 			{
 				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
 
-				append_escaped(buf, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+				append_string(col, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v), buf, keylen);
 				if ((Pointer) v != DatumGetPointer(value))
 					pfree(v);
 			}
+			return;
 	}
 	*keylen = buf->len;
 }
@@ -526,7 +637,7 @@ string_value(const OrdColumn *col, const char *s, int keylen, int len)
 				Name		n = palloc0(NAMEDATALEN);
 
 				initStringInfo(&val);
-				read_escaped(s, keylen, &val);
+				read_string(col, s, keylen, len, &val);
 				memcpy(NameStr(*n), val.data, Min(val.len, NAMEDATALEN - 1));
 				pfree(val.data);
 				return NameGetDatum(n);
@@ -538,13 +649,17 @@ string_value(const OrdColumn *col, const char *s, int keylen, int len)
 		case INETOID:
 			return inet_value(s);
 		default:				/* bytea, text, char(n) */
-			initStringInfo(&val);
-			appendStringInfoSpaces(&val, VARHDRSZ);
-			read_escaped(s, keylen, &val);
-			if (col->type == BPCHAROID)
-				appendStringInfoSpaces(&val, keylen < len ? (int) read_uint32(s + keylen) :
-									   bpchar_usual_spaces(col->typmod, val.data + VARHDRSZ,
-														   val.len - VARHDRSZ));
+			{
+				int			host;
+
+				initStringInfo(&val);
+				appendStringInfoSpaces(&val, VARHDRSZ);
+				host = read_string(col, s, keylen, len, &val);
+				if (col->type == BPCHAROID)
+					appendStringInfoSpaces(&val, host < len ? (int) read_uint32(s + host) :
+										   bpchar_usual_spaces(col->typmod, val.data + VARHDRSZ,
+															   val.len - VARHDRSZ));
+			}
 			SET_VARSIZE(val.data, val.len);
 			return PointerGetDatum(val.data);
 	}
@@ -609,12 +724,41 @@ ord_entry_rest(const OrdKey *k)
 	return pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest)->rest : k->rest;
 }
 
-/* The value of an entry of a byte-string type: its key's 8 bytes, then its record's. */
+/*
+ * The host bytes of an entry's record (none: NULL): the key column's
+ * (*keyhost, *keyhostlen) and, in an index with INCLUDE columns, theirs
+ * (*included), which follow the key column's and their length.
+ */
+static void
+record_host(const OrdColumn *col, const OrdKey *k, const char **keyhost, int *keyhostlen,
+			const char **included)
+{
+	const pm_key_rec *r = pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest) : NULL;
+	const char *host = r ? (const char *) r->data + r->keylen : NULL;
+
+	*keyhost = host;
+	*keyhostlen = r ? r->len - r->keylen : 0;
+	*included = NULL;
+	if (r != NULL && col->natts > 1)
+	{
+		*keyhostlen = (int) read_uint32(host);
+		*keyhost = host + 4;
+		*included = *keyhost + *keyhostlen;
+	}
+}
+
+/*
+ * The value of an entry of a byte-string type: its key's 8 bytes, then its
+ * record's ordering bytes and the key column's host bytes.
+ */
 static Datum
 bytes_value(const OrdColumn *col, const OrdKey *k)
 {
 	StringInfoData buf;
 	int			keylen = 8;
+	const char *keyhost;
+	int			keyhostlen;
+	const char *included;
 	Datum		result;
 
 	initStringInfo(&buf);
@@ -625,8 +769,11 @@ bytes_value(const OrdColumn *col, const OrdKey *k)
 		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
 
 		keylen += r->keylen;
-		appendBinaryStringInfo(&buf, (const char *) r->data, r->len);
+		appendBinaryStringInfo(&buf, (const char *) r->data, r->keylen);
 	}
+	record_host(col, k, &keyhost, &keyhostlen, &included);
+	if (keyhostlen > 0)
+		appendBinaryStringInfo(&buf, keyhost, keyhostlen);
 	result = string_value(col, buf.data, keylen, buf.len);
 	pfree(buf.data);
 	return result;
@@ -638,6 +785,29 @@ ord_entry_value(const OrdColumn *col, const OrdKey *k)
 	if (class_of(col->type) == KEY_BYTES)
 		return bytes_value(col, k);
 	return ord_decode(col->type, k->key);
+}
+
+/* The values of all of an entry's attributes, the key column's and the INCLUDE columns'. */
+void
+ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull)
+{
+	const char *keyhost;
+	int			keyhostlen;
+	const char *included;
+
+	isnull[0] = (ord_entry_rest(k) & ORD_REST_NULL) != 0;
+	values[0] = isnull[0] ? (Datum) 0 : ord_entry_value(col, k);
+	if (col->natts == 1)
+		return;
+	record_host(col, k, &keyhost, &keyhostlen, &included);
+	Assert(included != NULL);
+	for (int i = 1; i < col->natts; i++)
+	{
+		char	   *at = (char *) included;
+
+		values[i] = datumRestore(&at, &isnull[i]);	/* a copy in palloc'd memory */
+		included = at;
+	}
 }
 
 static int64
@@ -999,15 +1169,73 @@ ord_rest_tid(uint64 rest, ItemPointer tid)
 	ItemPointerSet(tid, (BlockNumber) ((rest >> 16) & 0xffffffff), (OffsetNumber) (rest & 0xffff));
 }
 
+/*
+ * The entry of an index with INCLUDE columns: its key column's string (a
+ * narrow key's 8 bytes), then host bytes: the length of the key column's
+ * and its own, then the INCLUDE columns' values (datumSerialize).
+ */
+static OrdKey
+included_key(const OrdColumn *col, const Datum *values, const bool *isnull, uint64 rest)
+{
+	StringInfoData buf;
+	StringInfoData key;
+	int			keylen = 8;
+	Datum	   *own = palloc(sizeof(Datum) * col->natts);
+	Size		size = 0;
+	OrdKey		k;
+	char	   *at;
+
+	initStringInfo(&key);
+	if (!isnull[0] && class_of(col->type) == KEY_BYTES)
+		value_string(col, col->type, values[0], &key, &keylen);
+	else
+		append_uint64(&key, isnull[0] ? ORD_NULL_KEY : ord_encode(col->type, values[0]));
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, key.data, keylen);
+	append_uint32(&buf, (uint32) (key.len - keylen));
+	appendBinaryStringInfo(&buf, key.data + keylen, key.len - keylen);
+	for (int i = 1; i < col->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(col->desc, i);
+
+		/* a value stored in TOAST comes along whole, as in an index tuple */
+		own[i] = values[i];
+		if (!isnull[i] && att->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			own[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
+		size += datumEstimateSpace(own[i], isnull[i], att->attbyval, att->attlen);
+	}
+	enlargeStringInfo(&buf, size);
+	at = buf.data + buf.len;
+	for (int i = 1; i < col->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(col->desc, i);
+
+		datumSerialize(own[i], isnull[i], att->attbyval, att->attlen, &at);
+	}
+	buf.len += size;
+	buf.data[buf.len] = '\0';
+	k = key_of_string((const uint8 *) buf.data, keylen, buf.len, rest, true);
+	pfree(key.data);
+	pfree(buf.data);
+	pfree(own);
+	return k;
+}
+
+/*
+ * The entry of a row (tid) whose index attributes are values, isnull: the
+ * key column's, then (col->natts > 1) the INCLUDE columns'.
+ */
 OrdKey
-ord_key_of(const OrdColumn *col, Datum value, bool isnull, ItemPointer tid)
+ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull, ItemPointer tid)
 {
 	OrdKey		k;
 
-	if (!isnull && class_of(col->type) == KEY_BYTES)
-		return bytes_key(col, col->type, value, ord_rest(tid, false), true);
-	k.key = isnull ? ORD_NULL_KEY : ord_encode(col->type, value);
-	k.rest = ord_rest(tid, isnull);
+	if (col->natts > 1)
+		return included_key(col, values, isnull, ord_rest(tid, isnull[0]));
+	if (!isnull[0] && class_of(col->type) == KEY_BYTES)
+		return bytes_key(col, col->type, values[0], ord_rest(tid, false), true);
+	k.key = isnull[0] ? ORD_NULL_KEY : ord_encode(col->type, values[0]);
+	k.rest = ord_rest(tid, isnull[0]);
 	return k;
 }
 
@@ -1042,7 +1270,7 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 /*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
- * type without wide keys, a collatable one in a collation other than "C".
+ * type without wide keys.
  */
 void
 ord_check_column(Relation index, const char *amname, bool wide_keys)
@@ -1055,14 +1283,12 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 				 errmsg("%s does not support type %s", amname, format_type_be(col.type)),
 				 ord_type_wide(col.type) ?
 				 errdetail("Its keys are longer than the 8 bytes %s takes.", amname) : 0));
-	if (OidIsValid(col.collation) && !lc_collate_is_c(col.collation))
+	if (col.natts > 1 && !wide_keys)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s supports type %s only in the \"C\" collation",
-						amname, format_type_be(col.type)),
-				 errdetail("The index's collation is \"%s\".", get_collation_name(col.collation)),
-				 errhint("Create the index on (column COLLATE \"C\"): queries that compare in that "
-						 "collation use it.  Or use btree.")));
+				 errmsg("%s does not support INCLUDE columns", amname),
+				 errdetail("Its entries are 16 bytes and keep nothing more."),
+				 errhint("Index the columns without INCLUDE, or use an access method that keeps them.")));
 }
 
 /*
@@ -1078,5 +1304,9 @@ ord_column(Relation index)
 	col.type = index->rd_opcintype[0];
 	col.typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
 	col.collation = index->rd_indcollation[0];
+	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation);
+	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
+	col.natts = IndexRelationGetNumberOfAttributes(index);
+	col.desc = RelationGetDescr(index);
 	return col;
 }

@@ -593,13 +593,13 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (scan->xs_want_itup)
 	{
 		Relation	index = scan->indexRelation;
-		bool		isnull = (rest & ORD_REST_NULL) != 0;
-		Datum		value;
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
 		MemoryContext old;
 
 		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
-		value = isnull ? (Datum) 0 : ord_entry_value(&so->col, &e);
-		scan->xs_itup = index_form_tuple(RelationGetDescr(index), &value, &isnull);
+		ord_entry_values(&so->col, &e, values, isnull);
+		scan->xs_itup = index_form_tuple(RelationGetDescr(index), values, isnull);
 		scan->xs_itupdesc = RelationGetDescr(index);
 		MemoryContextSwitchTo(old);
 	}
