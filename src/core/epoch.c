@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EPOCH_MAGIC		UINT64_C(0x48434f504549504d)	/* "MPIEPOCH" */
@@ -193,10 +194,19 @@ pm_epoch_unregister(pm_epoch_handle *h)
 		return;
 	s = slot_at(h->dom, h->slot);
 	pm_store(&s->active, 0);
+	h->nesting = 0;
 	(void) pm_epoch_reclaim(h);
+	/* out of every section now, so the wait ends: others' sections do */
+	for (unsigned attempt = 0; h->noverflow > 0; attempt++)
+	{
+		pm_spin_delay(attempt);
+		(void) pm_epoch_reclaim(h);
+	}
+	free(h->overflow);
+	h->overflow = NULL;
+	h->overflow_cap = 0;
 	pm_store(&s->owner, 0);
 	h->slot = -1;
-	h->nesting = 0;
 }
 
 void
@@ -282,6 +292,26 @@ safe_bound(const pm_epoch_domain *dom)
 	return bound;
 }
 
+/* Free h's overflow entries retired before bound (they are in retirement order). */
+static int
+drain_overflow(pm_epoch_handle *h, uint64_t bound)
+{
+	pm_epoch_entry *o = h->overflow;
+	uint32_t	n = 0;
+
+	while (n < h->noverflow && o[n].epoch < bound)
+	{
+		h->free_fn(h->free_ctx, o[n].space, o[n].tag, o[n].off);
+		n++;
+	}
+	if (n > 0)
+	{
+		memmove(o, o + n, (size_t) (h->noverflow - n) * sizeof(*o));
+		h->noverflow -= n;
+	}
+	return (int) n;
+}
+
 /* Free the entries of slot s retired before bound; caller owns the ring. */
 static int
 drain_slot(pm_epoch_handle *h, pm_epoch_slot *s, uint64_t bound)
@@ -316,7 +346,7 @@ pm_epoch_reclaim(pm_epoch_handle *h)
 	(void) try_advance(h);
 	(void) try_advance(h);
 	bound = safe_bound(dom);
-	freed = drain_slot(h, slot_at(dom, h->slot), bound);
+	freed = drain_slot(h, slot_at(dom, h->slot), bound) + drain_overflow(h, bound);
 
 	/* drain slots whose participant has left */
 	for (uint32_t i = 0; i < dom->nslots; i++)
@@ -349,6 +379,34 @@ pm_epoch_retire(pm_epoch_handle *h, uint32_t space, uint32_t tag, uint64_t off)
 
 	if (head - pm_load(&s->tail) >= dom->limbo_capacity / 2)
 		(void) pm_epoch_reclaim(h);
+	if (head - pm_load(&s->tail) >= dom->limbo_capacity && h->nesting > 0)
+	{
+		/*
+		 * Inside a section, waiting for the ring could wait for ourselves
+		 * (our epoch holds back what we retired in it) or for a participant
+		 * waiting here for us: keep the entry aside until reclaim frees it.
+		 */
+		if (h->noverflow == h->overflow_cap)
+		{
+			uint32_t	cap = h->overflow_cap ? h->overflow_cap * 2 : dom->limbo_capacity;
+			void	   *grown = realloc(h->overflow, (size_t) cap * sizeof(pm_epoch_entry));
+
+			if (grown != NULL)
+			{
+				h->overflow = grown;
+				h->overflow_cap = cap;
+			}
+		}
+		if (h->noverflow < h->overflow_cap)
+		{
+			e = &((pm_epoch_entry *) h->overflow)[h->noverflow++];
+			e->space = space;
+			e->tag = tag;
+			e->off = off;
+			e->epoch = __atomic_load_n(&dom->global, __ATOMIC_SEQ_CST);
+			return;
+		}
+	}
 	for (unsigned attempt = 0; head - pm_load(&s->tail) >= dom->limbo_capacity; attempt++)
 	{
 		/* a reader holds an old epoch; it leaves at the end of its operation */
@@ -368,10 +426,10 @@ pm_epoch_drain(pm_epoch_handle *h)
 {
 	pm_epoch_slot *s = slot_at(h->dom, h->slot);
 
-	for (unsigned attempt = 0; pm_load(&s->head) != pm_load(&s->tail); attempt++)
+	for (unsigned attempt = 0; pm_load(&s->head) != pm_load(&s->tail) || h->noverflow > 0; attempt++)
 	{
 		(void) pm_epoch_reclaim(h);
-		if (pm_load(&s->head) != pm_load(&s->tail))
+		if (pm_load(&s->head) != pm_load(&s->tail) || h->noverflow > 0)
 			pm_spin_delay(attempt);
 	}
 }

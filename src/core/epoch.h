@@ -34,6 +34,14 @@ typedef struct pm_epoch_handle
 	pm_epoch_free_fn free_fn;
 	void	   *free_ctx;
 	pm_epoch_alive_fn alive_fn;
+	/*
+	 * Retirements the slot's full ring could not take while this participant
+	 * was inside a section, in retirement order (malloc'd; epoch.c's
+	 * entries).  Waiting there could wait for this participant itself.
+	 */
+	void	   *overflow;
+	uint32_t	noverflow;
+	uint32_t	overflow_cap;
 } pm_epoch_handle;
 
 extern size_t pm_epoch_domain_size(int nslots, int limbo_capacity);
@@ -52,7 +60,10 @@ extern pm_errcode pm_epoch_register(pm_epoch_domain *dom, uint64_t owner,
 									void *free_ctx, pm_epoch_alive_fn alive_fn,
 									pm_epoch_handle *h, pm_error *err);
 
-/* Leave the domain; pending retirements stay in the slot and are drained later. */
+/*
+ * Leave the domain; pending retirements stay in the slot and are drained
+ * later, those beyond its ring first waited for and freed here.
+ */
 extern void pm_epoch_unregister(pm_epoch_handle *h);
 
 extern void pm_epoch_enter(pm_epoch_handle *h);

@@ -199,7 +199,7 @@ main(void)
 	pm_alloc_stats st;
 	pm_alloc	a;
 
-	tap_plan(10);
+	tap_plan(12);
 	sh = (shared *) mem;
 	dom = (pm_epoch_domain *) (mem + 4096);
 	arena = mem + 4096 + ((dsize + 4095) & ~(size_t) 4095);
@@ -315,6 +315,49 @@ main(void)
 		pm_alloc_get_stats(&a, &st);
 		tap_ok(st.blocks == NSLOTS, "no block leaked (%llu live)", (unsigned long long) st.blocks);
 		pm_epoch_unregister(&w.h);
+	}
+
+	/*
+	 * Two participants inside sections retire more than their rings hold:
+	 * each section holds back what both retire in it, so waiting for ring
+	 * space would never end; the overflow takes the rest, and all of it is
+	 * freed once both have left.
+	 */
+	{
+		worker		w[2];
+		pm_alloc_stats st;
+		int			rounds = 0;
+
+		reset_table();
+		pm_epoch_domain_init(dom, 8, 8);
+		for (int i = 0; i < 2; i++)
+		{
+			worker_init(&w[i], (uint64_t) getpid() | ((uint64_t) (i + 1) << 32), 11 + i, true, 0);
+			pm_epoch_enter(&w[i].h);
+		}
+		for (int k = 0; k < 40; k++)
+		{
+			worker	   *x = &w[k % 2];
+			int			i = k % NSLOTS;
+			uint64_t	old = pm_load(&sh->slots[i]);
+
+			pm_store(&sh->slots[i], new_block(x, i));
+			pm_epoch_retire(&x->h, 0, 0, old);
+		}
+		tap_ok(sh->frees == 0 && w[0].h.noverflow > 0 && w[1].h.noverflow > 0,
+			   "inside their sections both retired 20 blocks past rings of 8 without waiting; none freed (overflow %u and %u)",
+			   w[0].h.noverflow, w[1].h.noverflow);
+		for (int i = 0; i < 2; i++)
+			pm_epoch_exit(&w[i].h);
+		while (sh->frees < 40 && rounds++ < 100)
+			for (int i = 0; i < 2; i++)
+				pm_epoch_reclaim(&w[i].h);
+		for (int i = 0; i < 2; i++)
+			pm_epoch_unregister(&w[i].h);
+		pm_alloc_get_stats(&a, &st);
+		tap_ok(sh->frees == 40 && sh->violations == 0 && st.blocks == NSLOTS,
+			   "once they left, all 40 were freed (%llu) and no block leaked (%llu live)",
+			   (unsigned long long) sh->frees, (unsigned long long) st.blocks);
 	}
 
 	/* slots: exhaustion is an error; a dead owner's slot is taken over */
