@@ -52,6 +52,17 @@ VACUUM w;
 SELECT nbtree_pm_check('w_u', true), nbtree_pm_check('w_b', true), nbtree_pm_check('w_t', true);
 SELECT answers($$SELECT t FROM w WHERE t >= 'prefix_common_5' ORDER BY t$$);
 
+-- builds that sort on disk (maintenance_work_mem of 1 MB): the entry made when the sort spills
+-- keeps its record
+CREATE TABLE ws AS SELECT md5(g::text)::uuid AS u, md5(g::text) COLLATE "C" AS t FROM generate_series(1, 60000) g;
+SET maintenance_work_mem = '1MB';
+CREATE UNIQUE INDEX ws_u ON ws USING nbtree_pm (u);
+CREATE INDEX ws_t ON ws USING nbtree_pm (t);
+RESET maintenance_work_mem;
+SELECT nbtree_pm_check('ws_u', true), nbtree_pm_check('ws_t', true);
+SELECT answers($$SELECT t FROM ws WHERE t >= 'ab' AND t < 'ac' ORDER BY t$$);
+DROP TABLE ws;
+
 -- a merge join reads a wide index in order with mark and restore
 SET enable_hashjoin = off; SET enable_nestloop = off; SET enable_sort = off; SET enable_seqscan = off;
 SELECT count(*) FROM w x JOIN w y ON x.t = y.t;

@@ -128,9 +128,26 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	BuildState *bs = state;
-	MemoryContext old = bs->records ? MemoryContextSwitchTo(bs->records) : NULL;
-	OrdKey	sk = ord_key_of(&bs->col, values, isnull, tid);
+	MemoryContext old;
+	OrdKey		sk;
 
+	/*
+	 * Make room before making the entry: a spill frees the records of the
+	 * entries it hands to the tuplesort, and this one's must outlive it.
+	 */
+	if (bs->mem != NULL && bs->nmem == bs->capmem)
+	{
+		if (bs->capmem * 2 > bs->limit ||
+			bs->record_bytes + bs->capmem * 4 * sizeof(OrdKey) > (Size) maintenance_work_mem * 1024)
+			spill(bs);
+		else
+		{
+			bs->capmem *= 2;
+			bs->mem = repalloc_huge(bs->mem, sizeof(OrdKey) * bs->capmem);
+		}
+	}
+	old = bs->records ? MemoryContextSwitchTo(bs->records) : NULL;
+	sk = ord_key_of(&bs->col, values, isnull, tid);
 	if (old)
 	{
 		MemoryContextSwitchTo(old);
@@ -152,21 +169,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->lo = Min(bs->lo, sk.key);
 		bs->hi = Max(bs->hi, sk.key);
 	}
-	if (bs->mem != NULL && bs->nmem == bs->capmem)
-	{
-		if (bs->capmem * 2 > bs->limit ||
-			bs->record_bytes + bs->capmem * 4 * sizeof(OrdKey) > (Size) maintenance_work_mem * 1024)
-			spill(bs);
-		else
-		{
-			bs->capmem *= 2;
-			bs->mem = repalloc_huge(bs->mem, sizeof(OrdKey) * bs->capmem);
-		}
-	}
 	if (bs->mem != NULL)
 		bs->mem[bs->nmem++] = sk;
 	else
+	{
+		/* the tuplesort has its copy */
 		sort_put(bs, &sk);
+		if (bs->records)
+			MemoryContextReset(bs->records);
+	}
 }
 
 /*
