@@ -143,7 +143,7 @@ typedef struct OrdColumn
 /* ord_key.c */
 extern bool ord_type_supported(Oid typid);
 extern bool ord_type_wide(Oid typid);
-extern bool ord_column_wide(const OrdColumn *col);
+extern bool ord_index_wide(Relation index);
 extern uint64 ord_entry_rest(const OrdKey *k);
 extern Datum ord_entry_value(const OrdColumn *col, const OrdKey *k);
 extern void ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull);
@@ -187,8 +187,8 @@ extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 					   bool indexUnchanged, IndexInfo *indexInfo);
 
 /* ord_unique.c */
-extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value,
-							  bool isnull, ItemPointer tid, Relation heapRel,
+extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k,
+							  Datum value, bool isnull, ItemPointer tid, Relation heapRel,
 							  IndexUniqueCheck checkUnique);
 
 /* ord_scan.c */

@@ -13,11 +13,9 @@
 void
 ord_batch_init(OrdBatch *b, Relation index)
 {
-	OrdColumn	col = ord_column(index);
-
 	b->n = 0;
 	b->records = b->previous = NULL;
-	if (ord_column_wide(&col))
+	if (ord_index_wide(index))
 	{
 		b->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index batch records",
 										   ALLOCSET_SMALL_SIZES);

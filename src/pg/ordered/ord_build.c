@@ -348,7 +348,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	bs.col = ord_column(index);
-	bs.wide = ord_column_wide(&bs.col);
+	bs.wide = ord_index_wide(index);
 	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 4 : 2);
 	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
 	if (bs.wide)

@@ -84,11 +84,10 @@ void
 ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEntryBatchFn fn,
 				 void *arg)
 {
-	OrdColumn	col = ord_column(index);
 	OrdBatch   *b;
 	uint64	   *rests;
 
-	if (!ord_column_wide(&col))
+	if (!ord_index_wide(index))
 	{
 		for (int i = 0; i < n; i++)
 		{

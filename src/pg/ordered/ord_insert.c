@@ -29,7 +29,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
 			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
-		result = ord_insert_unique(index, h, &k, values[0], isnull[0], ht_ctid, heapRel,
+		result = ord_insert_unique(index, h, &col, &k, values[0], isnull[0], ht_ctid, heapRel,
 								   checkUnique);
 	}
 	pmi_count_write(h, &before, true);

@@ -114,11 +114,15 @@ ord_type_wide(Oid typid)
 	return class_of(typid) == KEY_BYTES;
 }
 
-/* Whether the column's entries can be wide: a byte-string type, or INCLUDE columns to keep. */
+/*
+ * Whether an index's entries can be wide: a byte-string type, or INCLUDE
+ * columns to keep (ord_column's type and natts, without its collation's
+ * lookups).
+ */
 bool
-ord_column_wide(const OrdColumn *col)
+ord_index_wide(Relation index)
 {
-	return ord_type_wide(col->type) || col->natts > 1;
+	return ord_type_wide(index->rd_opcintype[0]) || IndexRelationGetNumberOfAttributes(index) > 1;
 }
 
 /* The mark, the bytes of s with each 0x00 as 0x00 0xFF, and the end 0x00 0x00. */
@@ -509,6 +513,13 @@ append_sort_key(pg_locale_t locale, const char *s, int len, StringInfo buf)
 	}
 }
 
+/* Whether col's collation finds strings equal that differ (their bytes are then host bytes). */
+static bool
+equal_strings_differ(const OrdColumn *col)
+{
+	return !col->by_bytes && col->locale != NULL && !col->locale->deterministic;
+}
+
 /*
  * A string of column col: in "C", the escaped bytes; in another collation,
  * the mark, the sort key and its 0x00, which order as the collation does,
@@ -524,11 +535,11 @@ append_string(const OrdColumn *col, const char *s, int len, StringInfo buf, int 
 	{
 		appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
 		append_sort_key(col->locale, s, len, buf);
-		if (col->locale != NULL && !col->locale->deterministic)
-			*keylen = buf->len;
 	}
+	if (equal_strings_differ(col))
+		*keylen = buf->len;
 	append_escaped(buf, s, len);
-	if (col->by_bytes || col->locale == NULL || col->locale->deterministic)
+	if (!equal_strings_differ(col))
 		*keylen = buf->len;
 }
 
@@ -542,7 +553,7 @@ read_string(const OrdColumn *col, const char *s, int keylen, int len, StringInfo
 {
 	int			at;
 
-	if (!col->by_bytes && col->locale != NULL && !col->locale->deterministic)
+	if (equal_strings_differ(col))
 		return keylen + read_escaped(s + keylen, len - keylen, out);
 	/* past the mark, the sort key and its 0x00 */
 	at = col->by_bytes ? 0 : strlen(s + 1) + 2;
@@ -762,8 +773,7 @@ bytes_value(const OrdColumn *col, const OrdKey *k)
 	Datum		result;
 
 	initStringInfo(&buf);
-	for (int i = 0; i < 8; i++)
-		appendStringInfoCharMacro(&buf, (char) (k->key >> (56 - 8 * i)));
+	append_uint64(&buf, k->key);
 	if (pm_rest_is_wide(k->rest))
 	{
 		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);

@@ -37,14 +37,13 @@ typedef enum OrdConflict
 } OrdConflict;
 
 /*
- * The entries that are equal to a value: [*lo, *hi].  False when none can
+ * The entries that are equal to a value of column col: [*lo, *hi].  False when none can
  * be (a value equal to no key cannot be in the index, so it conflicts with
  * nothing).
  */
 static bool
-equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
+equal_entries(Relation index, const OrdColumn *col, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 {
-	OrdColumn	col = ord_column(index);
 	OrdCut		cut;
 
 	if (isnull)
@@ -53,7 +52,7 @@ equal_entries(Relation index, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
 		*hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
 		return true;
 	}
-	ord_cut(index->rd_opfamily[0], &col, col.type, value, &cut);
+	ord_cut(index->rd_opfamily[0], col, col->type, value, &cut);
 	*lo = ORD_VALUES_LO;
 	*hi = ORD_VALUES_HI;
 	return ord_narrow(&cut, BTEqualStrategyNumber, lo, hi);
@@ -124,18 +123,18 @@ report_duplicate(Relation index, Relation heapRel, Datum value, bool isnull)
 
 /*
  * aminsert into a unique index (checkUnique is not UNIQUE_CHECK_NO): entry
- * k for value (and its row tid), unless checkUnique is UNIQUE_CHECK_EXISTING,
+ * k for value of column col (and its row tid), unless checkUnique is UNIQUE_CHECK_EXISTING,
  * which only checks an entry already in.  Returns what aminsert returns:
  * with UNIQUE_CHECK_PARTIAL, whether the value is known unique.
  */
 bool
-ord_insert_unique(Relation index, PmiIndex *h, const OrdKey *k, Datum value, bool isnull,
-				  ItemPointer tid, Relation heapRel, IndexUniqueCheck checkUnique)
+ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k, Datum value,
+				  bool isnull, ItemPointer tid, Relation heapRel, IndexUniqueCheck checkUnique)
 {
 	const OrdOps *ops = h->ops->family_ops;
 	OrdKey		lo,
 				hi;
-	bool		checks = equal_entries(index, value, isnull, &lo, &hi);
+	bool		checks = equal_entries(index, col, value, isnull, &lo, &hi);
 	LWLock	   *lock = pmi_unique_lock(RelationGetRelid(index), lo.key);
 	OrdConflict conflict = ORD_NO_CONFLICT;
 	pm_error	err;
