@@ -6,8 +6,8 @@ CREATE TABLE e (i int4, j int4, t text, u uuid);
 CREATE INDEX ON e USING nbtree_pm ((point(i, j)));
 -- an operator class of the wrong type
 CREATE INDEX ON e USING nbtree_pm (i float8_ops);
--- multicolumn
-CREATE INDEX ON e USING nbtree_pm (i, j);
+-- multicolumn: nbtree_pm's keys take several columns, phast_pm's one column's 8 bytes
+CREATE INDEX ON e USING phast_pm (i, j);
 -- unsupported and invalid options
 CREATE INDEX ON e USING nbtree_pm (i) WITH (pages_per_range = 4);
 CREATE INDEX ON e USING nbtree_pm (i) WITH (fillfactor = 5);

@@ -45,4 +45,4 @@ SELECT answers($$SELECT row(k, t, n, j, md5(b), d) FROM inc WHERE k >= 0 ORDER B
 -- phast_pm keeps 16 bytes an entry
 CREATE INDEX ON inc USING phast_pm (k) INCLUDE (t);
 DROP TABLE inc;
-DROP FUNCTION answers(text);
+-- answers() serves nbtree_pm_multicolumn next

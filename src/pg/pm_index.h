@@ -165,9 +165,9 @@ typedef struct PmiAmOps
 	Size		entry_size;
 	/* what make_entry needs of the index for one operation (palloc'd) */
 	void	   *(*entry_context) (Relation index);
-	/* the entry a heap tuple with this index value makes (valid until the next call) */
-	void		(*make_entry) (void *context, Datum value, bool isnull, ItemPointer tid,
-							   void *entry);
+	/* the entry a heap tuple with these index values makes (valid until the next call) */
+	void		(*make_entry) (void *context, const Datum *values, const bool *isnull,
+							   ItemPointer tid, void *entry);
 	/*
 	 * Make an entry that foreach_batch handed out last beyond its batch, in
 	 * CurrentMemoryContext (NULL: an entry holds nothing outside itself).

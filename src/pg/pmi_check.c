@@ -117,7 +117,7 @@ heap_check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	EntryList  *l = state;
 	Size		size = l->ops->entry_size;
 
-	l->ops->make_entry(l->context, values[0], isnull[0], tid, l->want);
+	l->ops->make_entry(l->context, values, isnull, tid, l->want);
 	if (bsearch(l->want, l->entries, l->n, size, l->ops->entry_cmp) == NULL &&
 		l->missing++ == 0)
 		l->first_missing = *tid;

@@ -82,9 +82,10 @@ heap_check_end(HeapCheck *c)
 
 /* Would the heap tuple's index value make this very entry? */
 static bool
-value_matches(Reconcile *r, const void *entry, Datum value, bool isnull, ItemPointer tid)
+value_matches(Reconcile *r, const void *entry, const Datum *values, const bool *isnull,
+			  ItemPointer tid)
 {
-	r->ops->make_entry(r->context, value, isnull, tid, r->now);
+	r->ops->make_entry(r->context, values, isnull, tid, r->now);
 	return r->ops->entry_cmp(r->now, entry) == 0;
 }
 
@@ -137,7 +138,7 @@ heap_item_current(Reconcile *r, ItemPointer tid, const void *entry)
 				else
 				{
 					FormIndexDatum(c->ii, c->slot, c->estate, values, isnull);
-					current = value_matches(r, entry, values[0], isnull[0], tid);
+					current = value_matches(r, entry, values, isnull, tid);
 				}
 				ExecClearTuple(c->slot);
 				ResetExprContext(econtext);

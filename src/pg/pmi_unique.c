@@ -70,7 +70,7 @@ refuse_unique_pm_indexes(Oid relid)
 								   "runs ON CONFLICT only with unique indexes of access method btree.",
 								   RelationGetRelationName(index), ops->amname),
 						 errhint("Make that index a btree one, or for ON CONFLICT DO NOTHING replace "
-								 "it with an exclusion constraint: EXCLUDE USING %s (column WITH =).",
+								 "it with an exclusion constraint: EXCLUDE USING %s (column WITH =, ...).",
 								 ops->amname)));
 			index_close(index, NoLock);
 		}

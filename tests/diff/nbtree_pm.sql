@@ -465,3 +465,228 @@ BEGIN
     PERFORM pg_sleep(0.01);
   END LOOP;
 END $$;
+
+-- Multicolumn indexes: tables of two and three columns of mixed types (8-byte keys, wide keys,
+-- strings in "C" and in ICU, host bytes), each column's values drawn from a small pool (so that
+-- leading equalities leave many rows) and NULL in one row of six.  Each index ordering has
+-- nbtree_pm's table pm_diff.mc<shape>_<ordering> and btree's pm_diff.mcbt<shape>_<ordering>
+-- (the same rows, a btree index with the same column options); the unique ones hold the
+-- distinct rows (NULLs distinct, or NULLS NOT DISTINCT: uqnnd).
+CREATE TABLE pm_diff.mc_shapes (shape int PRIMARY KEY, types regtype[]);
+INSERT INTO pm_diff.mc_shapes VALUES
+  (1, '{int4,text,float8}'), (2, '{pm_diff.text_icu,numeric,timestamptz}'), (3, '{uuid,int8}'),
+  (4, '{int2,bytea,interval}');
+CREATE TABLE pm_diff.mc_orderings (name text PRIMARY KEY, clauses text[], uniq text);
+INSERT INTO pm_diff.mc_orderings VALUES
+  ('asc', '{"","",""}', ''),
+  ('mixed', '{DESC,NULLS FIRST,DESC NULLS LAST}', ''),
+  ('desc', '{DESC NULLS LAST,DESC,""}', ''),
+  ('uq', '{"",DESC,""}', 'UNIQUE'),
+  ('uqnnd', '{NULLS FIRST,"",DESC}', 'UNIQUE');
+
+CREATE FUNCTION pm_diff.mc_cols(shape int) RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT array_agg(chr(ascii('a') + i - 1) ORDER BY i)
+    FROM pm_diff.mc_shapes, generate_subscripts(types, 1) i WHERE mc_shapes.shape = mc_cols.shape
+$$;
+
+-- The index's column list (ord's options), reversed: each option the other way.
+CREATE FUNCTION pm_diff.mc_order(shape int, ord text, reversed boolean) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT string_agg(c || ' ' || CASE WHEN NOT reversed THEN o
+                                     ELSE CASE WHEN o LIKE 'DESC%' THEN 'ASC' ELSE 'DESC' END
+                                          || CASE WHEN o LIKE '%NULLS FIRST' THEN ' NULLS LAST'
+                                                  WHEN o LIKE '%NULLS LAST' THEN ' NULLS FIRST' ELSE '' END END,
+                    ', ' ORDER BY i)
+    FROM unnest(pm_diff.mc_cols(shape)) WITH ORDINALITY a(c, i)
+    JOIN unnest((SELECT clauses FROM pm_diff.mc_orderings WHERE name = ord)) WITH ORDINALITY b(o, j) ON i = j
+$$;
+
+CREATE FUNCTION pm_diff.mc_setup(nrows int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+  o record;
+  pools text[];
+  cols text[];
+  vals text[];
+  am text;
+  n text;
+BEGIN
+  FOR s IN SELECT * FROM pm_diff.mc_shapes ORDER BY shape LOOP
+    cols := pm_diff.mc_cols(s.shape);
+    -- a row type of the columns: ordered answers compare by its equality
+    EXECUTE format('CREATE TYPE pm_diff.mc%s_row AS (%s)', s.shape,
+                   (SELECT string_agg(format('%s %s', cols[i], pm_diff.typ(s.types[i])), ', ')
+                      FROM generate_subscripts(s.types, 1) i));
+    EXECUTE format('CREATE TABLE pm_diff.mc%s (id serial, %s)', s.shape,
+                   (SELECT string_agg(format('%s %s %s', cols[i], pm_diff.typ(s.types[i]),
+                                             CASE WHEN s.types[i] = 'text'::regtype THEN 'COLLATE "C"' ELSE '' END), ', ')
+                      FROM generate_subscripts(s.types, 1) i));
+    pools := '{}';
+    FOR i IN 1 .. cardinality(s.types) LOOP
+      -- pools of 3, 5, 40 values: edges and random values
+      pools := pools || (SELECT array_agg(v) FROM (
+                           SELECT v FROM (SELECT unnest(pm_diff.edges(s.types[i])) v
+                                          UNION ALL SELECT pm_diff.random_value(s.types[i])
+                                            FROM generate_series(1, 20)) p
+                            ORDER BY random() LIMIT (ARRAY[3, 5, 40])[i]) q)::text;
+    END LOOP;
+    FOR r IN 1 .. nrows LOOP
+      vals := '{}';
+      FOR i IN 1 .. cardinality(s.types) LOOP
+        vals := vals || CASE WHEN random() < 0.16 THEN 'NULL'
+                             ELSE pm_diff.lit((pools[i]::text[])[1 + floor(random() * cardinality(pools[i]::text[]))::int],
+                                              s.types[i]) END;
+      END LOOP;
+      EXECUTE format('INSERT INTO pm_diff.mc%s (%s) VALUES (%s)', s.shape, array_to_string(cols, ', '),
+                     array_to_string(vals, ', '));
+    END LOOP;
+    FOR o IN SELECT * FROM pm_diff.mc_orderings LOOP
+      n := format('%s_%s', s.shape, o.name);
+      EXECUTE format('CREATE TABLE pm_diff.mcbt%s AS SELECT * FROM pm_diff.mc%s %s', n, s.shape,
+                     CASE o.uniq WHEN '' THEN ''
+                       WHEN 'UNIQUE' THEN CASE WHEN o.name = 'uq' THEN format('WHERE num_nulls(%1$s) > 0 UNION ALL SELECT DISTINCT ON (%1$s) * FROM pm_diff.mc%2$s WHERE num_nulls(%1$s) = 0',
+                                                 array_to_string(cols, ', '), s.shape)
+                       ELSE format('WHERE id IN (SELECT DISTINCT ON (%s) id FROM pm_diff.mc%s)',
+                                   array_to_string(cols, ', '), s.shape) END END);
+      EXECUTE format('CREATE TABLE pm_diff.mc%s AS SELECT * FROM pm_diff.mcbt%s', n, n);
+      FOREACH am IN ARRAY ARRAY['btree', 'nbtree_pm'] LOOP
+        EXECUTE format('CREATE %s INDEX mc%s%s_i ON pm_diff.mc%2$s%3$s USING %s (%s) %s', o.uniq,
+                       CASE am WHEN 'btree' THEN 'bt' ELSE '' END, n, am,
+                       pm_diff.mc_order(s.shape, o.name, false),
+                       CASE WHEN o.name = 'uqnnd' THEN 'NULLS NOT DISTINCT' ELSE '' END);
+      END LOOP;
+    END LOOP;
+  END LOOP;
+END $$;
+
+-- A condition on column c of type t, of a random kind, with values from the table (vals) or
+-- of the column's operator family's argument types.
+CREATE FUNCTION pm_diff.mc_condition(c text, t regtype, vals text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  r float8 := random();
+  a regtype := (SELECT x FROM pm_diff.arg_types(t) x ORDER BY random() LIMIT 1);
+  v1 text := pm_diff.lit(CASE WHEN random() < 0.7 AND cardinality(vals) > 0
+                              THEN vals[1 + floor(random() * cardinality(vals))::int]
+                              ELSE pm_diff.random_value(pm_diff.base(t)) END, t);
+  v2 text := pm_diff.lit(CASE WHEN random() < 0.7 AND cardinality(vals) > 0
+                              THEN vals[1 + floor(random() * cardinality(vals))::int]
+                              ELSE pm_diff.random_value(pm_diff.base(t)) END, t);
+  va text := pm_diff.lit(pm_diff.random_value(pm_diff.base(a)), a);
+BEGIN
+  RETURN CASE
+    WHEN r < 0.35 THEN format('%s = %s', c, v1)
+    WHEN r < 0.45 THEN format('%s %s %s', c, (ARRAY['<', '<=', '>', '>='])[1 + floor(random() * 4)::int], v1)
+    WHEN r < 0.5 THEN format('%s %s %s', c, (ARRAY['<', '<=', '=', '>', '>='])[1 + floor(random() * 5)::int], va)
+    WHEN r < 0.6 THEN format('%s IS NULL', c)
+    WHEN r < 0.7 THEN format('%s IS NOT NULL', c)
+    WHEN r < 0.8 THEN format('%s = ANY (ARRAY[%s, %s, NULL])', c, v1, v2)
+    WHEN r < 0.85 THEN format('%s > ANY (ARRAY[%s, %s])', c, v1, v2)
+    ELSE format('%s >= %s AND %s <= %s', c, v1, c, v2)
+  END;
+END $$;
+
+-- nq random queries on the tables of one shape and ordering: conditions on any of the columns
+-- (at least one), through index, bitmap and index-only scans; and in the index's order and its
+-- reverse, with a limit.
+CREATE FUNCTION pm_diff.mc_run(shape int, ord text, nq int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  n text := format('%s_%s', shape, ord);
+  types regtype[] := (SELECT s.types FROM pm_diff.mc_shapes s WHERE s.shape = mc_run.shape);
+  cols text[] := pm_diff.mc_cols(shape);
+  allcols text := array_to_string(cols, ', ');
+  vals text[];
+  conds text[];
+  cond text;
+  par text[] := CASE WHEN ord = 'asc' THEN ARRAY['parallel'] ELSE '{}' END;
+BEGIN
+  FOR q IN 1 .. nq LOOP
+    conds := '{}';
+    FOR i IN 1 .. cardinality(cols) LOOP
+      IF random() < 0.55 OR (i = cardinality(cols) AND cardinality(conds) = 0) THEN
+        EXECUTE format('SELECT coalesce(array_agg(%s::text), %L) FROM pm_diff.mc%s WHERE %s IS NOT NULL',
+                       cols[i], '{}', n, cols[i]) INTO vals;
+        conds := conds || pm_diff.mc_condition(cols[i], types[i], vals);
+      END IF;
+    END LOOP;
+    cond := replace(array_to_string(conds, ' AND '), '%', '%%');
+    PERFORM pm_diff.check(format('SELECT id || %L || row(%s)::text FROM %%1$s WHERE %s', ':', allcols, cond),
+                          'text', format('pm_diff.mc%s', n), format('mc%s_i', n), format('pm_diff.mcbt%s', n),
+                          ARRAY['index', 'bitmap'] || par);
+    PERFORM pm_diff.check(format('SELECT row(%s)::text FROM %%1$s WHERE %s', allcols, cond),
+                          'text', format('pm_diff.mc%s', n), format('mc%s_i', n), format('pm_diff.mcbt%s', n),
+                          ARRAY['indexonly']);
+    PERFORM pm_diff.check(format('SELECT row(%s)::pm_diff.mc%s_row::text FROM %%1$s WHERE %s ORDER BY %s LIMIT 15',
+                                 allcols, shape, cond, pm_diff.mc_order(shape, ord, random() < 0.5)),
+                          format('pm_diff.mc%s_row', shape)::regtype, format('pm_diff.mc%s', n), format('mc%s_i', n),
+                          format('pm_diff.mcbt%s', n), ARRAY['index', 'indexonly'], true);
+  END LOOP;
+  -- whole scans in the index's order and its reverse
+  FOR rev IN 0 .. 1 LOOP
+    PERFORM pm_diff.check(format('SELECT row(%s)::pm_diff.mc%s_row::text FROM %%1$s ORDER BY %s',
+                                 allcols, shape, pm_diff.mc_order(shape, ord, rev = 1)),
+                          format('pm_diff.mc%s_row', shape)::regtype, format('pm_diff.mc%s', n), format('mc%s_i', n),
+                          format('pm_diff.mcbt%s', n), ARRAY['index', 'indexonly'], true);
+  END LOOP;
+END $$;
+
+-- The concurrent pass's writer of the multicolumn tables of one shape: rows of random values
+-- (half of them taken from the table) inserted, updated and deleted alike in each ordering's
+-- nbtree_pm and btree tables, each table's statements in a block of their own, which a unique
+-- violation undoes; both tables of an ordering must have the same outcome, else the writer
+-- fails.
+CREATE PROCEDURE pm_diff.mc_write(shape int, rounds int)
+LANGUAGE plpgsql AS $$
+DECLARE
+  types regtype[] := (SELECT s.types FROM pm_diff.mc_shapes s WHERE s.shape = mc_write.shape);
+  cols text[] := pm_diff.mc_cols(shape);
+  ord text;
+  tab text;
+  id int;
+  vals text[];
+  sets text[];
+  outcomes text[];
+  v text;
+BEGIN
+  FOR r IN 1 .. rounds LOOP
+    EXIT WHEN EXISTS (SELECT FROM pm_diff.stop);
+    id := nextval(pg_get_serial_sequence(format('pm_diff.mc%s', shape), 'id'));
+    vals := '{}';
+    sets := '{}';
+    FOR i IN 1 .. cardinality(types) LOOP
+      FOR k IN 1 .. 2 LOOP
+        EXECUTE format('SELECT %s::text FROM pm_diff.mc%s ORDER BY random() LIMIT 1', cols[i], shape) INTO v;
+        v := CASE WHEN random() < 0.15 THEN 'NULL'
+                  WHEN random() < 0.5 AND v IS NOT NULL THEN pm_diff.lit(v, types[i])
+                  ELSE pm_diff.lit(pm_diff.random_value(pm_diff.base(types[i])), types[i]) END;
+        IF k = 1 THEN
+          vals := vals || v;
+        ELSE
+          sets := sets || format('%s = %s', cols[i], v);
+        END IF;
+      END LOOP;
+    END LOOP;
+    FOR ord IN SELECT name FROM pm_diff.mc_orderings ORDER BY name LOOP
+      outcomes := '{}';
+      FOREACH tab IN ARRAY ARRAY[format('pm_diff.mc%s_%s', shape, ord), format('pm_diff.mcbt%s_%s', shape, ord)] LOOP
+        BEGIN
+          EXECUTE format('INSERT INTO %s (id, %s) VALUES (%s, %s)', tab, array_to_string(cols, ', '), id,
+                         array_to_string(vals, ', '));
+          EXECUTE format('UPDATE %s SET %s WHERE id = %s', tab, array_to_string(sets, ', '), id / 2);
+          EXECUTE format('DELETE FROM %s WHERE id = %s', tab, id / 3);
+          outcomes := outcomes || 'done'::text;
+        EXCEPTION WHEN unique_violation THEN
+          outcomes := outcomes || 'unique violation'::text;
+        END;
+      END LOOP;
+      IF outcomes[1] <> outcomes[2] THEN
+        RAISE EXCEPTION 'nbtree_pm and btree disagree: % in ordering % of shape %', outcomes, ord, shape;
+      END IF;
+    END LOOP;
+    COMMIT;
+    PERFORM pg_sleep(0.01);
+  END LOOP;
+END $$;

@@ -1,8 +1,9 @@
 # Crash torture: 2 pgbench clients insert, update, delete, VACUUM and try duplicates in a table
-# with an nbtree_pm, an fbrtree_pm, a phast_pm and a unique nbtree_pm text index; the server is
+# with an nbtree_pm, an fbrtree_pm, a phast_pm, a unique nbtree_pm text index and a
+# multicolumn nbtree_pm index (an expression DESC, text, int8); the server is
 # killed at random moments (SIGKILL of the postmaster, pg_ctl stop -m immediate and SIGKILL of
 # one pgbench backend in turn, synchronous_commit on and off in turn).  After every restart the
-# indexes verify against the heap (heapallindexed), 170 random predicates answer by index scan
+# indexes verify against the heap (heapallindexed), 190 random predicates answer by index scan
 # exactly what they answer by sequential scan, no TID comes back twice and no value of the
 # unique index is in two rows.
 # Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
@@ -32,6 +33,7 @@ $node->safe_psql(
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);
 	CREATE INDEX tt_q ON tt USING phast_pm (q);
 	CREATE UNIQUE INDEX tt_u ON tt USING nbtree_pm (u);
+	CREATE INDEX tt_m ON tt USING nbtree_pm ((k % 97) DESC, u, q);
 	INSERT INTO tt (k, p, q, u) SELECT r, point(random() * 1000, random() * 1000), r, md5(r::text || random())
 	  FROM (SELECT (random() * 1e6)::int8 AS r FROM generate_series(1, 20000)) s;
 	-- a second row for a value the table has: the unique index refuses it (unless the row
@@ -93,9 +95,10 @@ sub kill_server
 	return;
 }
 
-# 170 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
-# (fbrtree_pm windows), 20 on u (a unique text index), each with count and sum(id): what the
-# indexes answer must be what the heap answers.
+# 190 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
+# (fbrtree_pm windows), 20 on u (a unique text index), 20 on k % 97 and u or q (the
+# multicolumn index), each with count and sum(id): what the indexes answer must be what the
+# heap answers.
 my @predicates;
 for my $i (1 .. 50)
 {
@@ -109,6 +112,10 @@ for my $i (1 .. 50)
 	push @predicates,
 	  sprintf("p <@ box '((%.3f,%.3f),(%.3f,%.3f))'", $x, $y, $x + $w, $y + $w);
 	push @predicates, sprintf("u >= '%x' AND u < '%x'", $i * 300, $i * 300 + 7) if $i <= 20;
+	push @predicates,
+	  $i % 2 ? sprintf("k %% 97 = %d AND u < '%x'", $i, $i * 700)
+	  : sprintf("k %% 97 BETWEEN %d AND %d AND q > %d", $i, $i + 3, $a)
+	  if $i <= 20;
 }
 my $probe = join("\n",
 	map { "SELECT count(*), coalesce(sum(id), 0) FROM tt WHERE $_;" } @predicates);
@@ -120,7 +127,7 @@ sub verify
 	my @problems;
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
 		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);"
-		  . " SELECT nbtree_pm_check('tt_u', true);");
+		  . " SELECT nbtree_pm_check('tt_u', true); SELECT nbtree_pm_check('tt_m', true);");
 	push @problems, "check: $stderr" if $rc != 0;
 	my $by_index = $node->safe_psql('postgres', "$BY_INDEX\n$probe");
 	my $by_heap = $node->safe_psql('postgres', "$BY_HEAP\n$probe");
@@ -169,7 +176,7 @@ for my $cycle (1 .. $cycles)
 }
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
 is($violations, 0,
-	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 170 predicates as the heap does, no TID twice, no value of the unique index twice"
+	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 190 predicates as the heap does, no TID twice, no value of the unique index twice"
 );
 cmp_ok($acknowledged, '>', 0, "the load ran ($acknowledged transactions acknowledged)");
 

@@ -82,6 +82,18 @@ for my $tt (@types)
 		report("query LIKE '%pm_diff.pm\\_${tname}\\_$o %'");
 	}
 }
+# multicolumn indexes of every shape and ordering
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.mc_setup($rows * 2)");
+$node->safe_psql('postgres', 'VACUUM ANALYZE');
+my @mc_orderings = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM pm_diff.mc_orderings ORDER BY name');
+for my $shape (split /\n/, $node->safe_psql('postgres', 'SELECT shape FROM pm_diff.mc_shapes ORDER BY shape'))
+{
+	for my $o (@mc_orderings)
+	{
+		$node->safe_psql('postgres', "$setseed SELECT pm_diff.mc_run($shape, '$o', @{[ 8 * $values ]})");
+		report("query LIKE '%pm_diff.mc${shape}\\_$o %'");
+	}
+}
 # fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
 diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows) FROM pm_diff.fbr_types() t");
@@ -109,9 +121,9 @@ all_verify('phast_pm', 'after the static passes');
 all_verify('fbrtree_pm', 'after the static passes');
 
 # The concurrent pass: an nbtree_pm and an fbrtree_pm type, a writer on each (at most 3,000
-# rounds of 10 ms) and one on the unique int8 tables and on the unique tables of text in ICU
-# (wide keys, sort keys), VACUUM in a loop, the checks of each table in one REPEATABLE READ
-# snapshot.
+# rounds of 10 ms) and one on the unique int8 tables, on the unique tables of text in ICU
+# (wide keys, sort keys) and on the multicolumn tables of text in ICU, numeric and timestamptz,
+# VACUUM in a loop, the checks of each table in one REPEATABLE READ snapshot.
 $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
 # The unique int8 tables have a writer of their own, whose values collide on purpose.
 my @orderings = split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8')");
@@ -134,6 +146,14 @@ for my $p (sort keys %pass)
 	push @busy, [ psql_start($node, \$vout, \$verr,
 		map { ('SELECT pg_sleep(0.2)', map { "VACUUM $_" } @tables) } 1 .. 50), \$verr ];
 }
+my @mc_tables = map { ("pm_diff.mc2_$_", "pm_diff.mcbt2_$_") } @mc_orderings;
+{
+	my ($out, $err, $vout, $verr) = ('', '', '', '');
+	push @busy, [ psql_start($node, \$out, \$err, $setseed, 'CALL pm_diff.mc_write(2, 3000)'), \$err ];
+	push @busy, [ psql_start($node, \$vout, \$verr,
+		map { ('SELECT pg_sleep(0.2)', map { "VACUUM $_" } @mc_tables) } 1 .. 50), \$verr ];
+}
+$pass{multicolumn} = [ undef, undef, undef, undef, [ map { "SELECT pm_diff.mc_run(2, '$_', 3)" } @mc_orderings ] ];
 for my $p (sort keys %pass)
 {
 	for my $check (@{ $pass{$p}[4] })

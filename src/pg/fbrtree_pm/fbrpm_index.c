@@ -73,9 +73,10 @@ fbrpm_entry_context(Relation index)
 }
 
 static void
-fbrpm_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry)
+fbrpm_make_entry(void *context, const Datum *values, const bool *isnull, ItemPointer tid,
+				 void *entry)
 {
-	(void) fbrpm_entry(context, value, isnull, tid, entry);
+	(void) fbrpm_entry(context, values[0], isnull[0], tid, entry);
 }
 
 static int

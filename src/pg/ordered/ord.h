@@ -1,8 +1,8 @@
 /*
  * ord.h
  *	  What the ordered access methods share (those over a structure of
- *	  sorted (key, rest) entries): btree's operator classes on one
- *	  column, the key encoding, and the code built on them:
+ *	  sorted (key, rest) entries): btree's operator classes, the key
+ *	  encoding of one column or several, and the code built on them:
  *	  build, insert, scans, cost, the boolean-column planner support and
  *	  operator class validation.  An ordered access method gives its
  *	  structure's operations in an OrdOps, reached through its PmiAmOps
@@ -16,6 +16,7 @@
 
 #include "access/amapi.h"
 #include "access/genam.h"
+#include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/itemptr.h"
@@ -121,22 +122,29 @@ typedef struct OrdCut
 } OrdCut;
 
 /*
- * The indexed column as the key encoding sees it: the type its keys encode
- * (the operator class's input type), the index column's typmod (a value's
- * usual form, which its entry then need not keep) and collation: whether
- * strings order by their bytes ("C", or no collation) and if not, the
- * collation's locale (NULL: the database's libc one).  An index with
- * INCLUDE columns has natts attributes (desc), the key column first; an
- * entry keeps their values in its record.
+ * An index's key as the encoding sees it.  A column: the type its keys
+ * encode (the operator class's input type) and operator family, the index
+ * column's typmod (a value's usual form, which its entry then need not
+ * keep) and collation: whether strings order by their bytes ("C", or no
+ * collation) and if not, the collation's locale (NULL: the database's libc
+ * one); its ASC/DESC and NULLS FIRST/LAST.  The index: natts attributes
+ * (desc), of which nkeys are key columns (keys: each one's, when there are
+ * several; the top level then describes the first), the rest INCLUDE
+ * columns whose values an entry keeps in its record.
  */
 typedef struct OrdColumn
 {
 	Oid			type;
+	Oid			opfamily;
 	int32		typmod;
 	Oid			collation;
 	bool		by_bytes;
 	pg_locale_t locale;
+	bool		descending;
+	bool		nulls_first;
 	int			natts;
+	int			nkeys;
+	struct OrdColumn *keys;
 	TupleDesc	desc;
 } OrdColumn;
 
@@ -160,6 +168,15 @@ extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *
 extern bool ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 extern OrdColumn ord_column(Relation index);
 extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
+extern void ord_entry_key_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
+								 bool *isnull);
+extern void ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datum arg,
+						   OrdCut *cut, StringInfo single);
+extern void ord_column_values(const OrdColumn *col, int c, StringInfo prefix, OrdKey *lo,
+							  OrdKey *hi);
+extern void ord_column_null(const OrdColumn *col, int c, StringInfo prefix);
+extern void ord_prefix_range(StringInfo prefix, OrdKey *lo, OrdKey *hi);
+extern void ord_equal_range(const OrdKey *k, OrdKey *lo, OrdKey *hi);
 
 /* ord_batch.c */
 extern void ord_batch_init(OrdBatch *b, Relation index);
@@ -188,7 +205,7 @@ extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 
 /* ord_unique.c */
 extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k,
-							  Datum value, bool isnull, ItemPointer tid, Relation heapRel,
+							  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
 							  IndexUniqueCheck checkUnique);
 
 /* ord_scan.c */
@@ -216,7 +233,8 @@ extern void ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_cou
 
 /* ord_entries.c: PmiAmOps entry members for (key, rest) entries */
 extern void *ord_entry_context(Relation index);
-extern void ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry);
+extern void ord_make_entry(void *context, const Datum *values, const bool *isnull,
+						   ItemPointer tid, void *entry);
 extern int	ord_entry_cmp(const void *a, const void *b);
 extern bool ord_entry_tid(const void *entry, ItemPointer tid);
 extern void ord_keep_entry(void *entry);

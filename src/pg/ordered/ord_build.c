@@ -164,7 +164,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		}
 		bs->dead[bs->ndead++] = *tid;
 	}
-	if (!isnull[0])
+	if (bs->col.nkeys > 1 || !isnull[0])
 	{
 		bs->lo = Min(bs->lo, sk.key);
 		bs->hi = Max(bs->hi, sk.key);
@@ -325,9 +325,12 @@ next_sorted(void *ctx, OrdKey *sk)
 static void
 report_duplicate(Relation heap, Relation index, const BuildState *bs)
 {
-	bool		isnull = (ord_entry_rest(&bs->last_alive) & ORD_REST_NULL) != 0;
-	Datum		value = isnull ? (Datum) 0 : ord_entry_value(&bs->col, &bs->last_alive);
-	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	char	   *key_desc;
+
+	ord_entry_values(&bs->col, &bs->last_alive, values, isnull);
+	key_desc = BuildIndexValueDescription(index, values, isnull);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),

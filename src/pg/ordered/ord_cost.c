@@ -3,8 +3,10 @@
  *	  amcostestimate of the ordered access methods.  Index nodes are memory, not disk pages: the descent
  *	  costs a comparison per level and each leaf visited costs CPU, with no
  *	  random_page_cost.  Selectivity comes from genericcostestimate (the
- *	  planner's own estimate for the quals); heap access is costed by the
- *	  planner as for any index.  Correlation is read from the column's
+ *	  planner's own estimate for the quals); the entries read, from the
+ *	  quals that bound the scan (a multicolumn index's leading columns, as
+ *	  btcostestimate has them); heap access is costed by the planner as for
+ *	  any index.  Correlation is read from the column's
  *	  statistics as btree does, so range scans on clustered data are priced
  *	  like btree's.
  */
@@ -12,6 +14,7 @@
 
 #include <math.h>
 
+#include "access/stratnum.h"
 #include "catalog/pg_statistic.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -47,6 +50,50 @@ column_correlation(PlannerInfo *root, IndexOptInfo *index)
 	return correlation;
 }
 
+/*
+ * The quals that bound a multicolumn index's scan (ord_scan.c): one
+ * equality (or IS NULL) on each leading column, then all the quals on the
+ * next one; the others are tested on every entry in those bounds.
+ */
+static List *
+bounding_quals(IndexPath *path)
+{
+	IndexOptInfo *index = path->indexinfo;
+	List	   *bound = NIL;
+	int			col = 0;
+	bool		equality = false;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		if (iclause->indexcol != col)
+		{
+			/* the next column bounds the scan only after an equality on this one */
+			if (!equality || iclause->indexcol != col + 1)
+				break;
+			col = iclause->indexcol;
+			equality = false;
+		}
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Expr	   *clause = rinfo->clause;
+
+			if (IsA(clause, OpExpr) &&
+				get_op_opfamily_strategy(((OpExpr *) clause)->opno, index->opfamily[col]) ==
+				BTEqualStrategyNumber)
+				equality = true;
+			else if (IsA(clause, NullTest) && ((NullTest *) clause)->nulltesttype == IS_NULL)
+				equality = true;
+			bound = lappend(bound, rinfo);
+		}
+	}
+	return bound;
+}
+
 void
 ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				 Cost *indexStartupCost, Cost *indexTotalCost,
@@ -64,6 +111,16 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		per_leaf = fanout * am->default_fillfactor / 100;
 
 	MemSet(&costs, 0, sizeof(costs));
+	if (index->nkeycolumns > 1)
+	{
+		/* the entries read: those within the bounds, not those that qualify */
+		List	   *bound = bounding_quals(path);
+
+		costs.numIndexTuples = clamp_row_est(clauselist_selectivity(root, bound, index->rel->relid,
+																	JOIN_INNER, NULL) *
+											 index->rel->tuples);
+		list_free(bound);
+	}
 	genericcostestimate(root, path, loop_count, &costs);
 
 	/* a comparison per entry halved at each step down, plus a node visit per level */

@@ -23,22 +23,23 @@ ord_entry_context(Relation index)
 	EntryContext *c = palloc(sizeof(EntryContext));
 
 	c->col = ord_column(index);
-	/* an entry made here is looked up or compared, which its key column alone decides */
-	c->col.natts = 1;
+	/* an entry made here is looked up or compared, which its key columns alone decide */
+	c->col.natts = c->col.nkeys;
 	c->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index entry record",
 									   ALLOCSET_SMALL_SIZES);
 	return c;
 }
 
 void
-ord_make_entry(void *context, Datum value, bool isnull, ItemPointer tid, void *entry)
+ord_make_entry(void *context, const Datum *values, const bool *isnull, ItemPointer tid,
+			   void *entry)
 {
 	EntryContext *c = context;
 	MemoryContext old;
 
 	MemoryContextReset(c->records);
 	old = MemoryContextSwitchTo(c->records);
-	*(OrdKey *) entry = ord_key_of(&c->col, &value, &isnull, tid);
+	*(OrdKey *) entry = ord_key_of(&c->col, values, isnull, tid);
 	MemoryContextSwitchTo(old);
 }
 

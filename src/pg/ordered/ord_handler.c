@@ -1,9 +1,10 @@
 /*
  * ord_handler.c
  *	  The IndexAmRoutine of an ordered access method: btree's five strategies
- *	  and comparison support function on one column, ordered scans both ways,
- *	  = ANY arrays, IS NULL, index-only scans, mark and restore, CLUSTER,
- *	  unique indexes, parallel index scans.
+ *	  and comparison support function, several key columns and INCLUDE
+ *	  columns (where the structure takes wide keys: ord_check_column),
+ *	  ordered scans both ways, = ANY arrays, IS NULL, index-only scans, mark
+ *	  and restore, CLUSTER, unique indexes, parallel index scans.
  */
 #include "ord.h"
 
@@ -22,7 +23,7 @@ ord_routine(amoptions_function options)
 	amroutine->amcanorderbyop = false;
 	amroutine->amcanbackward = true;
 	amroutine->amcanunique = true;
-	amroutine->amcanmulticol = false;
+	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = true;
 	amroutine->amsearchnulls = true;

@@ -18,8 +18,11 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 	bool		result = false;
+	bool		any_null = false;
 
-	if (checkUnique == UNIQUE_CHECK_NO || (isnull[0] && !indexInfo->ii_NullsNotDistinct))
+	for (int c = 0; c < col.nkeys; c++)
+		any_null |= isnull[c];
+	if (checkUnique == UNIQUE_CHECK_NO || (any_null && !indexInfo->ii_NullsNotDistinct))
 	{
 		pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
 		if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
@@ -29,7 +32,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
 			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
-		result = ord_insert_unique(index, h, &col, &k, values[0], isnull[0], ht_ctid, heapRel,
+		result = ord_insert_unique(index, h, &col, &k, values, isnull, ht_ctid, heapRel,
 								   checkUnique);
 	}
 	pmi_count_write(h, &before, true);

@@ -30,7 +30,8 @@
  * when the value has its column's usual form.  Values decode from their
  * string and host bytes, so index-only scans need nothing more.  An index
  * with INCLUDE columns keeps their values as host bytes too, after the key
- * column's (included_key).
+ * column's (included_key).  An index of several key columns has one string
+ * of per-column segments in the index's order (composite_key).
  */
 #include "ord.h"
 
@@ -40,6 +41,7 @@
 #include "access/detoast.h"
 #include "access/stratnum.h"
 #include "catalog/pg_collation_d.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -140,7 +142,10 @@ append_escaped(StringInfo buf, const char *s, Size len)
 	appendStringInfoCharMacro(buf, '\0');
 }
 
-/* The bytes append_escaped wrote at s, into out; returns how many it read. */
+/*
+ * The bytes append_escaped wrote at s, into out (NULL: only their length);
+ * returns how many it read.
+ */
 static int
 read_escaped(const char *s, int len, StringInfo out)
 {
@@ -148,12 +153,16 @@ read_escaped(const char *s, int len, StringInfo out)
 	for (int i = 1; i + 1 < len; i++)
 	{
 		if (s[i] != '\0')
-			appendStringInfoCharMacro(out, s[i]);
+		{
+			if (out)
+				appendStringInfoCharMacro(out, s[i]);
+		}
 		else if (s[i + 1] == '\0')
 			return i + 2;
 		else
 		{
-			appendStringInfoCharMacro(out, '\0');	/* 0x00 0xFF */
+			if (out)
+				appendStringInfoCharMacro(out, '\0');	/* 0x00 0xFF */
 			i++;
 		}
 	}
@@ -797,7 +806,11 @@ ord_entry_value(const OrdColumn *col, const OrdKey *k)
 	return ord_decode(col->type, k->key);
 }
 
-/* The values of all of an entry's attributes, the key column's and the INCLUDE columns'. */
+static void composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
+							 bool *isnull, const char **included);
+static void read_included(const OrdColumn *col, const char *included, Datum *values, bool *isnull);
+
+/* The values of all of an entry's attributes, the key columns' and the INCLUDE columns'. */
 void
 ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull)
 {
@@ -805,18 +818,20 @@ ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isn
 	int			keyhostlen;
 	const char *included;
 
-	isnull[0] = (ord_entry_rest(k) & ORD_REST_NULL) != 0;
-	values[0] = isnull[0] ? (Datum) 0 : ord_entry_value(col, k);
-	if (col->natts == 1)
-		return;
-	record_host(col, k, &keyhost, &keyhostlen, &included);
-	Assert(included != NULL);
-	for (int i = 1; i < col->natts; i++)
+	if (col->nkeys > 1)
+		composite_values(col, k, col->nkeys, values, isnull, &included);
+	else
 	{
-		char	   *at = (char *) included;
-
-		values[i] = datumRestore(&at, &isnull[i]);	/* a copy in palloc'd memory */
-		included = at;
+		isnull[0] = (ord_entry_rest(k) & ORD_REST_NULL) != 0;
+		values[0] = isnull[0] ? (Datum) 0 : ord_entry_value(col, k);
+		if (col->natts == 1)
+			return;
+		record_host(col, k, &keyhost, &keyhostlen, &included);
+	}
+	if (col->natts > col->nkeys)
+	{
+		Assert(included != NULL);
+		read_included(col, included, values, isnull);
 	}
 }
 
@@ -1179,10 +1194,54 @@ ord_rest_tid(uint64 rest, ItemPointer tid)
 	ItemPointerSet(tid, (BlockNumber) ((rest >> 16) & 0xffffffff), (OffsetNumber) (rest & 0xffff));
 }
 
+/* The values of an index's INCLUDE columns, appended to buf (datumSerialize). */
+static void
+append_included(const OrdColumn *col, const Datum *values, const bool *isnull, StringInfo buf)
+{
+	Datum	   *own = palloc(sizeof(Datum) * col->natts);
+	Size		size = 0;
+	char	   *at;
+
+	for (int i = col->nkeys; i < col->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(col->desc, i);
+
+		/* a value stored in TOAST comes along whole, as in an index tuple */
+		own[i] = values[i];
+		if (!isnull[i] && att->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			own[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
+		size += datumEstimateSpace(own[i], isnull[i], att->attbyval, att->attlen);
+	}
+	enlargeStringInfo(buf, size);
+	at = buf->data + buf->len;
+	for (int i = col->nkeys; i < col->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(col->desc, i);
+
+		datumSerialize(own[i], isnull[i], att->attbyval, att->attlen, &at);
+	}
+	buf->len += size;
+	buf->data[buf->len] = '\0';
+	pfree(own);
+}
+
+/* The INCLUDE columns' values append_included wrote at included. */
+static void
+read_included(const OrdColumn *col, const char *included, Datum *values, bool *isnull)
+{
+	for (int i = col->nkeys; i < col->natts; i++)
+	{
+		char	   *at = (char *) included;
+
+		values[i] = datumRestore(&at, &isnull[i]);	/* a copy in palloc'd memory */
+		included = at;
+	}
+}
+
 /*
- * The entry of an index with INCLUDE columns: its key column's string (a
- * narrow key's 8 bytes), then host bytes: the length of the key column's
- * and its own, then the INCLUDE columns' values (datumSerialize).
+ * The entry of a one-column index with INCLUDE columns: its key column's
+ * string (a narrow key's 8 bytes), then host bytes: the length of the key
+ * column's and its own, then the INCLUDE columns' values.
  */
 static OrdKey
 included_key(const OrdColumn *col, const Datum *values, const bool *isnull, uint64 rest)
@@ -1190,10 +1249,7 @@ included_key(const OrdColumn *col, const Datum *values, const bool *isnull, uint
 	StringInfoData buf;
 	StringInfoData key;
 	int			keylen = 8;
-	Datum	   *own = palloc(sizeof(Datum) * col->natts);
-	Size		size = 0;
 	OrdKey		k;
-	char	   *at;
 
 	initStringInfo(&key);
 	if (!isnull[0] && class_of(col->type) == KEY_BYTES)
@@ -1204,42 +1260,417 @@ included_key(const OrdColumn *col, const Datum *values, const bool *isnull, uint
 	appendBinaryStringInfo(&buf, key.data, keylen);
 	append_uint32(&buf, (uint32) (key.len - keylen));
 	appendBinaryStringInfo(&buf, key.data + keylen, key.len - keylen);
-	for (int i = 1; i < col->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(col->desc, i);
-
-		/* a value stored in TOAST comes along whole, as in an index tuple */
-		own[i] = values[i];
-		if (!isnull[i] && att->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
-			own[i] = PointerGetDatum(detoast_external_attr((struct varlena *) DatumGetPointer(values[i])));
-		size += datumEstimateSpace(own[i], isnull[i], att->attbyval, att->attlen);
-	}
-	enlargeStringInfo(&buf, size);
-	at = buf.data + buf.len;
-	for (int i = 1; i < col->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(col->desc, i);
-
-		datumSerialize(own[i], isnull[i], att->attbyval, att->attlen, &at);
-	}
-	buf.len += size;
-	buf.data[buf.len] = '\0';
+	append_included(col, values, isnull, &buf);
 	k = key_of_string((const uint8 *) buf.data, keylen, buf.len, rest, true);
 	pfree(key.data);
 	pfree(buf.data);
-	pfree(own);
 	return k;
 }
 
 /*
+ * Multicolumn keys.  An entry's string is one segment per key column, in
+ * the index's order: a NULL is the byte SEGMENT_NULL_FIRST or
+ * SEGMENT_NULL_LAST as the column's NULLS FIRST/LAST says, a value
+ * SEGMENT_VALUE and its string (an 8-byte type's key big-endian, a
+ * byte-string type's ordering bytes), every byte inverted for a DESC
+ * column.  Strings of a type are never a prefix of one another, so neither
+ * are segments, and memcmp of two entries' strings is the index's order
+ * column by column; a value segment starts 0x02 (ASC) or 0xFD (DESC), so no
+ * segment starts 0x00 or 0xFF and NULLs go first or last in either.  A
+ * float zero has one segment (-0 is host bytes), so that one equality is
+ * one segment.  The host bytes, when any column has some or the index has
+ * INCLUDE columns: per key column a 4-byte length and its host bytes, then
+ * the INCLUDE columns' values.  The rest's NULL flag says that a key
+ * column is NULL.
+ */
+#define SEGMENT_NULL_FIRST	0x01
+#define SEGMENT_VALUE		0x02
+#define SEGMENT_VALUES_END	0x03	/* above every ASC value segment */
+#define SEGMENT_NULL_LAST	0xFE
+#define SEGMENT_AFTER		0xFF	/* above every segment that a string starts */
+
+static void
+invert_bytes(char *s, int len)
+{
+	for (int i = 0; i < len; i++)
+		s[i] = (char) ~s[i];
+}
+
+/* Key column c's segment of value (not NULL) into buf, its host bytes into host. */
+static void
+append_segment(const OrdColumn *c, Datum value, StringInfo buf, StringInfo host)
+{
+	int			start = buf->len;
+
+	appendStringInfoCharMacro(buf, SEGMENT_VALUE);
+	if (class_of(c->type) == KEY_BYTES)
+	{
+		StringInfoData str;
+		int			keylen;
+
+		initStringInfo(&str);
+		value_string(c, c->type, value, &str, &keylen);
+		appendBinaryStringInfo(buf, str.data, keylen);
+		appendBinaryStringInfo(host, str.data + keylen, str.len - keylen);
+		pfree(str.data);
+	}
+	else
+	{
+		uint64		key = ord_encode(c->type, value);
+
+		if (class_of(c->type) == KEY_FLOAT && key == encode_double(-0.0))
+		{
+			key = encode_double(0.0);
+			appendStringInfoCharMacro(host, 1);
+		}
+		append_uint64(buf, key);
+	}
+	if (c->descending)
+		invert_bytes(buf->data + start, buf->len - start);
+}
+
+static OrdKey
+composite_key(const OrdColumn *col, const Datum *values, const bool *isnull, ItemPointer tid)
+{
+	StringInfoData buf;
+	StringInfoData hosts;
+	StringInfoData host;
+	bool		any_null = false;
+	bool		any_host = false;
+	int			keylen;
+	OrdKey		k;
+
+	initStringInfo(&buf);
+	initStringInfo(&hosts);
+	initStringInfo(&host);
+	for (int c = 0; c < col->nkeys; c++)
+	{
+		const OrdColumn *kc = &col->keys[c];
+
+		resetStringInfo(&host);
+		if (isnull[c])
+		{
+			appendStringInfoCharMacro(&buf, kc->nulls_first ? SEGMENT_NULL_FIRST : SEGMENT_NULL_LAST);
+			any_null = true;
+		}
+		else
+			append_segment(kc, values[c], &buf, &host);
+		append_uint32(&hosts, (uint32) host.len);
+		appendBinaryStringInfo(&hosts, host.data, host.len);
+		any_host |= host.len > 0;
+	}
+	keylen = buf.len;
+	if (any_host || col->natts > col->nkeys)
+	{
+		appendBinaryStringInfo(&buf, hosts.data, hosts.len);
+		append_included(col, values, isnull, &buf);
+	}
+	k = key_of_string((const uint8 *) buf.data, keylen, buf.len, ord_rest(tid, any_null), true);
+	pfree(buf.data);
+	pfree(hosts.data);
+	pfree(host.data);
+	return k;
+}
+
+/* The length of the string of a value of column c at s (its ordering bytes). */
+static int
+value_length(const OrdColumn *c, const char *s)
+{
+	if (class_of(c->type) != KEY_BYTES)
+		return 8;
+	switch (c->type)
+	{
+		case UUIDOID:
+			return 1 + UUID_LEN;
+		case INTERVALOID:
+			return INTERVAL_SPAN_BYTES;
+		case INETOID:
+			{
+				int			size = (uint8) s[0] == PGSQL_AF_INET ? 4 : 16;
+
+				return 2 + size + size - (uint8) s[1 + size] / 8;
+			}
+		case NUMERICOID:
+			{
+				uint8		class = (uint8) s[0];
+				uint8		inv = class < NUMERIC_ZERO ? 0xFF : 0;
+				int			i = 1;
+
+				if (class == NUMERIC_NAN || class == NUMERIC_POS_INF ||
+					class == NUMERIC_NEG_INF || class == NUMERIC_ZERO)
+					return 1;
+				if (class == NUMERIC_NEG_LARGE || class == NUMERIC_NEG_TINY ||
+					class == NUMERIC_POS_LARGE || class == NUMERIC_POS_TINY)
+					i += 4;
+				while ((((uint8) s[i] ^ inv) & 1) != 0)
+					i++;
+				return i + 1;
+			}
+		default:				/* the string types and bytea */
+			{
+				/* the mark, the sort key and its 0x00 */
+				int			at = c->by_bytes ? 0 : (int) strlen(s + 1) + 2;
+
+				return equal_strings_differ(c) ? at : at + read_escaped(s + at, INT_MAX, NULL);
+			}
+	}
+}
+
+/* The value of column c of the ordering bytes s (keylen) and host bytes */
+static Datum
+segment_value(const OrdColumn *c, const char *s, int keylen, const char *host, int hostlen)
+{
+	StringInfoData buf;
+	Datum		result;
+
+	if (class_of(c->type) != KEY_BYTES)
+	{
+		uint64		be;
+
+		memcpy(&be, s, sizeof(be));
+		return ord_decode(c->type, hostlen > 0 ? encode_double(-0.0) : pg_ntoh64(be));
+	}
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, s, keylen);
+	appendBinaryStringInfo(&buf, host, hostlen);
+	result = string_value(c, buf.data, keylen, buf.len);
+	pfree(buf.data);
+	return result;
+}
+
+/*
+ * The values of the first upto key columns of an entry of a multicolumn
+ * index; *included: where the INCLUDE columns' values are (NULL: none).
+ */
+static void
+composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values, bool *isnull,
+				 const char **included)
+{
+	const pm_key_rec *r = pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest) : NULL;
+	const char *host = r && r->len > r->keylen ? (const char *) r->data + r->keylen : NULL;
+	StringInfoData ord;
+	char	   *plain = NULL;
+	int			pos = 0;
+
+	initStringInfo(&ord);
+	append_uint64(&ord, k->key);
+	if (r)
+		appendBinaryStringInfo(&ord, (const char *) r->data, r->keylen);
+	for (int c = 0; c < upto; c++)
+	{
+		const OrdColumn *kc = &col->keys[c];
+		uint8		first = (uint8) ord.data[pos];
+		int			hostlen = host ? (int) read_uint32(host) : 0;
+
+		isnull[c] = first == SEGMENT_NULL_FIRST || first == SEGMENT_NULL_LAST;
+		if (isnull[c])
+		{
+			values[c] = (Datum) 0;
+			pos++;
+		}
+		else
+		{
+			const char *s = ord.data + pos + 1;
+			int			len;
+
+			if (kc->descending)
+			{
+				/* the rest of the string as it was before the inversion */
+				plain = plain ? repalloc(plain, ord.len) : palloc(ord.len);
+				memcpy(plain, s, ord.len - pos - 1);
+				invert_bytes(plain, ord.len - pos - 1);
+				s = plain;
+			}
+			len = value_length(kc, s);
+			values[c] = segment_value(kc, s, len, host ? host + 4 : NULL, hostlen);
+			pos += 1 + len;
+		}
+		if (host)
+			host += 4 + hostlen;
+	}
+	*included = host;
+	if (plain)
+		pfree(plain);
+	pfree(ord.data);
+}
+
+void
+ord_entry_key_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values, bool *isnull)
+{
+	const char *included;
+
+	composite_values(col, k, upto, values, isnull, &included);
+}
+
+/*
+ * Where arg cuts the values of key column c: a bound in the column's
+ * ascending order, to be placed after an entry prefix (bound_bytes).
+ */
+typedef enum BoundKind
+{
+	BOUND_AT,					/* at the segment seg */
+	BOUND_AFTER,				/* after seg and every string it starts */
+	BOUND_VALUES_START,
+	BOUND_VALUES_END
+} BoundKind;
+
+/* prefix, then the bytes of a bound of column c (seg: its value segment, ascending) */
+static OrdKey
+bound_key(const OrdColumn *c, StringInfo prefix, BoundKind kind, StringInfo seg)
+{
+	StringInfoData b;
+	OrdKey		k;
+
+	initStringInfo(&b);
+	appendBinaryStringInfo(&b, prefix->data, prefix->len);
+	if (kind == BOUND_AT || kind == BOUND_AFTER)
+	{
+		int			start = b.len;
+
+		appendBinaryStringInfo(&b, seg->data, seg->len);
+		if (c->descending)
+			invert_bytes(b.data + start, seg->len);
+		/* inverted, the strings seg starts sort before it: at and after swap */
+		if ((kind == BOUND_AFTER) != c->descending)
+			appendStringInfoCharMacro(&b, (char) SEGMENT_AFTER);
+	}
+	else if (kind == BOUND_VALUES_START)
+		appendStringInfoCharMacro(&b, c->descending ? (char) SEGMENT_NULL_LAST : SEGMENT_VALUE);
+	else
+		appendStringInfoCharMacro(&b, c->descending ? (char) ~SEGMENT_VALUE : SEGMENT_VALUES_END);
+	k = key_of_string((const uint8 *) b.data, b.len, b.len, 0, false);
+	pfree(b.data);
+	return k;
+}
+
+/*
+ * The entries whose string starts with prefix and then a value of key column
+ * c: [*lo, *hi].
+ */
+void
+ord_column_values(const OrdColumn *col, int c, StringInfo prefix, OrdKey *lo, OrdKey *hi)
+{
+	const OrdColumn *kc = &col->keys[c];
+	OrdKey		end;
+
+	*lo = bound_key(kc, prefix, kc->descending ? BOUND_VALUES_END : BOUND_VALUES_START, NULL);
+	end = bound_key(kc, prefix, kc->descending ? BOUND_VALUES_START : BOUND_VALUES_END, NULL);
+	*hi = pm_key_pred(&end);
+}
+
+/* Append key column c's NULL segment to prefix. */
+void
+ord_column_null(const OrdColumn *col, int c, StringInfo prefix)
+{
+	appendStringInfoCharMacro(prefix, col->keys[c].nulls_first ? SEGMENT_NULL_FIRST :
+							  (char) SEGMENT_NULL_LAST);
+}
+
+/* The entries whose string starts with prefix: [*lo, *hi]. */
+void
+ord_prefix_range(StringInfo prefix, OrdKey *lo, OrdKey *hi)
+{
+	OrdKey		end;
+
+	*lo = key_of_string((const uint8 *) prefix->data, prefix->len, prefix->len, 0, false);
+	appendStringInfoCharMacro(prefix, (char) SEGMENT_AFTER);
+	end = key_of_string((const uint8 *) prefix->data, prefix->len, prefix->len, 0, false);
+	prefix->data[--prefix->len] = '\0';
+	*hi = pm_key_pred(&end);
+}
+
+/*
+ * Where arg (of argtype, which column c's operator family compares with its
+ * type) cuts the entries that start with prefix and then a value of column
+ * c, as ord_cut says for one column, in the entries' order: for a DESC
+ * column, values below ge are > arg and below gt >= arg (the caller
+ * commutes its strategy).  *single: the segment of the values equal to arg
+ * when they have one (else empty).
+ */
+void
+ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datum arg,
+			   OrdCut *cut, StringInfo single)
+{
+	const OrdColumn *kc = &col->keys[c];
+	StringInfoData ge;
+	StringInfoData gt;
+	BoundKind	gekind;
+	BoundKind	gtkind;
+
+	initStringInfo(&ge);
+	initStringInfo(&gt);
+	resetStringInfo(single);
+	appendStringInfoCharMacro(&ge, SEGMENT_VALUE);
+	if (class_of(kc->type) == KEY_BYTES)
+	{
+		StringInfoData str;
+		int			keylen;
+
+		initStringInfo(&str);
+		value_string(kc, OidIsValid(argtype) ? argtype : kc->type, arg, &str, &keylen);
+		appendBinaryStringInfo(&ge, str.data, keylen);
+		pfree(str.data);
+		gekind = BOUND_AT;
+		gtkind = BOUND_AFTER;
+		appendBinaryStringInfo(&gt, ge.data, ge.len);
+		appendBinaryStringInfo(single, ge.data, ge.len);
+	}
+	else
+	{
+		OrdCut		one;
+
+		ord_cut(kc->opfamily, kc, argtype, arg, &one);
+		if (class_of(kc->type) == KEY_FLOAT && one.ge.key == encode_double(-0.0))
+			one.ge.key = encode_double(0.0);	/* -0 has +0's segment */
+		gekind = one.has_ge ? BOUND_AT : BOUND_VALUES_END;
+		gtkind = one.has_gt ? BOUND_AT : BOUND_VALUES_END;
+		appendStringInfoCharMacro(&gt, SEGMENT_VALUE);
+		append_uint64(&ge, one.ge.key);
+		append_uint64(&gt, one.gt.key);
+		if (one.has_ge && (one.has_gt ? one.gt.key == one.ge.key + 1 : one.ge.key == UINT64_MAX))
+			appendBinaryStringInfo(single, ge.data, ge.len);
+	}
+	if (single->len > 0 && kc->descending)
+		invert_bytes(single->data, single->len);
+	cut->has_ge = cut->has_gt = true;
+	cut->ge = bound_key(kc, prefix, kc->descending ? gtkind : gekind, kc->descending ? &gt : &ge);
+	cut->gt = bound_key(kc, prefix, kc->descending ? gekind : gtkind, kc->descending ? &ge : &gt);
+	pfree(ge.data);
+	pfree(gt.data);
+}
+
+/*
+ * The entries of a multicolumn index equal to entry k in every key column
+ * (its ordering bytes): [*lo, *hi].
+ */
+void
+ord_equal_range(const OrdKey *k, OrdKey *lo, OrdKey *hi)
+{
+	const pm_key_rec *r = pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest) : NULL;
+	StringInfoData ord;
+	OrdKey		above;
+
+	initStringInfo(&ord);
+	append_uint64(&ord, k->key);
+	if (r)
+		appendBinaryStringInfo(&ord, (const char *) r->data, r->keylen);
+	*lo = key_of_string((const uint8 *) ord.data, ord.len, ord.len, 0, false);
+	above = key_of_string((const uint8 *) ord.data, ord.len, ord.len, UINT64_MAX, false);
+	*hi = above;
+	pfree(ord.data);
+}
+
+/*
  * The entry of a row (tid) whose index attributes are values, isnull: the
- * key column's, then (col->natts > 1) the INCLUDE columns'.
+ * key columns', then the INCLUDE columns'.
  */
 OrdKey
 ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull, ItemPointer tid)
 {
 	OrdKey		k;
 
+	if (col->nkeys > 1)
+		return composite_key(col, values, isnull, tid);
 	if (col->natts > 1)
 		return included_key(col, values, isnull, ord_rest(tid, isnull[0]));
 	if (!isnull[0] && class_of(col->type) == KEY_BYTES)
@@ -1250,7 +1681,7 @@ ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull, ItemPo
 }
 
 /*
- * Whether two entries of column col hold equal values for a unique index:
+ * Whether two entries of index col hold equal values for a unique index:
  * equal keys and ordering bytes, or -0 and +0; NULLs equal only when
  * nulls_equal.
  */
@@ -1260,9 +1691,15 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 	bool		anull = (ord_entry_rest(a) & ORD_REST_NULL) != 0;
 	bool		bnull = (ord_entry_rest(b) & ORD_REST_NULL) != 0;
 
+	/* a multicolumn entry with a NULL: equal NULLs, and the other columns' values */
 	if (anull || bnull)
-		return anull && bnull && nulls_equal;
-	if (class_of(col->type) == KEY_BYTES)
+	{
+		if (!(anull && bnull && nulls_equal))
+			return false;
+		if (col->nkeys == 1)
+			return true;
+	}
+	if (class_of(col->type) == KEY_BYTES || col->nkeys > 1)
 	{
 		/* a narrow entry, or a record's host bytes, add no ordering bytes */
 		const pm_key_rec *ra = pm_rest_is_wide(a->rest) ? pm_key_rec_of(NULL, a->rest) : NULL;
@@ -1280,20 +1717,31 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 /*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
- * type without wide keys.
+ * type, several key columns or INCLUDE columns without wide keys.
  */
 void
 ord_check_column(Relation index, const char *amname, bool wide_keys)
 {
 	OrdColumn	col = ord_column(index);
 
-	if (!ord_type_supported(col.type) || (ord_type_wide(col.type) && !wide_keys))
+	for (int c = 0; c < col.nkeys; c++)
+	{
+		Oid			type = col.nkeys > 1 ? col.keys[c].type : col.type;
+
+		if (!ord_type_supported(type) || (ord_type_wide(type) && !wide_keys))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s does not support type %s", amname, format_type_be(type)),
+					 ord_type_wide(type) ?
+					 errdetail("Its keys are longer than the 8 bytes %s takes.", amname) : 0));
+	}
+	if (col.nkeys > 1 && !wide_keys)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s does not support type %s", amname, format_type_be(col.type)),
-				 ord_type_wide(col.type) ?
-				 errdetail("Its keys are longer than the 8 bytes %s takes.", amname) : 0));
-	if (col.natts > 1 && !wide_keys)
+				 errmsg("%s does not support multicolumn indexes", amname),
+				 errdetail("Its keys are the 8 bytes of one column."),
+				 errhint("Index one column, or use an access method that takes several.")));
+	if (col.natts > col.nkeys && !wide_keys)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s does not support INCLUDE columns", amname),
@@ -1302,21 +1750,43 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 }
 
 /*
- * The indexed column: keys encode from the operator class's input type,
- * which is the column's type or one it is binary-coercible to (varchar's
- * text, a domain's base type).
+ * Key column c: keys encode from the operator class's input type, which is
+ * the column's type or one it is binary-coercible to (varchar's text, a
+ * domain's base type).
  */
-OrdColumn
-ord_column(Relation index)
+static OrdColumn
+key_column(Relation index, int c)
 {
 	OrdColumn	col;
 
-	col.type = index->rd_opcintype[0];
-	col.typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
-	col.collation = index->rd_indcollation[0];
+	col.type = index->rd_opcintype[c];
+	col.opfamily = index->rd_opfamily[c];
+	col.typmod = TupleDescAttr(RelationGetDescr(index), c)->atttypmod;
+	col.collation = index->rd_indcollation[c];
 	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation);
 	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
+	col.descending = (index->rd_indoption[c] & INDOPTION_DESC) != 0;
+	col.nulls_first = (index->rd_indoption[c] & INDOPTION_NULLS_FIRST) != 0;
+	col.natts = 1;
+	col.nkeys = 1;
+	col.keys = NULL;
+	col.desc = NULL;
+	return col;
+}
+
+OrdColumn
+ord_column(Relation index)
+{
+	OrdColumn	col = key_column(index, 0);
+
 	col.natts = IndexRelationGetNumberOfAttributes(index);
+	col.nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	col.desc = RelationGetDescr(index);
+	if (col.nkeys > 1)
+	{
+		col.keys = palloc(sizeof(OrdColumn) * col.nkeys);
+		for (int c = 0; c < col.nkeys; c++)
+			col.keys[c] = key_column(index, c);
+	}
 	return col;
 }

@@ -5,7 +5,9 @@
  *	  the operator bounds, plus the NULL range when NULLs qualify, in the
  *	  order the index presents (ASC or DESC, NULLS FIRST or LAST); the
  *	  entries are stored in one order, and a DESC index reads each range
- *	  downwards.  Entries are read one node at a time (a sorted snapshot of
+ *	  downwards.  A multicolumn index's entries are stored in its order;
+ *	  its ranges lie within the prefix its leading equalities make, narrowed
+ *	  by the keys on the next column, and its other keys are filters.  Entries are read one node at a time (a sorted snapshot of
  *	  that node, copied out: OrdOps.read_range), and the scan moves to the
  *	  next node by its fence, so it neither repeats nor misses an entry
  *	  across concurrent splits.  The participants of a parallel scan take
@@ -48,6 +50,18 @@ typedef struct OrdParallelScan
 #define ORD_PARALLEL_SCAN_SIZE \
 	(offsetof(OrdParallelScan, next_record) + sizeof(pm_key_rec) + ORD_WIDE_MAX)
 
+/*
+ * A scan key the ranges do not decide (multicolumn indexes), tested on
+ * each entry's decoded value; an array's elements deconstructed once.
+ */
+typedef struct OrdFilter
+{
+	ScanKey		key;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+} OrdFilter;
+
 typedef struct OrdScanOpaqueData
 {
 	PmiIndex   *h;
@@ -56,6 +70,18 @@ typedef struct OrdScanOpaqueData
 	OrdColumn	col;
 	bool		desc;			/* the index is DESC: values are read from the top */
 	bool		nulls_first;	/* the index is NULLS FIRST */
+
+	/*
+	 * A multicolumn index: the entries' string starts with prefix (the
+	 * segments of leading columns' equalities); the ranges come from the
+	 * keys on column bound_col; filters test the other keys.
+	 */
+	StringInfoData prefix;
+	int			bound_col;
+	OrdFilter  *filters;
+	int			nfilters;
+	int			filter_upto;	/* the key columns filters need decoded */
+	MemoryContext filter_values;	/* an entry's decoded values, reset per entry */
 	OrdRange *ranges;			/* in the index's order */
 	MemoryContext bounds;		/* a wide index's: ranges and their keys' records */
 	int			nranges;
@@ -89,8 +115,15 @@ ord_beginscan(Relation r, int nkeys, int norderbys)
 
 	so->ops = ord_ops(r);
 	so->col = ord_column(r);
-	so->desc = (r->rd_indoption[0] & INDOPTION_DESC) != 0;
+	/* a multicolumn index's entries are stored in the index's order */
+	so->desc = so->col.nkeys == 1 && (r->rd_indoption[0] & INDOPTION_DESC) != 0;
 	so->nulls_first = (r->rd_indoption[0] & INDOPTION_NULLS_FIRST) != 0;
+	if (so->col.nkeys > 1)
+	{
+		initStringInfo(&so->prefix);
+		so->filter_values = AllocSetContextCreate(CurrentMemoryContext, "pm_index filter values",
+												  ALLOCSET_SMALL_SIZES);
+	}
 	ord_batch_init(&so->batch, r);
 	if (so->batch.records != NULL)
 		so->bounds = AllocSetContextCreate(CurrentMemoryContext, "pm_index scan bounds",
@@ -109,12 +142,50 @@ cmp_range_lo(const void *a, const void *b)
 	return pm_key_cmp(&((const OrdRange *) a)->lo, &((const OrdRange *) b)->lo);
 }
 
+/*
+ * Where arg cuts the entries: of the column, or of a multicolumn index's
+ * column bound_col after the prefix.
+ */
 static void
 cut_of(IndexScanDesc scan, Oid argtype, Datum arg, OrdCut *cut)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
+	StringInfoData single;
 
-	ord_cut(scan->indexRelation->rd_opfamily[0], &so->col, argtype, arg, cut);
+	if (so->col.nkeys == 1)
+	{
+		ord_cut(scan->indexRelation->rd_opfamily[0], &so->col, argtype, arg, cut);
+		return;
+	}
+	initStringInfo(&single);
+	ord_column_cut(&so->col, so->bound_col, &so->prefix, argtype, arg, cut, &single);
+	pfree(single.data);
+}
+
+/*
+ * A key's strategy in the order entries are stored: commuted on a DESC
+ * column of a multicolumn index, whose bytes are inverted.
+ */
+static int
+strategy_of(OrdScanOpaque so, ScanKey key)
+{
+	/* < and >, <= and >= swap: btree's numbering is symmetric around = */
+	if (so->col.nkeys > 1 && so->col.keys[key->sk_attno - 1].descending)
+		return BTMaxStrategyNumber + 1 - key->sk_strategy;
+	return key->sk_strategy;
+}
+
+/* The entries a key's column can hold: its values (of the column, or after the prefix). */
+static void
+values_range(OrdScanOpaque so, OrdKey *lo, OrdKey *hi)
+{
+	if (so->col.nkeys == 1)
+	{
+		*lo = ORD_VALUES_LO;
+		*hi = ORD_VALUES_HI;
+	}
+	else
+		ord_column_values(&so->col, so->bound_col, &so->prefix, lo, hi);
 }
 
 static ArrayType *
@@ -152,7 +223,7 @@ array_equal_ranges(IndexScanDesc scan, ScanKey key, int *n)
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
-		spans[m] = (OrdRange) {ORD_VALUES_LO, ORD_VALUES_HI};
+		values_range((OrdScanOpaque) scan->opaque, &spans[m].lo, &spans[m].hi);
 		if (ord_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
 			m++;
 	}
@@ -180,20 +251,25 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, OrdKey *lo, OrdKey *hi)
 	bool	   *nulls;
 	int			nelems;
 	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
-	bool		upper = key->sk_strategy < BTEqualStrategyNumber;
+	int			strategy = strategy_of((OrdScanOpaque) scan->opaque, key);
+	bool		upper = strategy < BTEqualStrategyNumber;
 	bool		any = false;
-	OrdKey		loosest = upper ? ORD_VALUES_LO : ORD_VALUES_HI;
+	OrdKey		vlo,
+				vhi;
+	OrdKey		loosest;
 
+	values_range((OrdScanOpaque) scan->opaque, &vlo, &vhi);
+	loosest = upper ? vlo : vhi;
 	for (int i = 0; i < nelems; i++)
 	{
 		OrdCut	cut;
-		OrdKey		elo = ORD_VALUES_LO,
-					ehi = ORD_VALUES_HI;
+		OrdKey		elo = vlo,
+					ehi = vhi;
 
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
-		if (!ord_narrow(&cut, key->sk_strategy, &elo, &ehi))
+		if (!ord_narrow(&cut, strategy, &elo, &ehi))
 			continue;
 		any = true;
 		if (upper)
@@ -235,6 +311,132 @@ intersect(OrdRange *set, int n, const OrdRange *other, int m)
 }
 
 /*
+ * A multicolumn index's scan keys: the prefix of segments the entries start
+ * with, one per leading column that has an equality to a single segment
+ * (or IS NULL); bound_col, the next column, whose keys the ranges narrow;
+ * the other keys as filters.  *bound_keys: bound_col has keys.  False when
+ * no entry can qualify (a strict operator against NULL).
+ */
+static bool
+composite_plan(IndexScanDesc scan, bool *bound_keys)
+{
+	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
+	bool	   *in_prefix = palloc0(sizeof(bool) * Max(scan->numberOfKeys, 1));
+	StringInfoData single;
+	int			c;
+
+	initStringInfo(&single);
+	resetStringInfo(&so->prefix);
+	for (c = 0; c < so->col.nkeys; c++)
+	{
+		int			chosen = -1;
+
+		for (int i = 0; i < scan->numberOfKeys && chosen < 0; i++)
+		{
+			ScanKey		key = &scan->keyData[i];
+
+			if (key->sk_attno - 1 != c)
+				continue;
+			if (key->sk_flags & SK_ISNULL)
+			{
+				if (key->sk_flags & SK_SEARCHNULL)
+				{
+					ord_column_null(&so->col, c, &so->prefix);
+					chosen = i;
+				}
+				else if (!(key->sk_flags & SK_SEARCHNOTNULL))
+					return false;	/* a strict operator against NULL */
+			}
+			else if (!(key->sk_flags & SK_SEARCHARRAY) &&
+					 key->sk_strategy == BTEqualStrategyNumber)
+			{
+				OrdCut		cut;
+
+				ord_column_cut(&so->col, c, &so->prefix, key->sk_subtype, key->sk_argument, &cut,
+							   &single);
+				if (single.len > 0)
+				{
+					appendBinaryStringInfo(&so->prefix, single.data, single.len);
+					chosen = i;
+				}
+			}
+		}
+		if (chosen < 0)
+			break;
+		in_prefix[chosen] = true;
+	}
+	so->bound_col = c;
+	*bound_keys = false;
+	so->nfilters = 0;
+	so->filter_upto = 0;
+	so->filters = palloc(sizeof(OrdFilter) * Max(scan->numberOfKeys, 1));
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		OrdFilter  *f;
+
+		if (key->sk_attno - 1 == so->bound_col)
+		{
+			*bound_keys = true;
+			continue;
+		}
+		if (in_prefix[i])
+			continue;
+		if ((key->sk_flags & SK_ISNULL) && !(key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL)))
+			return false;
+		f = &so->filters[so->nfilters++];
+		f->key = key;
+		f->nelems = 0;
+		if (key->sk_flags & SK_SEARCHARRAY)
+			(void) array_elements(key, &f->elems, &f->nulls, &f->nelems);
+		so->filter_upto = Max(so->filter_upto, key->sk_attno);
+	}
+	pfree(in_prefix);
+	pfree(single.data);
+	return true;
+}
+
+/* Whether a multicolumn index's entry passes the scan's filters. */
+static bool
+filters_pass(OrdScanOpaque so, const OrdKey *e)
+{
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	bool		pass = true;
+	MemoryContext old;
+
+	if (so->nfilters == 0)
+		return true;
+	old = MemoryContextSwitchTo(so->filter_values);
+	ord_entry_key_values(&so->col, e, so->filter_upto, values, isnull);
+	for (int i = 0; i < so->nfilters && pass; i++)
+	{
+		OrdFilter  *f = &so->filters[i];
+		ScanKey		key = f->key;
+		int			c = key->sk_attno - 1;
+
+		if (key->sk_flags & SK_ISNULL)
+			pass = (key->sk_flags & SK_SEARCHNULL) ? isnull[c] : !isnull[c];
+		else if (isnull[c])
+			pass = false;
+		else if (key->sk_flags & SK_SEARCHARRAY)
+		{
+			pass = false;
+			for (int j = 0; j < f->nelems && !pass; j++)
+				pass = !f->nulls[j] &&
+					DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation, values[c],
+												   f->elems[j]));
+		}
+		else
+			pass = DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation, values[c],
+												  key->sk_argument));
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(so->filter_values);
+	return pass;
+}
+
+/*
  * The scan keys as a list of disjoint ranges in the order the index presents
  * its entries.  Entries are stored in ascending (key, rest) order with NULLs
  * last; a DESC index reads its value ranges from the top (so->desc flips
@@ -254,10 +456,22 @@ compute_ranges(IndexScanDesc scan)
 	int			nvalues = 0;
 	int			first_value;
 
+	if (so->col.nkeys > 1)
+	{
+		bool		bound_keys;
+
+		possible = composite_plan(scan, &bound_keys);
+		if (possible && bound_keys)
+			values_range(so, &lo, &hi);
+		else if (possible)
+			ord_prefix_range(&so->prefix, &lo, &hi);
+	}
 	for (int i = 0; i < scan->numberOfKeys && possible; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
 
+		if (so->col.nkeys > 1 && key->sk_attno - 1 != so->bound_col)
+			continue;
 		if (key->sk_flags & SK_ISNULL)
 		{
 			if (key->sk_flags & SK_SEARCHNULL)
@@ -293,9 +507,12 @@ compute_ranges(IndexScanDesc scan)
 			OrdCut	cut;
 
 			cut_of(scan, key->sk_subtype, key->sk_argument, &cut);
-			possible = ord_narrow(&cut, key->sk_strategy, &lo, &hi);
+			possible = ord_narrow(&cut, strategy_of(so, key), &lo, &hi);
 		}
 	}
+	/* a multicolumn index's NULLs are in its ranges */
+	if (so->col.nkeys > 1)
+		want_nulls = false;
 
 	if (so->ranges)
 		pfree(so->ranges);
@@ -513,7 +730,7 @@ step_parallel(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
  * downwards (kd).
  */
 static bool
-step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
+step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 {
 	int			d = ScanDirectionIsForward(dir) ? 1 : -1;
 	int			kd = so->desc ? -d : d;
@@ -575,6 +792,19 @@ step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 		}
 		position_at(so, so->cur + d, kd);
 	}
+}
+
+/* Step to the next entry in the ranges that passes the filters. */
+static bool
+step(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
+{
+	while (step_range(so, dir, out))
+	{
+		if (filters_pass(so, out))
+			return true;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return false;
 }
 
 bool
@@ -708,6 +938,8 @@ ord_endscan(IndexScanDesc scan)
 
 	if (so->tupctx)
 		MemoryContextDelete(so->tupctx);
+	if (so->filter_values)
+		MemoryContextDelete(so->filter_values);
 	if (so->bounds)
 		MemoryContextDelete(so->bounds);
 	else if (so->ranges)

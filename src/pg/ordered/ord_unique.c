@@ -37,15 +37,21 @@ typedef enum OrdConflict
 } OrdConflict;
 
 /*
- * The entries that are equal to a value of column col: [*lo, *hi].  False when none can
- * be (a value equal to no key cannot be in the index, so it conflicts with
- * nothing).
+ * The entries that are equal to entry k (of values, isnull) of index col:
+ * [*lo, *hi].  False when none can be (a value equal to no key cannot be in
+ * the index, so it conflicts with nothing).
  */
 static bool
-equal_entries(Relation index, const OrdColumn *col, Datum value, bool isnull, OrdKey *lo, OrdKey *hi)
+equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value, bool isnull,
+			  OrdKey *lo, OrdKey *hi)
 {
 	OrdCut		cut;
 
+	if (col->nkeys > 1)
+	{
+		ord_equal_range(k, lo, hi);
+		return true;
+	}
 	if (isnull)
 	{
 		*lo = (OrdKey) {ORD_NULL_KEY, ORD_REST_NULL};
@@ -109,9 +115,9 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 }
 
 static void
-report_duplicate(Relation index, Relation heapRel, Datum value, bool isnull)
+report_duplicate(Relation index, Relation heapRel, Datum *values, bool *isnull)
 {
-	char	   *key_desc = BuildIndexValueDescription(index, &value, &isnull);
+	char	   *key_desc = BuildIndexValueDescription(index, values, isnull);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
@@ -123,18 +129,19 @@ report_duplicate(Relation index, Relation heapRel, Datum value, bool isnull)
 
 /*
  * aminsert into a unique index (checkUnique is not UNIQUE_CHECK_NO): entry
- * k for value of column col (and its row tid), unless checkUnique is UNIQUE_CHECK_EXISTING,
+ * k of index col for values (and its row tid), unless checkUnique is UNIQUE_CHECK_EXISTING,
  * which only checks an entry already in.  Returns what aminsert returns:
  * with UNIQUE_CHECK_PARTIAL, whether the value is known unique.
  */
 bool
-ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k, Datum value,
-				  bool isnull, ItemPointer tid, Relation heapRel, IndexUniqueCheck checkUnique)
+ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k,
+				  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
+				  IndexUniqueCheck checkUnique)
 {
 	const OrdOps *ops = h->ops->family_ops;
 	OrdKey		lo,
 				hi;
-	bool		checks = equal_entries(index, col, value, isnull, &lo, &hi);
+	bool		checks = equal_entries(index, col, k, values[0], isnull[0], &lo, &hi);
 	LWLock	   *lock = pmi_unique_lock(RelationGetRelid(index), lo.key);
 	OrdConflict conflict = ORD_NO_CONFLICT;
 	pm_error	err;
@@ -165,7 +172,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 	 */
 	if (conflict == ORD_CONFLICT_LIVE && checkUnique != UNIQUE_CHECK_PARTIAL &&
 		table_index_fetch_tuple_check(heapRel, tid, SnapshotSelf, NULL))
-		report_duplicate(index, heapRel, value, isnull);
+		report_duplicate(index, heapRel, values, isnull);
 	pmi_debug_unique_pause();
 	if (checkUnique != UNIQUE_CHECK_EXISTING &&
 		ops->insert(h->am_state, k, &err) != PM_OK)
