@@ -374,7 +374,7 @@ extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 
 /* pmi_planner.c */
-extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index);
+extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol);
 extern void pmi_planner_init(void);
 
 /* pmi_storage.c */

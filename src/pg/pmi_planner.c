@@ -28,12 +28,12 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 bool
-pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index)
+pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol)
 {
 	if (IsA(arg, RelabelType))
 		arg = (Node *) ((RelabelType *) arg)->arg;
 	return IsA(arg, Var) && ((Var *) arg)->varno == rel->relid &&
-		((Var *) arg)->varattno == index->indexkeys[0] && ((Var *) arg)->varattno != 0 &&
+		((Var *) arg)->varattno == index->indexkeys[indexcol] && ((Var *) arg)->varattno != 0 &&
 		((Var *) arg)->varlevelsup == 0;
 }
 

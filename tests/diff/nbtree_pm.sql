@@ -466,8 +466,8 @@ BEGIN
   END LOOP;
 END $$;
 
--- Multicolumn indexes: tables of two and three columns of mixed types (8-byte keys, wide keys,
--- strings in "C" and in ICU, host bytes), each column's values drawn from a small pool (so that
+-- Multicolumn indexes: tables of two and three columns of mixed types (8-byte keys and those
+-- narrower in a segment, wide keys, strings in "C" and in ICU, host bytes), each column's values drawn from a small pool (so that
 -- leading equalities leave many rows) and NULL in one row of six.  Each index ordering has
 -- nbtree_pm's table pm_diff.mc<shape>_<ordering> and btree's pm_diff.mcbt<shape>_<ordering>
 -- (the same rows, a btree index with the same column options); the unique ones hold the
@@ -475,7 +475,7 @@ END $$;
 CREATE TABLE pm_diff.mc_shapes (shape int PRIMARY KEY, types regtype[]);
 INSERT INTO pm_diff.mc_shapes VALUES
   (1, '{int4,text,float8}'), (2, '{pm_diff.text_icu,numeric,timestamptz}'), (3, '{uuid,int8}'),
-  (4, '{int2,bytea,interval}');
+  (4, '{int2,bytea,interval}'), (5, '{date,bool,oid}');
 CREATE TABLE pm_diff.mc_orderings (name text PRIMARY KEY, clauses text[], uniq text);
 INSERT INTO pm_diff.mc_orderings VALUES
   ('asc', '{"","",""}', ''),

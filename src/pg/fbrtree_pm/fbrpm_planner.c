@@ -114,9 +114,9 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
 		return NULL;
-	if (pmi_is_index_column(linitial(call->args), rel, index))
+	if (pmi_is_index_column(linitial(call->args), rel, index, 0))
 		col = 0;
-	else if (pmi_is_index_column(lsecond(call->args), rel, index))
+	else if (pmi_is_index_column(lsecond(call->args), rel, index, 0))
 		col = 1;
 	else
 		return NULL;

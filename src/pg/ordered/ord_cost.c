@@ -113,13 +113,12 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	MemSet(&costs, 0, sizeof(costs));
 	if (index->nkeycolumns > 1)
 	{
-		/* the entries read: those within the bounds, not those that qualify */
-		List	   *bound = bounding_quals(path);
+		/* the entries read: those within the bounds (of a partial index's), not those that qualify */
+		List	   *bound = add_predicate_to_index_quals(index, bounding_quals(path));
 
 		costs.numIndexTuples = clamp_row_est(clauselist_selectivity(root, bound, index->rel->relid,
 																	JOIN_INNER, NULL) *
 											 index->rel->tuples);
-		list_free(bound);
 	}
 	genericcostestimate(root, path, loop_count, &costs);
 

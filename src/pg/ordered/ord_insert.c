@@ -7,20 +7,54 @@
  */
 #include "ord.h"
 
+#include "utils/memutils.h"
+
+/*
+ * What the inserts of one statement share (IndexInfo.ii_AmCache): the
+ * index's key columns, and memory for each insert's keys, reset after it
+ * (aminsert runs in the statement's context).
+ */
+typedef struct OrdInsertState
+{
+	OrdColumn	col;
+	MemoryContext per_insert;
+} OrdInsertState;
+
+static OrdInsertState *
+insert_state(Relation index, IndexInfo *indexInfo)
+{
+	OrdInsertState *s = indexInfo->ii_AmCache;
+
+	if (s == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(indexInfo->ii_Context);
+
+		s = palloc(sizeof(OrdInsertState));
+		s->col = ord_column(index);
+		s->per_insert = AllocSetContextCreate(indexInfo->ii_Context, "pm_index insert",
+											  ALLOCSET_SMALL_SIZES);
+		MemoryContextSwitchTo(old);
+		indexInfo->ii_AmCache = s;
+	}
+	return s;
+}
+
 bool
 ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
 		   IndexInfo *indexInfo)
 {
 	PmiIndex   *h = pmi_index_open(index, pmi_index_am(index));
-	OrdColumn	col = ord_column(index);
-	OrdKey		k = ord_key_of(&col, values, isnull, ht_ctid);
+	OrdInsertState *s = insert_state(index, indexInfo);
+	MemoryContext old = MemoryContextSwitchTo(s->per_insert);
+	const OrdColumn *col = &s->col;
+	OrdKey		k = ord_key_of(col, values, isnull, ht_ctid);
 	pm_counters before = pm_tls_counters;
 	pm_error	err;
 	bool		result = false;
 	bool		any_null = false;
 
-	for (int c = 0; c < col.nkeys; c++)
+	for (int c = 0; c < col->nkeys; c++)
 		any_null |= isnull[c];
 	if (checkUnique == UNIQUE_CHECK_NO || (any_null && !indexInfo->ii_NullsNotDistinct))
 	{
@@ -32,9 +66,11 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
 			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
-		result = ord_insert_unique(index, h, &col, &k, values, isnull, ht_ctid, heapRel,
+		result = ord_insert_unique(index, h, col, &k, values, isnull, ht_ctid, heapRel,
 								   checkUnique);
 	}
 	pmi_count_write(h, &before, true);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(s->per_insert);
 	return result;
 }

@@ -1271,9 +1271,8 @@ included_key(const OrdColumn *col, const Datum *values, const bool *isnull, uint
  * Multicolumn keys.  An entry's string is one segment per key column, in
  * the index's order: a NULL is the byte SEGMENT_NULL_FIRST or
  * SEGMENT_NULL_LAST as the column's NULLS FIRST/LAST says, a value
- * SEGMENT_VALUE and its string (an 8-byte type's key big-endian, a
- * byte-string type's ordering bytes), every byte inverted for a DESC
- * column.  Strings of a type are never a prefix of one another, so neither
+ * SEGMENT_VALUE and its string (segment_of_value), every byte inverted for
+ * a DESC column.  Strings of a type are never a prefix of one another, so neither
  * are segments, and memcmp of two entries' strings is the index's order
  * column by column; a value segment starts 0x02 (ASC) or 0xFD (DESC), so no
  * segment starts 0x00 or 0xFF and NULLs go first or last in either.  A
@@ -1296,35 +1295,130 @@ invert_bytes(char *s, int len)
 		s[i] = (char) ~s[i];
 }
 
-/* Key column c's segment of value (not NULL) into buf, its host bytes into host. */
-static void
-append_segment(const OrdColumn *c, Datum value, StringInfo buf, StringInfo host)
+/*
+ * The bytes of an 8-byte type's value in a segment: as many as the type's
+ * values need, so that a key's first 8 bytes hold more of the columns.
+ */
+static int
+segment_width(Oid type)
 {
-	int			start = buf->len;
+	switch (type)
+	{
+		case BOOLOID:
+			return 1;
+		case INT2OID:
+			return 2;
+		case INT4OID:
+		case DATEOID:
+		case OIDOID:
+			return 4;
+		default:
+			return 8;
+	}
+}
+
+/*
+ * Where key (ord_encode's, of a type narrower than 8 bytes) falls among the
+ * segment numbers of segment_width bytes: -1 below the numbers, 1 above
+ * them (a cross-type bound past the type's values), else 0 and the number
+ * in *number, in the key's order.
+ */
+static int
+segment_number(Oid type, uint64 key, uint64 *number)
+{
+	int			bits = 8 * segment_width(type);
+	int64		v = type == BOOLOID ? (int64) key : (int64) (key ^ SIGN_FLIP);
+	int64		bias = (type == BOOLOID || type == OIDOID) ? 0 : INT64CONST(1) << (bits - 1);
+
+	if (v < -bias)
+		return -1;
+	if (v - ((INT64CONST(1) << bits) - 1) > -bias)
+		return 1;
+	*number = (uint64) (v + bias);
+	return 0;
+}
+
+/* The key (ord_encode's) of segment number number of type. */
+static uint64
+segment_key(Oid type, uint64 number)
+{
+	int			bits = 8 * segment_width(type);
+
+	if (type == BOOLOID)
+		return number;
+	if (type == OIDOID)
+		return number ^ SIGN_FLIP;
+	return (uint64) ((int64) number - (INT64CONST(1) << (bits - 1))) ^ SIGN_FLIP;
+}
+
+/* An 8-byte type's key as its (ascending) segment; in range of the type's values. */
+static void
+append_key_segment(Oid type, uint64 key, StringInfo buf)
+{
+	int			width = segment_width(type);
+	uint64		number = key;
 
 	appendStringInfoCharMacro(buf, SEGMENT_VALUE);
+	if (width < 8 && segment_number(type, key, &number) != 0)
+		elog(ERROR, "pm_index: key " UINT64_FORMAT " is not a value of type %u", key, type);
+	for (int i = width - 1; i >= 0; i--)
+		appendStringInfoCharMacro(buf, (char) (number >> (8 * i)));
+}
+
+/*
+ * Whether a byte-string type's strings start with BYTES_VALUE_MARK, which
+ * their segment's SEGMENT_VALUE then takes the place of.
+ */
+static bool
+string_marked(Oid type)
+{
+	return type == UUIDOID || type == BYTEAOID || type == TEXTOID || type == NAMEOID ||
+		type == BPCHAROID;
+}
+
+/*
+ * The ascending segment of a value (not NULL) of type typid (column c's, or
+ * one its operator family compares with it) into buf, its host bytes into
+ * host: SEGMENT_VALUE, then an 8-byte type's key in segment_width bytes, a
+ * byte-string type's ordering bytes (their leading mark dropped).
+ */
+static void
+segment_of_value(const OrdColumn *c, Oid typid, Datum value, StringInfo buf, StringInfo host)
+{
 	if (class_of(c->type) == KEY_BYTES)
 	{
 		StringInfoData str;
 		int			keylen;
+		int			skip = string_marked(c->type) ? 1 : 0;
 
 		initStringInfo(&str);
-		value_string(c, c->type, value, &str, &keylen);
-		appendBinaryStringInfo(buf, str.data, keylen);
+		value_string(c, typid, value, &str, &keylen);
+		Assert(skip == 0 || str.data[0] == BYTES_VALUE_MARK);
+		appendStringInfoCharMacro(buf, SEGMENT_VALUE);
+		appendBinaryStringInfo(buf, str.data + skip, keylen - skip);
 		appendBinaryStringInfo(host, str.data + keylen, str.len - keylen);
 		pfree(str.data);
 	}
 	else
 	{
-		uint64		key = ord_encode(c->type, value);
+		uint64		key = ord_encode(typid, value);
 
 		if (class_of(c->type) == KEY_FLOAT && key == encode_double(-0.0))
 		{
 			key = encode_double(0.0);
 			appendStringInfoCharMacro(host, 1);
 		}
-		append_uint64(buf, key);
+		append_key_segment(c->type, key, buf);
 	}
+}
+
+/* Key column c's segment of value (not NULL) into buf, its host bytes into host. */
+static void
+append_segment(const OrdColumn *c, Datum value, StringInfo buf, StringInfo host)
+{
+	int			start = buf->len;
+
+	segment_of_value(c, c->type, value, buf, host);
 	if (c->descending)
 		invert_bytes(buf->data + start, buf->len - start);
 }
@@ -1377,7 +1471,7 @@ static int
 value_length(const OrdColumn *c, const char *s)
 {
 	if (class_of(c->type) != KEY_BYTES)
-		return 8;
+		return segment_width(c->type);
 	switch (c->type)
 	{
 		case UUIDOID:
@@ -1425,10 +1519,13 @@ segment_value(const OrdColumn *c, const char *s, int keylen, const char *host, i
 
 	if (class_of(c->type) != KEY_BYTES)
 	{
-		uint64		be;
+		uint64		number = 0;
 
-		memcpy(&be, s, sizeof(be));
-		return ord_decode(c->type, hostlen > 0 ? encode_double(-0.0) : pg_ntoh64(be));
+		for (int i = 0; i < keylen; i++)
+			number = number << 8 | (uint8) s[i];
+		if (hostlen > 0)
+			return ord_decode(c->type, encode_double(-0.0));
+		return ord_decode(c->type, keylen < 8 ? segment_key(c->type, number) : number);
 	}
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, s, keylen);
@@ -1470,20 +1567,25 @@ composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
 		}
 		else
 		{
-			const char *s = ord.data + pos + 1;
+			const char *s;
 			int			len;
 
+			/* the rest of the string as segment_of_value wrote it */
+			plain = plain ? repalloc(plain, ord.len) : palloc(ord.len);
+			memcpy(plain, ord.data + pos, ord.len - pos);
 			if (kc->descending)
+				invert_bytes(plain, ord.len - pos);
+			if (string_marked(kc->type))
 			{
-				/* the rest of the string as it was before the inversion */
-				plain = plain ? repalloc(plain, ord.len) : palloc(ord.len);
-				memcpy(plain, s, ord.len - pos - 1);
-				invert_bytes(plain, ord.len - pos - 1);
+				/* the string's mark in place of SEGMENT_VALUE */
+				plain[0] = BYTES_VALUE_MARK;
 				s = plain;
 			}
+			else
+				s = plain + 1;
 			len = value_length(kc, s);
 			values[c] = segment_value(kc, s, len, host ? host + 4 : NULL, hostlen);
-			pos += 1 + len;
+			pos += len + (s == plain ? 0 : 1);
 		}
 		if (host)
 			host += 4 + hostlen;
@@ -1580,6 +1682,29 @@ ord_prefix_range(StringInfo prefix, OrdKey *lo, OrdKey *hi)
 }
 
 /*
+ * A cut point of ord_cut's (has, key) in column c's ascending segments: at
+ * the segment of key, or where the type's values start or end when key is
+ * past them (or there is none: every value is below the argument).
+ */
+static BoundKind
+key_bound(Oid type, bool has, uint64 key, StringInfo seg)
+{
+	uint64		number;
+
+	if (!has)
+		return BOUND_VALUES_END;
+	if (segment_width(type) < 8)
+	{
+		int			where = segment_number(type, key, &number);
+
+		if (where != 0)
+			return where < 0 ? BOUND_VALUES_START : BOUND_VALUES_END;
+	}
+	append_key_segment(type, key, seg);
+	return BOUND_AT;
+}
+
+/*
  * Where arg (of argtype, which column c's operator family compares with its
  * type) cuts the entries that start with prefix and then a value of column
  * c, as ord_cut says for one column, in the entries' order: for a DESC
@@ -1600,16 +1725,13 @@ ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datu
 	initStringInfo(&ge);
 	initStringInfo(&gt);
 	resetStringInfo(single);
-	appendStringInfoCharMacro(&ge, SEGMENT_VALUE);
 	if (class_of(kc->type) == KEY_BYTES)
 	{
-		StringInfoData str;
-		int			keylen;
+		StringInfoData host;
 
-		initStringInfo(&str);
-		value_string(kc, OidIsValid(argtype) ? argtype : kc->type, arg, &str, &keylen);
-		appendBinaryStringInfo(&ge, str.data, keylen);
-		pfree(str.data);
+		initStringInfo(&host);
+		segment_of_value(kc, OidIsValid(argtype) ? argtype : kc->type, arg, &ge, &host);
+		pfree(host.data);
 		gekind = BOUND_AT;
 		gtkind = BOUND_AFTER;
 		appendBinaryStringInfo(&gt, ge.data, ge.len);
@@ -1622,12 +1744,10 @@ ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datu
 		ord_cut(kc->opfamily, kc, argtype, arg, &one);
 		if (class_of(kc->type) == KEY_FLOAT && one.ge.key == encode_double(-0.0))
 			one.ge.key = encode_double(0.0);	/* -0 has +0's segment */
-		gekind = one.has_ge ? BOUND_AT : BOUND_VALUES_END;
-		gtkind = one.has_gt ? BOUND_AT : BOUND_VALUES_END;
-		appendStringInfoCharMacro(&gt, SEGMENT_VALUE);
-		append_uint64(&ge, one.ge.key);
-		append_uint64(&gt, one.gt.key);
-		if (one.has_ge && (one.has_gt ? one.gt.key == one.ge.key + 1 : one.ge.key == UINT64_MAX))
+		gekind = key_bound(kc->type, one.has_ge, one.ge.key, &ge);
+		gtkind = key_bound(kc->type, one.has_gt, one.gt.key, &gt);
+		if (gekind == BOUND_AT &&
+			(one.has_gt ? one.gt.key == one.ge.key + 1 : one.ge.key == UINT64_MAX))
 			appendBinaryStringInfo(single, ge.data, ge.len);
 	}
 	if (single->len > 0 && kc->descending)

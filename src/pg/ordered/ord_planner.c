@@ -27,9 +27,8 @@ ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Restr
 	bool		value = true;
 	Oid			opno;
 	Expr	   *derived;
+	int			col;
 
-	if (index->opcintype[0] != BOOLOID)
-		return NULL;
 	if (is_notclause(clause))
 	{
 		column = (Node *) get_notclausearg((Expr *) clause);
@@ -42,9 +41,13 @@ ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Restr
 		column = (Node *) ((BooleanTest *) clause)->arg;
 		value = ((BooleanTest *) clause)->booltesttype == IS_TRUE;
 	}
-	if (!pmi_is_index_column(column, rel, index))
+	/* the boolean key column it is */
+	for (col = 0; col < index->nkeycolumns; col++)
+		if (index->opcintype[col] == BOOLOID && pmi_is_index_column(column, rel, index, col))
+			break;
+	if (col == index->nkeycolumns)
 		return NULL;
-	opno = get_opfamily_member(index->opfamily[0], BOOLOID, BOOLOID, BTEqualStrategyNumber);
+	opno = get_opfamily_member(index->opfamily[col], BOOLOID, BOOLOID, BTEqualStrategyNumber);
 	if (!OidIsValid(opno))
 		return NULL;
 	derived = make_opclause(opno, BOOLOID, false, (Expr *) column,

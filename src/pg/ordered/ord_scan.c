@@ -327,6 +327,7 @@ composite_plan(IndexScanDesc scan, bool *bound_keys)
 
 	initStringInfo(&single);
 	resetStringInfo(&so->prefix);
+	so->nfilters = 0;
 	for (c = 0; c < so->col.nkeys; c++)
 	{
 		int			chosen = -1;
@@ -367,7 +368,6 @@ composite_plan(IndexScanDesc scan, bool *bound_keys)
 	}
 	so->bound_col = c;
 	*bound_keys = false;
-	so->nfilters = 0;
 	so->filter_upto = 0;
 	so->filters = palloc(sizeof(OrdFilter) * Max(scan->numberOfKeys, 1));
 	for (int i = 0; i < scan->numberOfKeys; i++)
