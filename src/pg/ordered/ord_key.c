@@ -767,29 +767,36 @@ record_host(const OrdColumn *col, const OrdKey *k, const char **keyhost, int *ke
 	}
 }
 
+/* An entry's ordering bytes, appended to buf: its key's 8 bytes, then its record's. */
+static void
+append_ordering(StringInfo buf, const OrdKey *k)
+{
+	append_uint64(buf, k->key);
+	if (pm_rest_is_wide(k->rest))
+	{
+		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
+
+		appendBinaryStringInfo(buf, (const char *) r->data, r->keylen);
+	}
+}
+
 /*
- * The value of an entry of a byte-string type: its key's 8 bytes, then its
- * record's ordering bytes and the key column's host bytes.
+ * The value of an entry of a byte-string type: its ordering bytes, then
+ * the key column's host bytes.
  */
 static Datum
 bytes_value(const OrdColumn *col, const OrdKey *k)
 {
 	StringInfoData buf;
-	int			keylen = 8;
+	int			keylen;
 	const char *keyhost;
 	int			keyhostlen;
 	const char *included;
 	Datum		result;
 
 	initStringInfo(&buf);
-	append_uint64(&buf, k->key);
-	if (pm_rest_is_wide(k->rest))
-	{
-		const pm_key_rec *r = pm_key_rec_of(NULL, k->rest);
-
-		keylen += r->keylen;
-		appendBinaryStringInfo(&buf, (const char *) r->data, r->keylen);
-	}
+	append_ordering(&buf, k);
+	keylen = buf.len;
 	record_host(col, k, &keyhost, &keyhostlen, &included);
 	if (keyhostlen > 0)
 		appendBinaryStringInfo(&buf, keyhost, keyhostlen);
@@ -1550,9 +1557,7 @@ composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
 	int			pos = 0;
 
 	initStringInfo(&ord);
-	append_uint64(&ord, k->key);
-	if (r)
-		appendBinaryStringInfo(&ord, (const char *) r->data, r->keylen);
+	append_ordering(&ord, k);
 	for (int c = 0; c < upto; c++)
 	{
 		const OrdColumn *kc = &col->keys[c];
@@ -1766,17 +1771,12 @@ ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datu
 void
 ord_equal_range(const OrdKey *k, OrdKey *lo, OrdKey *hi)
 {
-	const pm_key_rec *r = pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest) : NULL;
 	StringInfoData ord;
-	OrdKey		above;
 
 	initStringInfo(&ord);
-	append_uint64(&ord, k->key);
-	if (r)
-		appendBinaryStringInfo(&ord, (const char *) r->data, r->keylen);
+	append_ordering(&ord, k);
 	*lo = key_of_string((const uint8 *) ord.data, ord.len, ord.len, 0, false);
-	above = key_of_string((const uint8 *) ord.data, ord.len, ord.len, UINT64_MAX, false);
-	*hi = above;
+	*hi = key_of_string((const uint8 *) ord.data, ord.len, ord.len, UINT64_MAX, false);
 	pfree(ord.data);
 }
 

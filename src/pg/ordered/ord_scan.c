@@ -7,8 +7,9 @@
  *	  entries are stored in one order, and a DESC index reads each range
  *	  downwards.  A multicolumn index's entries are stored in its order;
  *	  its ranges lie within the prefix its leading equalities make, narrowed
- *	  by the keys on the next column, and its other keys are filters.  Entries are read one node at a time (a sorted snapshot of
- *	  that node, copied out: OrdOps.read_range), and the scan moves to the
+ *	  by the keys on the next column, and its other keys are filters.
+ *	  Entries are read one node at a time (a sorted snapshot of that node,
+ *	  copied out: OrdOps.read_range), and the scan moves to the
  *	  next node by its fence, so it neither repeats nor misses an entry
  *	  across concurrent splits.  The participants of a parallel scan take
  *	  nodes in turn from one shared position instead.
