@@ -157,30 +157,50 @@ for my $am (@ams)
 }
 is($node->safe_psql('postgres', 'SELECT string_agg(msg, E\'\n\') FROM errors'), '', 'no unexpected error');
 
-# A crash with an uncommitted insert in the pool (kill -9 keeps what was written to it)
-for my $am (@ams)
+# A crash with an uncommitted insert in the pool (kill -9 keeps what was written to it): with
+# the insert's WAL flushed before the crash (redo recreates its heap tuple, which is dead) or
+# not (no heap tuple: the next row into the table takes the heap item the entry names), and
+# with the indexes loaded by workers at startup or by their first insert, after its heap tuple
+for my $case ([ 'flushed', 2 ], [ 'not flushed', 2 ], [ 'not flushed', 0 ])
 {
-	$node->safe_psql(
-		'postgres', qq{
-		DROP TABLE IF EXISTS k_$am;
-		CREATE TABLE k_$am (k int4);
-		CREATE UNIQUE INDEX k_${am}_k ON k_$am USING $am (k);
-		INSERT INTO k_$am VALUES (1);});
-}
-my $open = $node->background_psql('postgres', on_error_stop => 0);
-$open->query_safe('BEGIN; ' . join('; ', map { "INSERT INTO k_$_ VALUES (2)" } @ams));
-$node->kill9;
-$open->quit;
-start_after_kill($node);
-for my $am (@ams)
-{
-	my ($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (2)");
-	is($rc, 0, "$am: after a crash, the value an uncommitted insert had is free") or diag($err);
-	($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (1)");
-	like($err, qr/duplicate key value violates unique constraint "k_${am}_k"/,
-		"$am: ... and a committed value is still taken");
-	is($node->safe_psql('postgres', $BY_INDEX . "SELECT string_agg(k::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
-		'1,2', "$am: the index holds the committed rows");
+	my ($wal, $workers) = @$case;
+	$node->append_conf(
+		'postgresql.conf', 'wal_writer_delay = ' . ($wal eq 'flushed' ? '200ms' : '10s') . "
+		pm_index.startup_load_workers = $workers");
+	$node->reload;
+	for my $am (@ams)
+	{
+		$node->safe_psql(
+			'postgres', qq{
+			DROP TABLE IF EXISTS k_$am;
+			CREATE TABLE k_$am (k int4);
+			CREATE UNIQUE INDEX k_${am}_k ON k_$am USING $am (k);
+			INSERT INTO k_$am VALUES (1);});
+	}
+	my $open = $node->background_psql('postgres', on_error_stop => 0);
+	$open->query_safe('BEGIN; ' . join('; ', map { "INSERT INTO k_$_ VALUES (2)" } @ams));
+	# a commit flushes the WAL before it, the open transaction's inserts too
+	$node->safe_psql('postgres', 'SELECT txid_current()') if $wal eq 'flushed';
+	$node->kill9;
+	$open->quit;
+	start_after_kill($node);
+	for my $am (@ams)
+	{
+		my ($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (2)");
+		is($rc, 0, "$am, WAL $wal, $workers workers: after a crash, the value an uncommitted insert had is free")
+		  or diag($err);
+		($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (1)");
+		like($err, qr/duplicate key value violates unique constraint "k_${am}_k"/,
+			"$am, WAL $wal, $workers workers: ... and a committed value is still taken");
+		is( $node->safe_psql(
+				'postgres',
+				$BY_INDEX . "SELECT string_agg(k::text || '\@' || ctid::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
+			$node->safe_psql(
+				'postgres',
+				$BY_HEAP . "SELECT string_agg(k::text || '\@' || ctid::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
+			"$am, WAL $wal, $workers workers: the index holds the committed rows, each once");
+		is($node->safe_psql('postgres', "SELECT count(*) FROM k_$am"), '2', "$am, WAL $wal, $workers workers: two rows");
+	}
 }
 
 done_testing();

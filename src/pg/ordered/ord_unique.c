@@ -65,9 +65,13 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
 }
 
 /*
- * Look at every entry in [lo, hi] but the one for self (if given) and ask
- * the heap about its row.  *xwait: the transaction to wait for, with
- * ORD_CONFLICT_IN_PROGRESS (*token: its speculative insertion's, or 0).  A live row decides; in-progress ones are
+ * Look at every entry in [lo, hi] but those naming self, the row being
+ * inserted, and ask the heap about its row.  An entry can name self before
+ * this insert makes it: with UNIQUE_CHECK_EXISTING, or after a crash, when an
+ * entry whose heap tuple redo never recreated names the heap item this row
+ * took (reconciliation keeps it, as it is this row's entry).  *xwait: the
+ * transaction to wait for, with ORD_CONFLICT_IN_PROGRESS (*token: its
+ * speculative insertion's, or 0).  A live row decides; in-progress ones are
  * reported only when no live one is found.
  */
 static OrdConflict
@@ -92,7 +96,7 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 			if (pm_key_cmp(&b->e[i], lo) < 0 || pm_key_cmp(&b->e[i], hi) > 0)
 				continue;
 			ord_rest_tid(ord_entry_rest(&b->e[i]), &tid);
-			if (self != NULL && ItemPointerEquals(&tid, self))
+			if (ItemPointerEquals(&tid, self))
 				continue;
 			if (!table_index_fetch_tuple_check(heapRel, &tid, &dirty, &all_dead))
 				continue;
@@ -153,9 +157,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		if (checks)
-			conflict = find_conflict(index, h, ops, heapRel, &lo, &hi,
-									 checkUnique == UNIQUE_CHECK_EXISTING ? tid : NULL,
-									 &xwait, &token);
+			conflict = find_conflict(index, h, ops, heapRel, &lo, &hi, tid, &xwait, &token);
 		if (conflict != ORD_CONFLICT_IN_PROGRESS || checkUnique == UNIQUE_CHECK_PARTIAL)
 			break;
 		LWLockRelease(lock);
