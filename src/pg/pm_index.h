@@ -76,6 +76,9 @@ typedef struct PmiSlot
 	pg_atomic_uint64 deletes;
 	pg_atomic_uint64 flushes;	/* cache lines flushed by those writes */
 	pg_atomic_uint64 fences;
+	/* scans against VACUUM (pmi_interlock.c) */
+	pg_atomic_uint64 vacuum_epoch;
+	pg_atomic_uint32 scan_holds[2]; /* per epoch parity */
 } PmiSlot;
 
 /* State in PostgreSQL shared memory: fixed at startup, rebuilt after a crash-restart. */
@@ -296,6 +299,18 @@ extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 /* pmi_check.c */
 extern void pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops);
 extern void pmi_report_corrupt(Relation index, const char *detail) pg_attribute_noreturn();
+
+/* pmi_interlock.c: a scan's hold on the batches it has read (id 0: none) */
+typedef struct PmiScanHold
+{
+	uint64		id;
+	int			index;
+} PmiScanHold;
+
+extern void pmi_scan_hold(PmiIndex *index, PmiScanHold *hold);
+extern void pmi_scan_release(PmiScanHold *hold);
+extern void pmi_wait_for_scans(PmiIndex *index);
+extern void pmi_interlock_init(void);
 
 /* pmi_vacuum.c */
 extern IndexBulkDeleteResult *pmi_bulkdelete(IndexVacuumInfo *info,

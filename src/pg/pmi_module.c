@@ -184,6 +184,9 @@ pmi_shmem_startup(void)
 			pg_atomic_init_u64(&slot->deletes, 0);
 			pg_atomic_init_u64(&slot->flushes, 0);
 			pg_atomic_init_u64(&slot->fences, 0);
+			pg_atomic_init_u64(&slot->vacuum_epoch, 0);
+			pg_atomic_init_u32(&slot->scan_holds[0], 0);
+			pg_atomic_init_u32(&slot->scan_holds[1], 0);
 		}
 		pmi_shared->epoch_offset = MAXALIGN(pmi_shared->registry_offset +
 											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
@@ -326,6 +329,7 @@ _PG_init(void)
 	pmi_lifecycle_init();
 	pmi_trust_init();
 	pmi_unique_init();
+	pmi_interlock_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));

@@ -116,6 +116,9 @@ pmi_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	v.callback_state = callback_state;
 	flush_wal_before_deletes();
 	untidy = v.h->ops->foreach_batch(v.index, v.h->am_state, vacuum_batch, &v, &err);
+	/* the heap items of the deleted entries are freed once this returns */
+	if (v.removed > 0)
+		pmi_wait_for_scans(v.h);
 	if (untidy > 0)
 	{
 		const char *hint;

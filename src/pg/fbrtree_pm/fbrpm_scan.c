@@ -19,6 +19,7 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 typedef struct FbrpmScanOpaqueData
 {
@@ -46,6 +47,9 @@ typedef struct FbrpmScanOpaqueData
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on first use) */
 	MemoryContext distctx;		/* ordered scans: values rebuilt for distances, reset per tuple */
 	MemoryContextCallback cleanup;
+	/* index-only and non-MVCC scans: VACUUM waits until they end (pmi_interlock.c) */
+	bool		interlock;
+	PmiScanHold hold;
 } FbrpmScanOpaqueData;
 
 typedef FbrpmScanOpaqueData *FbrpmScanOpaque;
@@ -63,6 +67,7 @@ release_core_state(void *arg)
 	if (so->knn != NULL)
 		fbr_knn_end(so->knn);
 	so->knn = NULL;
+	pmi_scan_release(&so->hold);
 	if (spare_results.items == NULL && so->results.cap <= SPARE_RESULTS_MAX)
 		spare_results = so->results;
 	else
@@ -124,6 +129,7 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	bool		empties_match;
 
 	release_core_state(so);
+	so->interlock = scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
 	so->started = false;
 	so->counted = false;
 	so->knn_done = false;
@@ -201,6 +207,8 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	pm_error	err;
 
 	take_spare_results(so);
+	if (so->interlock)
+		pmi_scan_hold(so->h, &so->hold);
 	if (spatial && fbr_search(&fbrpm_trees(so->h)->spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
@@ -337,6 +345,8 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 				so->knn_done = true;
 				return fbrpm_gettuple(scan, dir);
 			}
+			if (so->interlock)
+				pmi_scan_hold(so->h, &so->hold);
 			so->knn = fbr_knn_begin(&fbrpm_trees(so->h)->spatial, scan_consistent, so,
 									scan_distance, so, &err);
 			if (so->knn == NULL)

@@ -25,6 +25,7 @@
 #include "pgstat.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -91,6 +92,9 @@ typedef struct OrdScanOpaqueData
 	bool		positioned;		/* batch/pos are meaningful */
 	int			pos;			/* index into batch of the last entry returned */
 	OrdBatch	batch;
+	/* index-only and non-MVCC scans: VACUUM waits until they move on (pmi_interlock.c) */
+	bool		interlock;
+	PmiScanHold hold;
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple; NULL until one */
 	/* ammarkpos: the position to go back to (the batch is a snapshot) */
 	bool		marked_positioned;
@@ -591,6 +595,9 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	so->cur = -1;
 	so->counted = false;
 	so->positioned = false;
+	so->marked_positioned = false;
+	so->interlock = scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
+	pmi_scan_release(&so->hold);
 #ifdef PM_ASSERT_CHECKING
 	so->last_dir = 0;
 #endif
@@ -616,6 +623,9 @@ count_scan(IndexScanDesc scan)
 static void
 read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
 {
+	/* a marked batch may be returned again: keep the hold taken before it */
+	if (so->interlock && !so->marked_positioned)
+		pmi_scan_hold(so->h, &so->hold);
 	so->cur = r;
 	so->ops->read_range(so->h->am_state, from, kd < 0, &so->ranges[r].lo, &so->ranges[r].hi,
 						&so->batch);
@@ -951,6 +961,7 @@ ord_endscan(IndexScanDesc scan)
 		pfree(so->marked_batch);
 	}
 	ord_batch_free(&so->batch);
+	pmi_scan_release(&so->hold);
 #ifdef PM_ASSERT_CHECKING
 	MemoryContextDelete(so->last_records);
 #endif

@@ -82,11 +82,14 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 	OrdBatch   *b = palloc(sizeof(OrdBatch));
 	OrdKey		from = *lo;
 	SnapshotData dirty;
+	PmiScanHold hold = {0};
 
 	ord_batch_init(b, index);
 	InitDirtySnapshot(dirty);
 	for (;;)
 	{
+		/* the heap items of the batch's entries stay theirs (pmi_interlock.c) */
+		pmi_scan_hold(h, &hold);
 		ops->read_range(h->am_state, &from, false, lo, hi, b);
 		for (int i = 0; i < b->n; i++)
 		{
@@ -113,6 +116,7 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 		if (result == ORD_CONFLICT_LIVE || !ord_batch_continues(b, lo, hi, 1, &from))
 			break;
 	}
+	pmi_scan_release(&hold);
 	ord_batch_free(b);
 	pfree(b);
 	return result;

@@ -1,0 +1,206 @@
+/*
+ * pmi_interlock.c
+ *	  Scans against VACUUM: no heap item an index scan may still return from
+ *	  its copied entries is freed before the scan moves on.
+ *
+ * A scan copies a node's entries into its own batch and returns them one by
+ * one.  Meanwhile VACUUM may delete an entry of that batch, and once
+ * ambulkdelete returns, free the heap item the entry names and mark the heap
+ * page all-visible.  An index-only scan would then return the deleted row's
+ * values without visiting the heap (a later row in the item is no better),
+ * and a scan under a non-MVCC snapshot (a unique or exclusion check) would
+ * take a later row in that item for the entry's.  btree prevents both by
+ * keeping its leaf page pinned, which VACUUM's cleanup lock waits for;
+ * plain and bitmap scans under an MVCC snapshot need no interlock (a later
+ * row in the item is invisible to them), as in btree.
+ *
+ * Here each index's registry slot has a vacuum epoch and two hold counters,
+ * one per epoch parity.  A scan that needs the interlock holds the counter
+ * of the current epoch from before it reads a batch until it reads the next
+ * one (or ends); ambulkdelete, after its deletes, advances the epoch and
+ * waits until the previous parity's holds are gone.  A hold taken before
+ * the advance is waited for; one taken after it reads entries the deletes
+ * have already removed.  An idle cursor therefore holds VACUUM of its index,
+ * as a pinned btree page does.  Holds are also released when the
+ * (sub)transaction that took them aborts, since an aborted scan never ends.
+ */
+#include "pm_index.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+/* A hold of this backend: the slot counter it adds to, and who took it. */
+typedef struct ScanHold
+{
+	uint64		id;				/* 0: unused */
+	PmiSlot    *slot;
+	uint64		epoch;
+	SubTransactionId subxid;
+} ScanHold;
+
+static ScanHold *holds;
+static int	nholds;
+static uint64 last_hold_id;
+
+static pg_atomic_uint32 *
+counter(PmiSlot *slot, uint64 epoch)
+{
+	return &slot->scan_holds[epoch & 1];
+}
+
+/* Add to the counter of the current epoch; returns that epoch. */
+static uint64
+add_hold(PmiSlot *slot)
+{
+	for (;;)
+	{
+		uint64		epoch = pg_atomic_read_u64(&slot->vacuum_epoch);
+
+		pg_atomic_fetch_add_u32(counter(slot, epoch), 1);
+		/* an advance after this read waits for the hold just added */
+		if (pg_atomic_read_u64(&slot->vacuum_epoch) == epoch)
+			return epoch;
+		pg_atomic_fetch_sub_u32(counter(slot, epoch), 1);
+	}
+}
+
+static ScanHold *
+find_hold(const PmiScanHold *hold)
+{
+	if (hold->id == 0 || hold->index < 0 || hold->index >= nholds ||
+		holds[hold->index].id != hold->id)
+		return NULL;
+	return &holds[hold->index];
+}
+
+static void
+drop_hold(ScanHold *h)
+{
+	pg_atomic_fetch_sub_u32(counter(h->slot, h->epoch), 1);
+	h->id = 0;
+}
+
+/*
+ * Take a hold on index h's current vacuum epoch before reading a batch, or
+ * move the scan's hold there (releasing the older one after).
+ */
+void
+pmi_scan_hold(PmiIndex *index, PmiScanHold *hold)
+{
+	PmiSlot    *slot = pmi_slot(index->slotno);
+	ScanHold   *h = find_hold(hold);
+
+	if (h != NULL)
+	{
+		uint64		old = h->epoch;
+
+		if (h->slot == slot && pg_atomic_read_u64(&slot->vacuum_epoch) == old)
+			return;
+		h->epoch = add_hold(slot);
+		pg_atomic_fetch_sub_u32(counter(h->slot, old), 1);
+		h->slot = slot;
+		return;
+	}
+	for (hold->index = 0; hold->index < nholds; hold->index++)
+		if (holds[hold->index].id == 0)
+			break;
+	if (hold->index == nholds)
+	{
+		int			n = Max(8, nholds * 2);
+
+		holds = holds == NULL ?
+			MemoryContextAllocZero(TopMemoryContext, n * sizeof(ScanHold)) :
+			repalloc(holds, n * sizeof(ScanHold));
+		MemSet(holds + nholds, 0, (n - nholds) * sizeof(ScanHold));
+		nholds = n;
+	}
+	h = &holds[hold->index];
+	h->slot = slot;
+	h->subxid = GetCurrentSubTransactionId();
+	h->epoch = add_hold(slot);
+	h->id = hold->id = ++last_hold_id;
+}
+
+/* The scan is done with its batches (no-op without a hold). */
+void
+pmi_scan_release(PmiScanHold *hold)
+{
+	ScanHold   *h = find_hold(hold);
+
+	if (h != NULL)
+		drop_hold(h);
+	hold->id = 0;
+}
+
+/*
+ * ambulkdelete, after its deletes: advance the epoch and wait until no scan
+ * holds a batch it may have read before them.
+ */
+void
+pmi_wait_for_scans(PmiIndex *index)
+{
+	PmiSlot    *slot = pmi_slot(index->slotno);
+	uint64		epoch;
+
+	pg_memory_barrier();
+	epoch = pg_atomic_fetch_add_u64(&slot->vacuum_epoch, 1);
+	while (pg_atomic_read_u32(counter(slot, epoch)) != 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* Release the holds of the ending (sub)transaction: all, or those of subxid. */
+static void
+release_holds(bool all, SubTransactionId subxid)
+{
+	for (int i = 0; i < nholds; i++)
+		if (holds[i].id != 0 && (all || holds[i].subxid == subxid))
+			drop_hold(&holds[i]);
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			release_holds(true, InvalidSubTransactionId);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
+				 void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		release_holds(false, mySubid);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		/* the scans live on in the parent: so do their holds */
+		for (int i = 0; i < nholds; i++)
+			if (holds[i].id != 0 && holds[i].subxid == mySubid)
+				holds[i].subxid = parentSubid;
+	}
+}
+
+void
+pmi_interlock_init(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
