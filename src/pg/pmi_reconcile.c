@@ -12,8 +12,8 @@
  * affected (those noted in the pool's reconciliation ring, or all of them if
  * it overflowed) are checked against the heap items they name and removed if
  * the item is missing or unused, holds a heap-only tuple (an index never
- * points at one), or holds a tuple whose index value differs or that fails
- * the index predicate (a TID reused since).  Items that are redirected or
+ * points at one), a tuple inserted since the crash, or a tuple whose index
+ * value differs or that fails the index predicate (a TID reused since).  Items that are redirected or
  * dead are left to VACUUM, as are tuples of aborted transactions that did
  * survive.
  *
@@ -28,12 +28,15 @@
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/subtrans.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 
 /* The heap side of reconciliation: the table, and what evaluates the index's expressions. */
@@ -90,6 +93,27 @@ value_matches(Reconcile *r, const void *entry, const Datum *values, const bool *
 }
 
 /*
+ * Was the tuple inserted after the crash?  Its inserting transaction runs
+ * in a session now (a prepared one may predate the crash).  An index is
+ * reconciled before its first insert since the crash, so the tuple took the
+ * item of a lost one, and its own insert (running now, or waiting for this
+ * reconciliation) makes its entry: keeping the old entry as that one would
+ * leave two in a structure that does not merge equal entries.
+ */
+static bool
+inserted_since_crash(HeapTupleHeader tuple)
+{
+	TransactionId xmin = HeapTupleHeaderGetXmin(tuple);
+
+	if (!TransactionIdIsNormal(xmin))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		return true;
+	return TransactionIdIsInProgress(xmin) &&
+		BackendXidGetPid(SubTransGetTopmostTransaction(xmin)) != 0;
+}
+
+/*
  * Does the heap item at tid still hold the tuple the entry was made for?
  * The tuple's index value is compared while the heap buffer is locked.
  */
@@ -125,6 +149,8 @@ heap_item_current(Reconcile *r, ItemPointer tid, const void *entry)
 			tup.t_self = *tid;
 			tup.t_tableOid = RelationGetRelid(c->heap);
 			if (HeapTupleHeaderIsHeapOnly(tup.t_data))
+				current = false;
+			else if (inserted_since_crash(tup.t_data))
 				current = false;
 			else
 			{

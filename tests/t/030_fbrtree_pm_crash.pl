@@ -55,5 +55,31 @@ like(
 	qr/reconciled index "s_p" with its table after a crash/,
 	'reconciliation ran after the crashes');
 
+# A kill that loses an uncommitted insert's WAL (the WAL writer sleeps) leaves its entry in the
+# pool and no heap tuple; after the restart (no load workers: the first insert reconciles the
+# index) the first insert takes that heap item with the same point. One entry names it, and a
+# transaction prepared before the kill keeps its row's entry for its COMMIT PREPARED.
+$node->append_conf('postgresql.conf',
+	"wal_writer_delay = '10s'\npm_index.startup_load_workers = 0\nmax_prepared_transactions = 2");
+$node->restart;
+$node->safe_psql(
+	'postgres', q{
+	CREATE TABLE r (p point);
+	CREATE INDEX r_p ON r USING fbrtree_pm (p);
+	INSERT INTO r VALUES (point(1, 1));
+	BEGIN; INSERT INTO r VALUES (point(3, 3)); PREPARE TRANSACTION 'before_kill';});
+my $open = $node->background_psql('postgres');
+$open->query_safe('BEGIN; INSERT INTO r VALUES (point(2, 2))');
+$node->kill9;
+$open->quit;
+start_after_kill($node);
+$node->safe_psql('postgres', 'INSERT INTO r VALUES (point(2, 2))');
+$node->safe_psql('postgres', "COMMIT PREPARED 'before_kill'");
+my $rows = q{SELECT string_agg(p::text || ctid::text, ',' ORDER BY ctid) FROM r WHERE p <@ box '((0,0),(3,3))'};
+is( $node->safe_psql('postgres', $BY_INDEX . $rows),
+	$node->safe_psql('postgres', $BY_HEAP . $rows),
+	'after a kill, an insert into the heap item of a lost one leaves one entry, a prepared row keeps its own');
+is($node->safe_psql('postgres', "SELECT fbrtree_pm_check('r_p', true)"), '', '... and the index verifies');
+
 $node->stop;
 done_testing();

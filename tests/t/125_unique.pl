@@ -15,7 +15,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
-my $node = pm_node('unique');
+my $node = pm_node('unique', 'max_prepared_transactions = 2');
 my @ams = ordered_ams($node);
 
 # Session $a runs $first in a transaction it keeps open; session $b's $second must then wait
@@ -177,6 +177,9 @@ for my $case ([ 'flushed', 2 ], [ 'not flushed', 2 ], [ 'not flushed', 0 ])
 			CREATE UNIQUE INDEX k_${am}_k ON k_$am USING $am (k);
 			INSERT INTO k_$am VALUES (1);});
 	}
+	# and a transaction prepared before the kill, whose rows keep their entries
+	$node->safe_psql('postgres',
+		'BEGIN; ' . join('; ', map { "INSERT INTO k_$_ VALUES (3)" } @ams) . "; PREPARE TRANSACTION 'p'");
 	my $open = $node->background_psql('postgres', on_error_stop => 0);
 	$open->query_safe('BEGIN; ' . join('; ', map { "INSERT INTO k_$_ VALUES (2)" } @ams));
 	# a commit flushes the WAL before it, the open transaction's inserts too
@@ -184,22 +187,27 @@ for my $case ([ 'flushed', 2 ], [ 'not flushed', 2 ], [ 'not flushed', 0 ])
 	$node->kill9;
 	$open->quit;
 	start_after_kill($node);
+	# the first inserts reconcile the indexes while the prepared transaction is open
+	my %first_insert;
 	for my $am (@ams)
 	{
 		my ($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (2)");
-		is($rc, 0, "$am, WAL $wal, $workers workers: after a crash, the value an uncommitted insert had is free")
-		  or diag($err);
-		($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (1)");
+		$first_insert{$am} = [ $rc, $err ];
+	}
+	$node->safe_psql('postgres', "COMMIT PREPARED 'p'");
+	for my $am (@ams)
+	{
+		my $what = "$am, WAL $wal, $workers workers";
+		is($first_insert{$am}[0], 0, "$what: after a crash, the value an uncommitted insert had is free")
+		  or diag($first_insert{$am}[1]);
+		my ($rc, $out, $err) = $node->psql('postgres', "INSERT INTO k_$am VALUES (1)");
 		like($err, qr/duplicate key value violates unique constraint "k_${am}_k"/,
-			"$am, WAL $wal, $workers workers: ... and a committed value is still taken");
-		is( $node->safe_psql(
-				'postgres',
-				$BY_INDEX . "SELECT string_agg(k::text || '\@' || ctid::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
-			$node->safe_psql(
-				'postgres',
-				$BY_HEAP . "SELECT string_agg(k::text || '\@' || ctid::text, ',' ORDER BY k) FROM k_$am WHERE k > 0"),
-			"$am, WAL $wal, $workers workers: the index holds the committed rows, each once");
-		is($node->safe_psql('postgres', "SELECT count(*) FROM k_$am"), '2', "$am, WAL $wal, $workers workers: two rows");
+			"$what: ... and a committed value is still taken");
+		my $rows = "SELECT string_agg(k::text || '\@' || ctid::text, ',' ORDER BY k) FROM k_$am WHERE k > 0";
+		is($node->safe_psql('postgres', $BY_INDEX . $rows),
+			$node->safe_psql('postgres', $BY_HEAP . $rows),
+			"$what: the index holds the committed rows, each once, the prepared one too");
+		is($node->safe_psql('postgres', "SELECT count(*) FROM k_$am"), '3', "$what: three rows");
 	}
 }
 

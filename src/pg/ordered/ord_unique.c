@@ -66,13 +66,11 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
 
 /*
  * Look at every entry in [lo, hi] but those naming self, the row being
- * inserted, and ask the heap about its row.  An entry can name self before
- * this insert makes it: with UNIQUE_CHECK_EXISTING, or after a crash, when an
- * entry whose heap tuple redo never recreated names the heap item this row
- * took (reconciliation keeps it, as it is this row's entry).  *xwait: the
- * transaction to wait for, with ORD_CONFLICT_IN_PROGRESS (*token: its
- * speculative insertion's, or 0).  A live row decides; in-progress ones are
- * reported only when no live one is found.
+ * inserted (with UNIQUE_CHECK_EXISTING, its entry is in already), and ask
+ * the heap about its row.  *xwait: the transaction to wait for, with
+ * ORD_CONFLICT_IN_PROGRESS (*token: its speculative insertion's, or 0).  A
+ * live row decides; in-progress ones are reported only when no live one is
+ * found.
  */
 static OrdConflict
 find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo,
