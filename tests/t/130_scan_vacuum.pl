@@ -114,4 +114,97 @@ for my $kind (sort keys %cases)
 	$scan->quit;
 }
 
+# Random rounds: rows deleted and committed, then a REPEATABLE READ transaction opens the same
+# query twice, through the index and through the heap (one snapshot), and fetches part of the
+# index's answer; meanwhile another session inserts rows into the same range (splitting
+# nodes under the paused scan) and VACUUM removes the deleted ones; then the rest, and all of it
+# again backwards. The cursors' answers must be equal.
+my @queries = (
+	[ 'ordered', 'SELECT k FROM TAB WHERE k BETWEEN LO AND HI ORDER BY k' ],
+	[ 'ordered', 'SELECT k FROM TAB WHERE k >= LO ORDER BY k DESC' ],
+	[ 'ordered', 'SELECT k, v FROM TAB WHERE k BETWEEN LO AND HI ORDER BY k' ],
+	[ 'spatial', q{SELECT p[0], p[1] FROM TAB WHERE p <@ box '((LO,LO),(HI,HI))'} ],
+	[ 'spatial', q{SELECT p[0], p[1] FROM TAB ORDER BY p <-> point '(LO,LO)'} ]);
+my $seed = $ENV{PM_DIFF_SEED} // int(rand(1_000_000));
+note("paused scans: seed $seed (replay: PM_DIFF_SEED=$seed PM_TAP_FILTER=130_scan_vacuum tests/run --only tap)");
+srand($seed);
+my $INDEX_PLAN = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off; ';
+my $HEAP_PLAN = 'SET enable_seqscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off; '
+  . 'SET enable_bitmapscan = off; SET enable_sort = on; ';
+my $differences = 0;
+my $rounds = 0;
+for my $am (ordered_ams($node), 'fbrtree_pm')
+{
+	my $kind = $am eq 'fbrtree_pm' ? 'spatial' : 'ordered';
+	my $table = "r_$am";
+	$node->safe_psql(
+		'postgres', $kind eq 'ordered'
+		? qq{DROP TABLE IF EXISTS $table; CREATE TABLE $table (k int8, v int8);
+		     INSERT INTO $table SELECT g * 10, g FROM generate_series(1, 20000) g;
+		     CREATE INDEX ON $table USING $am (k) } . ($am eq 'nbtree_pm' ? 'INCLUDE (v)' : '') . qq{;
+		     VACUUM (FREEZE, ANALYZE) $table;}
+		: qq{DROP TABLE IF EXISTS $table; CREATE TABLE $table (p point);
+		     INSERT INTO $table SELECT point(g % 1000, g / 20) FROM generate_series(1, 20000) g;
+		     CREATE INDEX ON $table USING $am (p); VACUUM (FREEZE, ANALYZE) $table;});
+	my $column = $kind eq 'ordered' ? 'k' : 'p[0]';
+	my $span = $kind eq 'ordered' ? 200_000 : 1000;
+	for my $q (grep { $_->[0] eq $kind } @queries)
+	{
+		for (1 .. 6)
+		{
+			my $lo = int(rand($span * 0.8));
+			my $hi = $lo + int(rand($span * 0.2)) + 1;
+			(my $query = $q->[1]) =~ s/TAB/$table/g;
+			$query =~ s/LO/$lo/g;
+			$query =~ s/HI/$hi/g;
+			$node->safe_psql('postgres',
+				"DELETE FROM $table WHERE $column BETWEEN $lo AND $hi AND random() < 0.2");
+			my $scan = $node->background_psql('postgres');
+			$scan->query_safe(
+				"BEGIN ISOLATION LEVEL REPEATABLE READ; $INDEX_PLAN DECLARE ci SCROLL CURSOR FOR $query; "
+				  . "$HEAP_PLAN DECLARE ch CURSOR FOR $query");
+			my $first = $scan->query_safe('FETCH ' . (1 + int(rand(300))) . ' FROM ci');
+			$node->safe_psql(
+				'postgres', $kind eq 'ordered'
+				? "INSERT INTO $table SELECT $lo + (random() * ($hi - $lo))::int8, 0 FROM generate_series(1, 500)"
+				: "INSERT INTO $table SELECT point($lo + random() * ($hi - $lo), random() * 1000) FROM generate_series(1, 500)");
+			my $vacuums = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = '$table'";
+			my $before = $node->safe_psql('postgres', $vacuums);
+			my $vacuum = $node->background_psql('postgres');
+			$vacuum->query_until(qr/vacuuming/, "\\echo vacuuming\nVACUUM $table;\n");
+			# VACUUM has ended, or waits for the paused scan
+			$node->poll_query_until(
+				'postgres', qq{
+				SELECT ($vacuums) > $before OR EXISTS (SELECT FROM pg_stat_activity
+				  WHERE query = 'VACUUM $table;' AND wait_event_type = 'Extension')})
+			  or die 'VACUUM neither ends nor waits for the scan';
+			my $rest = $scan->query_safe('FETCH ALL FROM ci');
+			my $by_index = join("\n", grep { $_ ne '' } $first, $rest);
+			# and back from the end: the same rows in reverse
+			my $back = join("\n", reverse split(/\n/, $scan->query_safe('FETCH BACKWARD ALL FROM ci')));
+			my $by_heap = $scan->query_safe('FETCH ALL FROM ch');
+			if ($back ne $by_index)
+			{
+				$differences++;
+				diag("$am: $query: fetched backward, the paused index scan returns other rows");
+			}
+			# rows of equal sort keys (equal distances, equal k with other v) come in any order
+			if ($query !~ /^SELECT k FROM/)
+			{
+				$by_index = join("\n", sort split(/\n/, $by_index));
+				$by_heap = join("\n", sort split(/\n/, $by_heap));
+			}
+			$scan->query_safe('COMMIT');
+			$scan->quit;
+			$vacuum->query_safe('SELECT 1');
+			$vacuum->quit;
+			$rounds++;
+			next if $by_index eq $by_heap;
+			$differences++;
+			diag("$am: $query: the paused index scan differs from the heap's answer");
+		}
+	}
+}
+is($differences, 0, "$rounds paused scans with inserts and VACUUM in the pause answer as the heap");
+
 done_testing();
