@@ -37,6 +37,18 @@ pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexco
 		((Var *) arg)->varlevelsup == 0;
 }
 
+/* Is an equal condition derived already (another index on the same column)? */
+static bool
+derived_already(List *derived, RestrictInfo *d)
+{
+	ListCell   *lc;
+
+	foreach(lc, derived)
+		if (equal(((RestrictInfo *) lfirst(lc))->clause, d->clause))
+			return true;
+	return false;
+}
+
 static List *
 derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, List *clauses)
 {
@@ -52,7 +64,7 @@ derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Li
 			PmiDeriveClause derive = (PmiDeriveClause) lfirst(ld);
 			RestrictInfo *d = derive(root, rel, lfirst(li), lfirst(lc));
 
-			if (d != NULL)
+			if (d != NULL && !derived_already(out, d))
 				out = lappend(out, d);
 		}
 	}

@@ -195,6 +195,14 @@ SELECT matches(gis_plan('SELECT r.id, f.id FROM roads r JOIN fg f ON ST_Intersec
                'a join on ST_Intersects is a parameterized fbrtree_pm scan');
 SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_Intersects(r.geom, f.geom) ORDER BY 1, 2', 'join rows');
 SELECT gis_compare('SELECT r.id, f.id FROM roads r JOIN %I f ON ST_DWithin(r.geom, f.geom, 1.5) ORDER BY 1, 2', 'ST_DWithin join rows');
+-- two fbrtree_pm indexes on one column: the derived condition once
+CREATE INDEX fg_geom2 ON fg USING fbrtree_pm (geom);
+SELECT matches(gis_plan('SELECT id FROM fg WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28))'),
+               'Index Cond: \(geom && ''[0-9A-F]+''::geometry\)\n',
+               'with two fbrtree_pm indexes on the column, ST_Intersects gives one index condition');
+SELECT gis_compare('SELECT id FROM %I WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
+                   'ST_Intersects rows with two indexes on the column');
+DROP INDEX fg_geom2;
 -- partitions: each partition's fbrtree_pm index serves the ST_* predicate
 CREATE TABLE fg_parts (id int, geom geometry) PARTITION BY RANGE (id);
 CREATE TABLE fg_p1 PARTITION OF fg_parts FOR VALUES FROM (0) TO (6000);

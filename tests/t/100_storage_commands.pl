@@ -1,7 +1,8 @@
 # Every PostgreSQL 15 command that creates, moves, copies or drops an index's files, on a table
 # with an nbtree_pm and an fbrtree_pm index: each SET TABLESPACE form, REINDEX in each form
-# (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, partition DETACH/ATTACH,
-# CREATE DATABASE ... TEMPLATE, ALTER DATABASE ... SET TABLESPACE, DROP DATABASE.  Transactional
+# (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, SET UNLOGGED and SET
+# LOGGED, partition DETACH/ATTACH, CREATE DATABASE ... TEMPLATE, ALTER DATABASE ... SET
+# TABLESPACE, DROP DATABASE.  Transactional
 # ones run once rolled back and once committed.  After each: an INSERT, counts through each index equal to a
 # sequential scan's, both indexes verified with heapallindexed, and no pool without its index.
 use strict;
@@ -103,6 +104,8 @@ my @transactional = (
 	'CLUSTER m USING m_p',
 	'TRUNCATE m; INSERT INTO m SELECT g, point(g % 100, g / 100) FROM generate_series(1, 5000) g',
 	'ALTER TABLE m ALTER COLUMN k TYPE int8',
+	'ALTER TABLE m SET UNLOGGED',
+	'ALTER TABLE m SET LOGGED',
 	'ALTER TABLE pt DETACH PARTITION pt2; ALTER TABLE pt ATTACH PARTITION pt2 FOR VALUES FROM (2500) TO (MAXVALUE)',
 	'ALTER TABLE pt DETACH PARTITION pt2');
 for my $cmd (@transactional)
