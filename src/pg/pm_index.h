@@ -307,6 +307,7 @@ typedef struct PmiScanHold
 	int			index;
 } PmiScanHold;
 
+extern bool pmi_scan_needs_hold(IndexScanDesc scan);
 extern void pmi_scan_hold(PmiIndex *index, PmiScanHold *hold);
 extern void pmi_scan_release(PmiScanHold *hold);
 extern void pmi_wait_for_scans(PmiIndex *index);

@@ -26,11 +26,12 @@
  */
 #include "pm_index.h"
 
+#include "access/relscan.h"
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "storage/latch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/wait_event.h"
 
 /* A hold of this backend: the slot counter it adds to, and who took it. */
@@ -82,6 +83,13 @@ drop_hold(ScanHold *h)
 {
 	pg_atomic_fetch_sub_u32(counter(h->slot, h->epoch), 1);
 	h->id = 0;
+}
+
+/* Does this scan need holds: does it return index data, or use a non-MVCC snapshot? */
+bool
+pmi_scan_needs_hold(IndexScanDesc scan)
+{
+	return scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
 }
 
 /*
@@ -146,7 +154,7 @@ pmi_wait_for_scans(PmiIndex *index)
 	PmiSlot    *slot = pmi_slot(index->slotno);
 	uint64		epoch;
 
-	pg_memory_barrier();
+	/* a full barrier: the deletes above are visible before the counter is read */
 	epoch = pg_atomic_fetch_add_u64(&slot->vacuum_epoch, 1);
 	while (pg_atomic_read_u32(counter(slot, epoch)) != 0)
 	{

@@ -13,9 +13,9 @@
  * it overflowed) are checked against the heap items they name and removed if
  * the item is missing or unused, holds a heap-only tuple (an index never
  * points at one), a tuple inserted since the crash, or a tuple whose index
- * value differs or that fails the index predicate (a TID reused since).  Items that are redirected or
- * dead are left to VACUUM, as are tuples of aborted transactions that did
- * survive.
+ * value differs or that fails the index predicate (a TID reused since).
+ * Items that are redirected or dead are left to VACUUM, as are tuples of
+ * aborted transactions that did survive.
  *
  * Only entries whose heap WAL may not have been flushed need checking:
  * every insert notes (key, rest, WAL end) in the pool's reconciliation ring
@@ -148,9 +148,7 @@ heap_item_current(Reconcile *r, ItemPointer tid, const void *entry)
 			tup.t_len = ItemIdGetLength(lp);
 			tup.t_self = *tid;
 			tup.t_tableOid = RelationGetRelid(c->heap);
-			if (HeapTupleHeaderIsHeapOnly(tup.t_data))
-				current = false;
-			else if (inserted_since_crash(tup.t_data))
+			if (HeapTupleHeaderIsHeapOnly(tup.t_data) || inserted_since_crash(tup.t_data))
 				current = false;
 			else
 			{

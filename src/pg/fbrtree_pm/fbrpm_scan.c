@@ -19,7 +19,6 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 typedef struct FbrpmScanOpaqueData
 {
@@ -129,7 +128,7 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	bool		empties_match;
 
 	release_core_state(so);
-	so->interlock = scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
+	so->interlock = pmi_scan_needs_hold(scan);
 	so->started = false;
 	so->counted = false;
 	so->knn_done = false;

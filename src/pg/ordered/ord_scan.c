@@ -25,7 +25,6 @@
 #include "pgstat.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
-#include "utils/snapmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -596,7 +595,7 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	so->counted = false;
 	so->positioned = false;
 	so->marked_positioned = false;
-	so->interlock = scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
+	so->interlock = pmi_scan_needs_hold(scan);
 	pmi_scan_release(&so->hold);
 #ifdef PM_ASSERT_CHECKING
 	so->last_dir = 0;
