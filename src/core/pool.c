@@ -850,13 +850,18 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 		goto fail;
 
 	header_init(&hdr, opts->mode == PM_MODE_AUTO ? PM_MODE_EADR : opts->mode, max_size, size);
-	if (getrandom(hdr.uuid, sizeof(hdr.uuid), 0) != (ssize_t) sizeof(hdr.uuid))
+	if (opts->uuid != NULL)
+		memcpy(hdr.uuid, opts->uuid, sizeof(hdr.uuid));
+	else
 	{
-		rc = sys_error(err, "generate a UUID for", tmp);
-		goto fail;
+		if (getrandom(hdr.uuid, sizeof(hdr.uuid), 0) != (ssize_t) sizeof(hdr.uuid))
+		{
+			rc = sys_error(err, "generate a UUID for", tmp);
+			goto fail;
+		}
+		hdr.uuid[6] = (hdr.uuid[6] & 0x0f) | 0x40;	/* RFC 4122 version 4 */
+		hdr.uuid[8] = (hdr.uuid[8] & 0x3f) | 0x80;
 	}
-	hdr.uuid[6] = (hdr.uuid[6] & 0x0f) | 0x40;	/* RFC 4122 version 4 */
-	hdr.uuid[8] = (hdr.uuid[8] & 0x3f) | 0x80;
 	hdr.owner = opts->owner;
 	{
 		struct timespec now;
@@ -1061,6 +1066,13 @@ pm_pool_set_flag(pm_pool *pool, uint64_t flag)
 {
 	pm_fetch_or(&pool->hdr->flags, flag);
 	pm_persist(&pool->persist, &pool->hdr->flags, sizeof(uint64_t));
+}
+
+void
+pm_pool_set_host_position(pm_pool *pool, uint64_t position)
+{
+	pm_store(&pool->hdr->host_position, position);
+	pm_persist(&pool->persist, &pool->hdr->host_position, sizeof(uint64_t));
 }
 
 void

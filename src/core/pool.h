@@ -149,6 +149,7 @@ typedef struct pm_pool_header
 	uint64_t	flags;			/* PM_POOL_FLAG_* */
 	uint64_t	roots[PM_POOL_NROOTS];
 	uint64_t	writer_boot;	/* pm_current_boot() when last marked in use */
+	uint64_t	host_position;	/* the host's (PostgreSQL: the WAL position replay applied) */
 } pm_pool_header;
 
 /* The pool cannot be proven current (copied by a backup, written before a promotion). */
@@ -162,6 +163,7 @@ typedef struct pm_pool_create_opts
 	uint64_t	initial_size;	/* bytes of data area; rounded up to chunks */
 	uint64_t	max_size;		/* 0: PM_POOL_DEFAULT_MAX_SIZE */
 	bool		replace;		/* overwrite an existing file at path */
+	const uint8_t *uuid;		/* the pool's UUID (a copy's elsewhere); NULL: a new one */
 } pm_pool_create_opts;
 
 /*
@@ -246,6 +248,7 @@ extern pm_errcode pm_pool_file_close_clean(const char *path, bool *marked, pm_er
 
 extern void pm_pool_set_root(pm_pool *pool, int i, uint64_t off);
 extern void pm_pool_set_flag(pm_pool *pool, uint64_t flag);
+extern void pm_pool_set_host_position(pm_pool *pool, uint64_t position);
 
 /* Install test hooks (instrumented persistence). */
 extern void pm_pool_set_trace(pm_pool *pool, const pm_trace_hooks *hooks);

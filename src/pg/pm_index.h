@@ -16,11 +16,13 @@
 #endif
 
 #include "access/genam.h"
+#include "access/rmgr.h"
 #include "nodes/execnodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "common/relpath.h"
+#include "lib/stringinfo.h"
 #include "nodes/pathnodes.h"
 #include "postmaster/bgworker.h"
 #include "storage/block.h"
@@ -46,6 +48,10 @@ extern int	pmi_max_pool_mb;
 
 /* set in the postmaster: this server started from a backup or in archive recovery / standby mode */
 extern bool pmi_started_from_elsewhere;
+/* ... from a backup (a backup_label: a base backup, pg_rewind) */
+extern bool pmi_started_from_backup;
+/* ... to replay WAL from an archive or a primary (standby.signal or recovery.signal) */
+extern bool pmi_archive_recovery;
 
 #define PMI_COUNTER_BATCH 1024
 
@@ -76,6 +82,8 @@ typedef struct PmiSlot
 	pg_atomic_uint64 deletes;
 	pg_atomic_uint64 flushes;	/* cache lines flushed by those writes */
 	pg_atomic_uint64 fences;
+	/* the pool's WAL position at its first use since startup (pmi_redo.c) */
+	uint64		replayed_before_start;
 	/* scans against VACUUM (pmi_interlock.c) */
 	pg_atomic_uint64 vacuum_epoch;
 	pg_atomic_uint32 scan_holds[2]; /* per epoch parity */
@@ -150,9 +158,10 @@ typedef struct PmiAmOps
 	/*
 	 * First use after startup, no lock held, state attached with no DRAM
 	 * root: make the structure ready to serve (repairs after a crash,
-	 * volatile state).  Returns the DRAM root to publish (0: none).
+	 * volatile state).  Returns the DRAM root to publish (0: none).  No
+	 * Relation: the startup process recovers the indexes it replays into.
 	 */
-	uint64		(*recover) (Relation index, void *state, bool after_crash);
+	uint64		(*recover) (const char *index_name, void *state, bool after_crash);
 	/* free the DRAM tier under a root recover or build published (NULL: never publishes one) */
 	void		(*release_dram) (uint64 dram_root);
 	/* bytes of the DRAM tier under a published root, from any database (with release_dram) */
@@ -197,6 +206,16 @@ typedef struct PmiAmOps
 	 */
 	void		(*note_entries) (Relation index, void *state, const PmiNote *notes, int n,
 								 PmiEntryBatchFn fn, void *arg);
+
+	/*
+	 * WAL (pmi_wal.c, pmi_redo.c): an entry as a record carries it,
+	 * self-contained (what it names in pool copied in), and its replay, which
+	 * inserts it (a no-op if it is there) or deletes it, with no Relation and
+	 * no ERROR.
+	 */
+	void		(*log_entry) (const pm_pool *pool, const void *entry, StringInfo out);
+	pm_errcode	(*replay_entry) (void *state, bool insert, const char *data, Size len,
+								 pm_error *err);
 
 	/* verifier: the structure's own invariants (pmi_report_corrupt); returns its entry count */
 	int64		(*check) (Relation index, void *state);
@@ -286,7 +305,12 @@ pmi_slot(int slotno)
 
 /* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
+extern PmiIndex *pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops,
+										   const char *name);
+extern bool pmi_index_usable_in_recovery(Relation index);
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
+extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
+									const uint8 *uuid, const char *index_name);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
@@ -338,6 +362,7 @@ extern char *pmi_am_names(void);
 extern uint64 pmi_dram_tier_max(void);
 extern uint32 pmi_am_number(const PmiAmOps *ops);
 extern const PmiAmOps *pmi_am_of_number(uint32 number);
+extern const PmiAmOps *pmi_am_of_kind(uint32 kind);
 
 /* pmi_pool.c */
 extern const char *pmi_pool_dir(void);
@@ -363,6 +388,7 @@ PGDLLEXPORT void pmi_sweeper_main(Datum arg);
 /* pmi_trust.c */
 extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
+extern int	pmi_mark_untrusted_pools(bool all, int elevel);
 extern void pmi_trust_init(void);
 extern void pmi_launch_rebuilds(void);
 extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
@@ -388,10 +414,49 @@ extern void pmi_registry_release(RelFileNodeBackend rnode);
 extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
+extern bool pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position);
 
 /* pmi_planner.c */
 extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol);
 extern void pmi_planner_init(void);
+
+/* pmi_wal.c: the records of the pm_index resource manager (pmi_redo.c replays them) */
+/*
+ * RM_EXPERIMENTAL_ID until an id is reserved on the PostgreSQL wiki's list
+ * of custom resource managers.
+ */
+#define PMI_RMGR_ID			RM_EXPERIMENTAL_ID
+
+#define XLOG_PMI_CREATE		0x00	/* an empty pool: the header, then the pool's UUID */
+#define XLOG_PMI_ENTRIES	0x10	/* a build's entries */
+#define XLOG_PMI_INSERT		0x20
+#define XLOG_PMI_DELETE		0x30
+#define XLOG_PMI_COPY		0x40	/* the header (node: the copy's), the source's node, move */
+
+/*
+ * Every record starts with this; entries follow, each a uint32 length and
+ * the bytes log_entry made (unaligned).
+ */
+typedef struct PmiWalHeader
+{
+	RelFileNode node;
+	uint16		kind;			/* the pool header's structure kind */
+	uint16		nentries;
+} PmiWalHeader;
+
+/* entries per record at most (a batch of more is logged in several) */
+#define PMI_WAL_MAX_ENTRIES	PG_UINT16_MAX
+
+extern void pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool);
+extern void pmi_log_insert(Relation index, PmiIndex *h, const void *entry);
+extern void pmi_log_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
+extern void pmi_log_deletes(Relation index, const PmiAmOps *ops, const pm_pool *pool,
+							const void *entries, int n);
+extern void pmi_log_build_entries(Relation index, const PmiAmOps *ops, const pm_pool *pool,
+								  const void *entries, int n);
+
+/* pmi_redo.c */
+extern void pmi_redo_init(void);
 
 /* pmi_storage.c */
 extern void pmi_storage_init(void);

@@ -102,6 +102,18 @@ pmi_am_number(const PmiAmOps *ops)
 	return 0;					/* keep compiler quiet */
 }
 
+/* The access method whose structure a pool header's kind names, or NULL. */
+const PmiAmOps *
+pmi_am_of_kind(uint32 kind)
+{
+	for (uint32 i = 0; i < lengthof(access_methods); i++)
+	{
+		if (access_methods[i]->kind == kind)
+			return access_methods[i];
+	}
+	return NULL;
+}
+
 const PmiAmOps *
 pmi_am_of_number(uint32 number)
 {

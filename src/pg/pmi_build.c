@@ -6,7 +6,8 @@
  * never outlives its relfilenode; the access method fills the pool from the
  * heap (PmiAmOps.build) and attaches its structure when it is ready to load
  * it, which also takes the registry slot whose number is the epoch space of
- * blocks freed later.  The slot is published ready at the end.
+ * blocks freed later.  The slot is published ready at the end.  A WAL-logged
+ * index's pool, and then its entries, go into WAL (pmi_wal.c).
  */
 #include "pm_index.h"
 
@@ -14,6 +15,30 @@
 #include "utils/rel.h"
 
 #define PMI_MAX_ACCESS_METHODS 16
+
+/* A batch of the new structure's entries into WAL. */
+static int
+log_batch(void *arg, const void *entries, int n)
+{
+	PmiBuild   *b = arg;
+
+	pmi_log_build_entries(b->index, b->ops, b->pool, entries, n);
+	return 0;
+}
+
+/*
+ * A WAL-logged index's build in WAL, once the pool holds it: a standby
+ * inserts the entries into its own empty pool, a node's worth per record.
+ */
+static void
+log_build(PmiBuild *b)
+{
+	pm_error	err;
+
+	if (!RelationNeedsWAL(b->index))
+		return;
+	(void) b->ops->foreach_batch(b->index, b->state, log_batch, b, &err);
+}
 
 /* the structure's handles over the new pool, for loading it */
 void *
@@ -42,10 +67,12 @@ pmi_build(Relation heap, Relation index, IndexInfo *ii)
 	b.pool = pmi_create_pool(index, ops);
 	PG_TRY();
 	{
+		pmi_log_create(index, ops, b.pool);
 		pmi_write_metapage(index, MAIN_FORKNUM, ops, b.pool->hdr->uuid);
 		dram_root = ops->build(heap, index, ii, &b);
 		if (b.slotno < 0)
 			(void) pmi_build_attach(&b);
+		log_build(&b);
 	}
 	PG_CATCH();
 	{

@@ -15,6 +15,8 @@
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/index.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
@@ -50,10 +52,11 @@ open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
 
 /*
  * Lock the index's table and the index against writers (ShareLock; every
- * writer holds RowExclusiveLock) and open both.
+ * writer holds RowExclusiveLock) and open both.  In recovery the one writer
+ * is WAL replay, which takes no lock: it must be paused.
  */
 static Relation
-check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap)
+check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap, LOCKMODE *lockmode)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 
@@ -62,8 +65,22 @@ check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index",
 						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
-	*heap = table_open(heapoid, ShareLock);
-	return open_index_of_am(indexoid, ShareLock, ops->amname);
+	*lockmode = ShareLock;
+	if (RecoveryInProgress())
+	{
+		if (GetRecoveryPauseState() != RECOVERY_PAUSED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%s_check needs WAL replay paused on a server in recovery",
+							ops->amname),
+					 errdetail("Replay changes the index while it is checked."),
+					 errhint("Run SELECT pg_wal_replay_pause(), wait until "
+							 "pg_get_wal_replay_pause_state() is 'paused', then check, then "
+							 "SELECT pg_wal_replay_resume().")));
+		*lockmode = AccessShareLock;
+	}
+	*heap = table_open(heapoid, *lockmode);
+	return open_index_of_am(indexoid, *lockmode, ops->amname);
 }
 
 void
@@ -153,12 +170,22 @@ void
 pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops)
 {
 	Relation	heap;
-	Relation	index = check_open(indexoid, ops, &heap);
-	PmiIndex   *h = pmi_index_open(index, ops);
-	int64		held = ops->check(index, h->am_state);
+	LOCKMODE	lockmode;
+	Relation	index = check_open(indexoid, ops, &heap, &lockmode);
+	PmiIndex   *h;
+	int64		held;
 
+	if (RecoveryInProgress() && !pmi_index_usable_in_recovery(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not current on this server",
+						RelationGetRelationName(index)),
+				 errdetail("WAL replay does not keep its pool, or has not yet reached what the pool holds."),
+				 errhint("Queries here do not use it until it is current.")));
+	h = pmi_index_open(index, ops);
+	held = ops->check(index, h->am_state);
 	if (heapallindexed)
 		check_heap_all_indexed(heap, index, h, held);
-	index_close(index, ShareLock);
-	table_close(heap, ShareLock);
+	index_close(index, lockmode);
+	table_close(heap, lockmode);
 }

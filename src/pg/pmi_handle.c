@@ -12,6 +12,7 @@
 
 #include "access/generic_xlog.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
@@ -147,14 +148,14 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 }
 
 /*
- * Create and format the pool of an index's current relfilenode, replacing a
- * stale pool of a reused relfilenode (a crash before the orphan sweep).
- * Returns it open; the caller closes it.
+ * Create and format the pool of relfilenode rnode, replacing a stale pool of
+ * a reused relfilenode (a crash before the orphan sweep); uuid NULL gives it
+ * a new UUID.  Returns it open; the caller closes it.
  */
 pm_pool *
-pmi_create_pool(Relation index, const PmiAmOps *ops)
+pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
+					const char *index_name)
 {
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
 	char	   *path = pmi_pool_path(rnode);
 	pm_pool_create_opts o = {0};
 	pm_pool    *pool;
@@ -164,25 +165,36 @@ pmi_create_pool(Relation index, const PmiAmOps *ops)
 
 	pmi_ensure_pool_dir();
 	o.owner.system_id = GetSystemIdentifier();
-	o.owner.tablespace = index->rd_node.spcNode;
-	o.owner.database = index->rd_node.dbNode;
-	o.owner.relfilenode = index->rd_node.relNode;
+	o.owner.tablespace = rnode.node.spcNode;
+	o.owner.database = rnode.node.dbNode;
+	o.owner.relfilenode = rnode.node.relNode;
 	o.owner.kind = ops->kind;
 	o.mode = (pm_mode) pmi_persistence_guc;
 	o.max_size = (uint64) pmi_max_pool_mb << 20;
 	o.replace = true;
+	o.uuid = uuid;
 	pmi_pool_forget(rnode);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
-		pmi_report(&err, index);
-	pmi_note_pool_created(rnode);
+		pmi_report_core_error(ERROR, &err, index_name);
 	pm_alloc_attach_pool(&a, pool);
 	if (ops->format(pool, &err) != PM_OK || (ring = pm_recon_create(pool, &a, &err)) == 0)
 	{
 		pm_pool_close(pool);
-		pmi_report(&err, index);
+		pmi_report_core_error(ERROR, &err, index_name);
 	}
 	pm_pool_set_root(pool, PM_RECON_ROOT, ring);
 	pfree(path);
+	return pool;
+}
+
+/* A new pool for an index's current relfilenode, dropped if the transaction aborts. */
+pm_pool *
+pmi_create_pool(Relation index, const PmiAmOps *ops)
+{
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, RelationGetRelationName(index));
+
+	pmi_note_pool_created(rnode);
 	return pool;
 }
 
@@ -213,23 +225,39 @@ check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
 }
 
 /*
+ * Who makes an index ready on its first use: a backend with its Relation,
+ * or the startup process replaying WAL into it, with none.
+ */
+typedef struct FirstUse
+{
+	Relation	index;			/* NULL: replay */
+	RelFileNodeBackend rnode;
+	const char *name;
+	const PmiAmOps *ops;
+	const uint8 *meta_uuid;		/* the metapage's (index only) */
+} FirstUse;
+
+/*
  * Make the structure ready to serve and, after a crash, reconcile it with
- * the heap; returns the DRAM root to publish.
+ * the heap; returns the DRAM root to publish.  In recovery the pool holds
+ * what replay applied, which no heap check may change (reconciliation is
+ * for what a primary's crash lost).
  */
 static uint64
-recover(Relation index, const PmiAmOps *ops, pm_pool *pool, int slotno, uint32 generation)
+recover(const FirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 {
+	const PmiAmOps *ops = fu->ops;
 	void	   *state = palloc0(ops->state_size);
 	bool		after_crash = pmi_shared->unclean_start;
 	uint64		dram_root;
 
 	ops->attach(state, pool, slotno, generation, 0);
-	dram_root = ops->recover(index, state, after_crash);
-	if (after_crash)
+	dram_root = ops->recover(fu->name, state, after_crash);
+	if (after_crash && fu->index != NULL && !RecoveryInProgress())
 	{
 		PG_TRY();
 		{
-			pmi_reconcile(index, pool, ops, state);
+			pmi_reconcile(fu->index, pool, ops, state);
 		}
 		PG_CATCH();
 		{
@@ -243,21 +271,32 @@ recover(Relation index, const PmiAmOps *ops, pm_pool *pool, int slotno, uint32 g
 	return dram_root;
 }
 
-/* The first use of the pool since startup; returns the DRAM root to publish. */
+/*
+ * The first use of the pool since startup; returns the DRAM root to publish.
+ * Records where replay stood in it then (PmiSlot.replayed_before_start).
+ */
 static uint64
-first_use(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
-		  const uint8 *meta_uuid)
+first_use(const FirstUse *fu, int slotno, uint32 generation)
 {
-	uint8		uuid[16];
 	pm_pool    *pool;
 
-	memcpy(uuid, meta_uuid, 16);
-	if (memcmp(uuid, zero_uuid, 16) == 0)
-		recreate_empty_pool(index, ops, uuid);
-	pool = pmi_pool_open(index);
-	check_uuid(index, pool, uuid);
-	pmi_reject_untrusted(pool, RelationGetRelationName(index));
-	return recover(index, ops, pool, slotno, generation);
+	if (fu->index != NULL)
+	{
+		uint8		uuid[16];
+
+		memcpy(uuid, fu->meta_uuid, 16);
+		if (memcmp(uuid, zero_uuid, 16) == 0)
+			recreate_empty_pool(fu->index, fu->ops, uuid);
+		pool = pmi_pool_open(fu->index);
+		check_uuid(fu->index, pool, uuid);
+	}
+	else if ((pool = pmi_pool_lookup(fu->rnode)) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("index %s has no pool file", fu->name)));
+	pmi_reject_untrusted(pool, fu->name);
+	pmi_slot(slotno)->replayed_before_start = pm_load(&pool->hdr->host_position);
+	return recover(fu, pool, slotno, generation);
 }
 
 /*
@@ -267,8 +306,7 @@ first_use(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
  * builder died.  A failed build leaves the slot for the next user.
  */
 static void
-ensure_ready(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
-			 const uint8 *meta_uuid)
+ensure_ready(const FirstUse *fu, int slotno, uint32 generation)
 {
 	PmiSlot    *s = pmi_slot(slotno);
 	uint64		root;
@@ -300,7 +338,7 @@ ensure_ready(Relation index, const PmiAmOps *ops, int slotno, uint32 generation,
 
 	PG_TRY();
 	{
-		root = first_use(index, ops, slotno, generation, meta_uuid);
+		root = first_use(fu, slotno, generation);
 	}
 	PG_CATCH();
 	{
@@ -340,47 +378,30 @@ pmi_publish_ready(int slotno, uint64 dram_root)
  * callbacks names the pool by offsets, so no address into the pool is live.
  */
 static void
-remap_between_operations(pm_pool *pool, Relation index)
+remap_between_operations(pm_pool *pool, const char *index_name)
 {
 	pm_error	err;
 
 	if (pm_pool_remap(pool, &err) != PM_OK || pm_pool_remap(pmi_dram_pool, &err) != PM_OK)
-		pmi_report(&err, index);
+		pmi_report_core_error(ERROR, &err, index_name);
 }
 
 /* Is this backend's handle still the live one for its slot? */
 static inline bool
-handle_current(PmiIndex *h, Relation index)
+handle_current(PmiIndex *h, RelFileNodeBackend rnode)
 {
 	PmiSlot    *s = pmi_slot(h->slotno);
 
 	return h->pool != NULL && s->state == PMI_SLOT_READY && s->generation == h->generation &&
-		RelFileNodeBackendEquals(s->rnode, pmi_index_rnode(index));
+		RelFileNodeBackendEquals(s->rnode, rnode);
 }
 
-PmiIndex *
-pmi_index_open(Relation index, const PmiAmOps *ops)
+/* This backend's handle of rnode, for an index of access method ops (not yet open). */
+static PmiIndex *
+handle_entry(RelFileNodeBackend rnode, const PmiAmOps *ops, bool *found)
 {
-	PmiIndex *h;
-	bool		found;
-	uint8		uuid[16];
-	PmiSlot    *s;
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	PmiIndex   *h;
 
-	/*
-	 * Fast path: the handle cached in the relcache entry, which any
-	 * invalidation of the index (drop, reindex, truncate) resets.
-	 */
-	if (index->rd_amcache != NULL)
-	{
-		h = *(PmiIndex **) index->rd_amcache;
-		if (handle_current(h, index))
-		{
-			remap_between_operations(h->pool, index);
-			return h;
-		}
-		index->rd_amcache = NULL;
-	}
 	if (handles == NULL)
 	{
 		HASHCTL		ctl;
@@ -391,46 +412,130 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 		handles = hash_create("pm_index handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		before_shmem_exit(publish_all_at_exit, 0);
 	}
-	h = hash_search(handles, &rnode, HASH_ENTER, &found);
-	if (!found)
+	h = hash_search(handles, &rnode, HASH_ENTER, found);
+	if (!*found)
 	{
 		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
 		h->ops = NULL;
 		h->am_state = NULL;
 	}
-	if (found && handle_current(h, index) && pmi_pool_open(index) == h->pool)
-		goto cache;
+	return h;
+}
+
+/* Open h (handle_entry) in its slot, the first use done by whoever came first. */
+static void
+handle_attach(PmiIndex *h, const FirstUse *fu)
+{
+	PmiSlot    *s;
+
 	h->pool = NULL;
-	if (h->ops != ops)
+	if (h->ops != fu->ops)
 	{
 		/* a new handle, or a relfilenode reused by an index of another AM */
 		if (h->am_state != NULL)
 			pfree(h->am_state);
-		h->am_state = MemoryContextAllocZero(TopMemoryContext, ops->state_size);
-		h->ops = ops;
+		h->am_state = MemoryContextAllocZero(TopMemoryContext, fu->ops->state_size);
+		h->ops = fu->ops;
 	}
-
-	read_metapage(index, ops, uuid);
-	h->slotno = pmi_registry_attach(rnode, ops, &h->generation);
-	ensure_ready(index, ops, h->slotno, h->generation, uuid);
+	h->slotno = pmi_registry_attach(fu->rnode, fu->ops, &h->generation);
+	ensure_ready(fu, h->slotno, h->generation);
 	s = pmi_slot(h->slotno);
 	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" was dropped or rebuilt concurrently",
-						RelationGetRelationName(index))));
+				 errmsg("index \"%s\" was dropped or rebuilt concurrently", fu->name)));
+}
+
+PmiIndex *
+pmi_index_open(Relation index, const PmiAmOps *ops)
+{
+	PmiIndex   *h;
+	bool		found;
+	uint8		uuid[16];
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	FirstUse	fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
+
+	/*
+	 * Fast path: the handle cached in the relcache entry, which any
+	 * invalidation of the index (drop, reindex, truncate) resets.
+	 */
+	if (index->rd_amcache != NULL)
+	{
+		h = *(PmiIndex **) index->rd_amcache;
+		if (handle_current(h, rnode))
+		{
+			remap_between_operations(h->pool, fu.name);
+			return h;
+		}
+		index->rd_amcache = NULL;
+	}
+	h = handle_entry(rnode, ops, &found);
+	if (found && handle_current(h, rnode) && pmi_pool_open(index) == h->pool)
+		goto cache;
+	read_metapage(index, ops, uuid);
+	handle_attach(h, &fu);
 	if (memcmp(uuid, zero_uuid, 16) == 0)
 		read_metapage(index, ops, uuid);	/* a fresh pool was just made */
 	h->pool = pmi_pool_open(index);
 	check_uuid(index, h->pool, uuid);
 	memcpy(h->uuid, uuid, 16);
-	ops->attach(h->am_state, h->pool, h->slotno, h->generation, s->dram_root);
+	ops->attach(h->am_state, h->pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
-	remap_between_operations(h->pool, index);
+	remap_between_operations(h->pool, fu.name);
 	return h;
+}
+
+/*
+ * The startup process's handle on an index it replays WAL into.  Recovery
+ * has no catalog access, so there is no Relation: the pool is found by its
+ * relfilenode, and its UUID is the one the metapage names because both
+ * came from the same records.  The caller found the pool there and trusted.
+ */
+PmiIndex *
+pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const char *name)
+{
+	PmiIndex   *h;
+	bool		found;
+	FirstUse	fu = {NULL, rnode, name, ops, NULL};
+
+	h = handle_entry(rnode, ops, &found);
+	if (!(found && handle_current(h, rnode) && pmi_pool_lookup(rnode) == h->pool))
+	{
+		handle_attach(h, &fu);
+		h->pool = pmi_pool_lookup(rnode);
+		if (h->pool == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FILE),
+					 errmsg("index %s has no pool file", name)));
+		memcpy(h->uuid, h->pool->hdr->uuid, 16);
+		ops->attach(h->am_state, h->pool, h->slotno, h->generation,
+					pmi_slot(h->slotno)->dram_root);
+	}
+	remap_between_operations(h->pool, name);
+	return h;
+}
+
+/*
+ * May a query in recovery use this index?  Its pool must be there and
+ * trusted, and replay must have passed every record the pool took before
+ * this server started using it: a restarted standby's pool can be ahead of
+ * the heap pages replay meets again.  Raises no error.
+ */
+bool
+pmi_index_usable_in_recovery(Relation index)
+{
+	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	pm_pool    *pool = pmi_pool_lookup(rnode);
+	uint64		replayed;
+
+	if (pool == NULL || pmi_pool_untrusted(pool))
+		return false;
+	if (!pmi_registry_replayed_before_start(rnode, &replayed))
+		replayed = pm_load(&pool->hdr->host_position);
+	return GetXLogReplayRecPtr(NULL) >= replayed;
 }
 
 /*

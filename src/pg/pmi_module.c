@@ -104,6 +104,7 @@ pmi_debug_unique_pause(void)
 /* postmaster: was the data directory shut down cleanly; has shmem been set up before */
 static bool started_clean = false;
 bool		pmi_started_from_elsewhere = false;
+bool		pmi_started_from_backup = false;
 static bool shmem_initialized_once = false;
 
 void		_PG_init(void);
@@ -308,15 +309,16 @@ _PG_init(void)
 		started_clean = crc_ok && (cf->state == DB_SHUTDOWNED || cf->state == DB_SHUTDOWNED_IN_RECOVERY);
 
 		/*
-		 * Pools are not WAL-logged: a server restored from a base backup, or
-		 * recovering from an archive or a primary (standby, PITR), has pools
-		 * that nothing proves current.
+		 * A server restored from a base backup, or recovering from an archive
+		 * or a primary (standby, PITR): its pools are current only if WAL
+		 * replay kept them so (pmi_trust.c).
 		 */
+		pmi_started_from_backup = access(psprintf("%s/%s", DataDir, BACKUP_LABEL_FILE), F_OK) == 0;
+		pmi_archive_recovery = access(psprintf("%s/%s", DataDir, STANDBY_SIGNAL_FILE), F_OK) == 0 ||
+			access(psprintf("%s/%s", DataDir, RECOVERY_SIGNAL_FILE), F_OK) == 0;
 		pmi_started_from_elsewhere = (crc_ok && (cf->state == DB_IN_ARCHIVE_RECOVERY ||
 												 cf->state == DB_SHUTDOWNED_IN_RECOVERY)) ||
-			access(psprintf("%s/%s", DataDir, BACKUP_LABEL_FILE), F_OK) == 0 ||
-			access(psprintf("%s/%s", DataDir, STANDBY_SIGNAL_FILE), F_OK) == 0 ||
-			access(psprintf("%s/%s", DataDir, RECOVERY_SIGNAL_FILE), F_OK) == 0;
+			pmi_started_from_backup || pmi_archive_recovery;
 		pfree(cf);
 	}
 
@@ -330,6 +332,7 @@ _PG_init(void)
 	pmi_trust_init();
 	pmi_unique_init();
 	pmi_interlock_init();
+	pmi_redo_init();
 
 	/* once recovery has finished: create the pool directory, remove orphans */
 	memset(&worker, 0, sizeof(worker));

@@ -127,8 +127,11 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 }
 
 /*
- * A pm_index index is not WAL-logged: a server in recovery (hot standby) has
- * no current copy of it, so the planner must never see it there.
+ * In recovery (a hot standby) the planner sees a pm_index index only when
+ * replay keeps its pool current (pmi_index_usable_in_recovery), and never
+ * for an index-only scan: replay deletes entries with no wait for scans
+ * that copied them (pmi_interlock.c), so every entry is checked against
+ * the heap.
  */
 static void
 pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
@@ -144,9 +147,22 @@ pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 		foreach(lc, rel->indexlist)
 		{
 			IndexOptInfo *index = lfirst(lc);
+			Relation	irel;
+			bool		usable;
 
 			if (pmi_am_ops(index->relam) == NULL)
+			{
 				keep = lappend(keep, index);
+				continue;
+			}
+			irel = index_open(index->indexoid, NoLock);
+			usable = pmi_index_usable_in_recovery(irel);
+			index_close(irel, NoLock);
+			if (!usable)
+				continue;
+			for (int c = 0; c < index->ncolumns; c++)
+				index->canreturn[c] = false;
+			keep = lappend(keep, index);
 		}
 		rel->indexlist = keep;
 	}

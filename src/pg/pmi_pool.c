@@ -366,7 +366,8 @@ pmi_pool_open(Relation index)
 
 /*
  * This backend's mapping of rnode's pool, opened quietly if need be; NULL if
- * it cannot be opened.  Never raises an error (epoch callbacks use it).
+ * it cannot be opened.  Raises no error but out of memory (epoch callbacks
+ * use it).
  */
 pm_pool *
 pmi_pool_lookup(RelFileNodeBackend rnode)
@@ -377,14 +378,13 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 	pm_error	err;
 	struct stat st;
 
-	if (pool_cache != NULL)
-	{
-		e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
-		if (e != NULL && e->pool != NULL)
-			return e->pool;
-	}
+	if (pool_cache == NULL)
+		pool_cache_init();
+	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+	if (e != NULL && e->pool != NULL)
+		return e->pool;
 	format_pool_path(path, sizeof(path), rnode);
-	if (pool_cache == NULL || cached_pool_open(path, &pool, &err) != PM_OK)
+	if (cached_pool_open(path, &pool, &err) != PM_OK)
 		return NULL;
 	if (fstat(pool->fd, &st) != 0)
 	{

@@ -55,6 +55,7 @@ typedef struct Reconcile
 {
 	HeapCheck	heap;
 	const PmiAmOps *ops;
+	pm_pool    *pool;
 	void	   *state;			/* the structure's handles */
 	void	   *context;		/* ops->entry_context */
 	void	   *now;			/* an entry made from the heap tuple */
@@ -179,6 +180,7 @@ reconcile_batch(void *arg, const void *entries, int n)
 {
 	Reconcile  *r = arg;
 	int			removed = 0;
+	char	   *removed_now = palloc(r->ops->entry_size * n);	/* for WAL */
 
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < n; i++)
@@ -191,8 +193,10 @@ reconcile_batch(void *arg, const void *entries, int n)
 		r->checked++;
 		if (!heap_item_current(r, &tid, entry) &&
 			r->ops->delete_entry(r->heap.index, r->state, entry))
-			removed++;
+			memcpy(removed_now + removed++ * r->ops->entry_size, entry, r->ops->entry_size);
 	}
+	pmi_log_deletes(r->heap.index, r->ops, r->pool, removed_now, removed);
+	pfree(removed_now);
 	r->removed += removed;
 	return removed;
 }
@@ -238,6 +242,7 @@ pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
 	pm_error	err;
 
 	r.ops = ops;
+	r.pool = pool;
 	r.state = state;
 	r.context = ops->entry_context(index);
 	r.now = palloc(ops->entry_size);

@@ -126,6 +126,32 @@ find_slot(RelFileNodeBackend rnode)
 }
 
 /*
+ * Where replay stood in rnode's pool when this server first used it
+ * (PmiSlot.replayed_before_start); false if no process has made it ready.
+ */
+bool
+pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position)
+{
+	int			slotno;
+	bool		ready = false;
+
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
+	slotno = find_slot(rnode);
+	if (slotno >= 0)
+	{
+		PmiSlot    *s = pmi_slot(slotno);
+
+		LWLockAcquire(&s->lock, LW_SHARED);
+		ready = s->state == PMI_SLOT_READY;
+		*position = s->replayed_before_start;
+		LWLockRelease(&s->lock);
+	}
+	LWLockRelease(pmi_shared->registry_lock);
+	return ready;
+}
+
+/*
  * Free the slot of rnode and its DRAM layer.  The caller holds the lock
  * that keeps every other backend away from the index (or the index is
  * being dropped at commit).  Raises no error: runs after commit.

@@ -118,6 +118,7 @@ follow_moved_indexes(List *before)
 			continue;
 		pmi_note_pool_created(now);
 		pmi_pool_copy(f->rnode, now, false);
+		pmi_log_copy(f->rnode, now, false);
 	}
 }
 
@@ -161,6 +162,7 @@ follow_database(Oid from, Oid from_spc, Oid to, Oid to_spc, bool move)
 		if (move)
 			pmi_registry_release(old);
 		pmi_pool_copy(old, new, move);
+		pmi_log_copy(old, new, move);
 	}
 	list_free_deep(pools);
 }

@@ -148,29 +148,11 @@ sweep_orphans(void)
 static void
 mark_untrusted_pools(void)
 {
-	ListCell   *lc;
-	int			marked = 0;
+	int			marked = pmi_mark_untrusted_pools(false, ERROR);
 
-	foreach(lc, pmi_list_pools(InvalidOid, ERROR))
-	{
-		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
-		pm_pool    *pool;
-		pm_error	err;
-
-		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
-		{
-			if (pmi_pool_untrusted(pool))
-			{
-				pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
-				marked++;
-			}
-			pm_pool_close(pool);
-		}
-		pfree(path);
-	}
 	if (marked > 0)
 		ereport(LOG,
-				(errmsg("pm_index: %d pools predate this server's recovery from a backup, an archive or a primary; their indexes need REINDEX",
+				(errmsg("pm_index: %d pools are copies from a backup or were not kept current by WAL replay; their indexes need REINDEX",
 						marked)));
 }
 

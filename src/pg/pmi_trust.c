@@ -1,8 +1,9 @@
 /*
  * pmi_trust.c
- *	  Which pools may be served.  A pool is not WAL-logged: one that predates
- *	  a recovery from a backup, an archive or a primary, or that an
- *	  operating-system crash may have torn, is refused until its index is
+ *	  Which pools may be served.  A pool copied by a backup (a start from a
+ *	  backup_label), one that predates a recovery without being kept by WAL
+ *	  replay (pmi_redo.c), one replay could not apply a record to, and one an
+ *	  operating-system crash may have torn are refused until the index is
  *	  rebuilt (pmi_reject_untrusted).  Pools are marked clean when the server
  *	  shuts down, and torn ones rebuilt from their tables after startup.
  *
@@ -34,9 +35,11 @@
 
 /*
  * Is the pool not provably current?  An OS crash may have torn it, its flag
- * says so, or this server started from a backup or in archive recovery and
- * the pool predates that start (it was copied, or written before a
- * promotion).
+ * says so (a copy, or replay could not apply a record to it), or this
+ * server started in recovery and the pool predates that start without being
+ * kept by WAL (its index's changes were never logged).  A WAL-logged pool
+ * that predates a standby's restart is current once replay passes its
+ * position (pmi_index_usable_in_recovery).
  */
 bool
 pmi_pool_untrusted(pm_pool *pool)
@@ -45,7 +48,43 @@ pmi_pool_untrusted(pm_pool *pool)
 									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 
 	return pool->torn || (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
-		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us);
+		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us &&
+		 (pmi_started_from_backup || pm_load(&pool->hdr->host_position) == 0));
+}
+
+/*
+ * Mark pools untrusted, for this start and every later one: all of them (at
+ * the start of recovery from a backup_label, a base backup or pg_rewind,
+ * every pool there is a copy of one that changed while it was copied), or
+ * those pmi_pool_untrusted refuses.  A pool that cannot be opened is refused
+ * when its index is used.  Returns how many were marked.
+ */
+int
+pmi_mark_untrusted_pools(bool all, int elevel)
+{
+	List	   *pools = pmi_list_pools(InvalidOid, elevel);
+	ListCell   *lc;
+	int			marked = 0;
+
+	foreach(lc, pools)
+	{
+		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
+		pm_pool    *pool;
+		pm_error	err;
+
+		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
+		{
+			if (all || pmi_pool_untrusted(pool))
+			{
+				pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+				marked++;
+			}
+			pm_pool_close(pool);
+		}
+		pfree(path);
+	}
+	list_free_deep(pools);
+	return marked;
 }
 
 /* ERROR out of using an untrusted pool, marking it so for later starts too. */
@@ -66,10 +105,10 @@ pmi_reject_untrusted(pm_pool *pool, const char *index_name)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
-			 errdetail("Its pool file \"%s\" is not WAL-logged and predates this server's "
-					   "recovery from a backup, an archive or a primary.", pool->path),
+			 errdetail("Its pool file \"%s\" is a copy made by a backup, was not kept current "
+					   "by WAL replay, or replay could not apply a change to it.", pool->path),
 			 RecoveryInProgress() ?
-			 errhint("A server in recovery does not use pm_index indexes; after a promotion, "
+			 errhint("A server in recovery does not use this index; after a promotion, "
 					 "REINDEX the index.") :
 			 errhint("REINDEX the index.")));
 }

@@ -78,6 +78,7 @@ vacuum_batch(void *arg, const void *entries, int n)
 	VacuumPass *v = arg;
 	const PmiAmOps *ops = v->h->ops;
 	int			deleted = 0;
+	char	   *deleted_now = palloc(ops->entry_size * n); /* for WAL */
 
 	for (int i = 0; i < n; i++)
 	{
@@ -93,10 +94,12 @@ vacuum_batch(void *arg, const void *entries, int n)
 		before = pm_tls_counters;
 		if (ops->delete_entry(v->index, v->h->am_state, entry))
 		{
-			deleted++;
+			memcpy(deleted_now + deleted++ * ops->entry_size, entry, ops->entry_size);
 			pmi_count_write(v->h, &before, false);
 		}
 	}
+	pmi_log_deletes(v->index, ops, v->h->pool, deleted_now, deleted);
+	pfree(deleted_now);
 	v->removed += deleted;
 	vacuum_delay(1, deleted > 0);
 	return deleted;

@@ -1,6 +1,8 @@
-# A streaming standby never plans an nbtree_pm or fbrtree_pm scan; after promotion (and after restoring a base
-# backup) the index asks for REINDEX instead of answering from a pool nothing proves current;
-# REINDEX makes it work again.  pg_dump and pg_restore recreate working indexes.
+# Pools copied by a base backup: a standby made from it never plans those nbtree_pm and fbrtree_pm
+# indexes (their pools changed while they were copied); after promotion (and after restoring a base
+# backup) each asks for REINDEX instead of answering from a pool nothing proves current; REINDEX makes
+# it work again.  pg_dump and pg_restore recreate working indexes.  (Indexes created while a standby
+# streams: 140_streaming_standby.pl.)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -33,7 +35,7 @@ $primary->safe_psql('postgres', 'DELETE FROM t WHERE k <= 5000; INSERT INTO t SE
 $primary->wait_for_catchup($standby);
 
 my $plan = $standby->safe_psql('postgres', 'SET enable_seqscan = off; EXPLAIN SELECT * FROM t WHERE k = 5');
-unlike($plan, qr/t_k/, 'the standby never plans the nbtree_pm index');
+unlike($plan, qr/t_k/, 'the standby never plans the nbtree_pm index copied by the backup');
 unlike(
 	$standby->safe_psql('postgres',
 		q{SET enable_seqscan = off; EXPLAIN SELECT * FROM b WHERE bx && box '((0,0),(10,10))'}),

@@ -157,7 +157,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(51);
+	tap_plan(54);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -180,6 +180,27 @@ main(void)
 	tap_ok(pm_pool_root(pool, 3) == PM_POOL_HEADER_SIZE + 64 &&
 		   *(uint64_t *) pm_pool_addr(pool, pm_pool_root(pool, 3)) == 0xfeedfacecafebeefULL,
 		   "root and data survive reopen");
+	tap_ok(pool->hdr->host_position == 0, "a new pool's host position is 0");
+	pm_pool_set_host_position(pool, 0x1234abcdULL);
+	pm_pool_close(pool);
+
+	/* a copy made elsewhere keeps its UUID; the host position persists */
+	{
+		pm_pool_create_opts o = {0};
+		char		copy[700];
+		pm_pool    *c = NULL;
+
+		snprintf(copy, sizeof(copy), "%s.copy", path);
+		o.owner.kind = PM_KIND_TEST;
+		o.mode = PM_MODE_EADR;
+		o.uuid = uuid;
+		tap_ok(pm_pool_create(copy, &o, &c, &err) == PM_OK && memcmp(c->hdr->uuid, uuid, 16) == 0,
+			   "a pool created with a given UUID has it");
+		pm_pool_close(c);
+		unlink(copy);
+	}
+	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK &&
+		   pool->hdr->host_position == 0x1234abcdULL, "the host position survives reopen");
 
 	/* grow; the new space is usable at once, through the same base address */
 	{

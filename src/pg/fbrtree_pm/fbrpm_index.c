@@ -41,7 +41,7 @@ fbrpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 d
 
 /* A crash can leave node locks held, splits and merges half done, blocks leaked. */
 static uint64
-fbrpm_recover(Relation index, void *state, bool after_crash)
+fbrpm_recover(const char *index_name, void *state, bool after_crash)
 {
 	static const int meta_roots[] = {FBRPM_ROOT_SPATIAL, FBRPM_ROOT_SIDE};
 	FbrpmTrees *trees = state;
@@ -54,12 +54,11 @@ fbrpm_recover(Relation index, void *state, bool after_crash)
 	if (fbr_recover(&trees->spatial, false, &repaired_spatial, &err) != PM_OK ||
 		fbr_recover(&trees->side, false, &repaired_side, &err) != PM_OK ||
 		fbr_recover_alloc(trees->spatial.pool, meta_roots, lengthof(meta_roots), &err) != PM_OK)
-		pmi_report(&err, index);
+		pmi_report_core_error(ERROR, &err, index_name);
 	if (repaired_spatial + repaired_side > 0)
 		ereport(LOG,
 				(errmsg("pm_index: index \"%s\": repaired %llu nodes a crash left in a split or merge",
-						RelationGetRelationName(index),
-						(unsigned long long) (repaired_spatial + repaired_side))));
+						index_name, (unsigned long long) (repaired_spatial + repaired_side))));
 	return 0;
 }
 
@@ -122,6 +121,52 @@ fbrpm_delete_entry(Relation index, void *state, const void *entry)
 				   &found, &err) != PM_OK)
 		pmi_report(&err, index);
 	return found;
+}
+
+/* PmiAmOps.log_entry: an item names its box and payload itself. */
+static void
+fbrpm_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
+{
+	appendBinaryStringInfo(out, entry, sizeof(fbr_item));
+}
+
+static bool
+contains_box(void *arg, const fbr_box *box, bool is_leaf)
+{
+	const fbr_box *b = arg;
+
+	return box->xmin <= b->xmin && box->ymin <= b->ymin && box->xmax >= b->xmax &&
+		box->ymax >= b->ymax;
+}
+
+/*
+ * PmiAmOps.replay_entry.  The tree's insert adds an item even if an equal
+ * one is there, so replay looks for it first: a record replayed again after
+ * a restart adds nothing.
+ */
+static pm_errcode
+fbrpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
+{
+	FbrpmTrees *trees = state;
+	fbr_item	item;
+	fbr_tree   *t;
+	fbr_results found = {0};
+	bool		there = false;
+	pm_errcode	rc;
+
+	if (len != sizeof(item))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged fbrtree_pm entry has %zu bytes", len);
+	memcpy(&item, data, sizeof(item));
+	t = (item.payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial;
+	if (!insert)
+		return fbr_delete(t, &item, &there, err);
+	rc = fbr_search(t, contains_box, &item.box, &found, err);
+	for (size_t i = 0; rc == PM_OK && i < found.n && !there; i++)
+		there = fbrpm_entry_cmp(&found.items[i], &item) == 0;
+	fbr_results_free(&found);
+	if (rc != PM_OK || there)
+		return rc;
+	return fbr_insert(t, &item, err);
 }
 
 /* A consistent callback that accepts every box: a search of it lists a whole tree. */
@@ -228,6 +273,8 @@ const PmiAmOps fbrpm_am_ops = {
 	.delete_entry = fbrpm_delete_entry,
 	.foreach_batch = fbrpm_foreach_batch,
 	.note_entries = fbrpm_note_entries,
+	.log_entry = fbrpm_log_entry,
+	.replay_entry = fbrpm_replay_entry,
 	.check = fbrpm_check_structure,
 	.shape = fbrpm_shape,
 	.derive_clause = fbrpm_derive_clause,

@@ -1,8 +1,9 @@
 /*
  * fbrpm_insert.c
- *	  aminsert: one failure-atomic R-tree insert into the pool; no WAL, no
- *	  buffer lock.  Durable on return (src/core/fbrtree/README.md), after a
- *	  note in the pool's reconciliation ring.  NULLs and empty values go to the side tree.
+ *	  aminsert: one failure-atomic R-tree insert into the pool; no buffer
+ *	  lock.  Durable on return (src/core/fbrtree/README.md), after a note in
+ *	  the pool's reconciliation ring and before its WAL record (pmi_wal.c).
+ *	  NULLs and empty values go to the side tree.
  */
 #include "fbrpm.h"
 
@@ -25,6 +26,7 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);
 	if (fbr_insert(side ? &fbrpm_trees(h)->side : &fbrpm_trees(h)->spatial, &item, &err) != PM_OK)
 		pmi_report(&err, index);
+	pmi_log_insert(index, h, &item);
 	pmi_count_write(h, &before, true);
 	return false;
 }

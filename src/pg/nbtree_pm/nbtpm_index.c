@@ -19,13 +19,13 @@ nbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 d
 }
 
 static uint64
-nbtpm_recover(Relation index, void *state, bool after_crash)
+nbtpm_recover(const char *index_name, void *state, bool after_crash)
 {
 	nbt_tree   *t = state;
 	pm_error	err;
 
 	if (nbt_rebuild(t, true, &err) != PM_OK)
-		pmi_report(&err, index);
+		pmi_report_core_error(ERROR, &err, index_name);
 	return t->dram_root;
 }
 
@@ -56,17 +56,6 @@ nbtpm_dram_bytes(uint64 dram_root)
 	nbt_tree	t = dram_layer(dram_root);
 
 	return nbt_dram_bytes(&t);
-}
-
-static bool
-nbtpm_delete_entry(Relation index, void *state, const void *entry)
-{
-	bool		found;
-	pm_error	err;
-
-	if (nbt_delete(state, entry, &found, &err) != PM_OK)
-		pmi_report(&err, index);
-	return found;
 }
 
 /* A leaf's entries into b (OrdOps.read_range; VACUUM's walk below reads with it too). */
@@ -142,6 +131,12 @@ nbtpm_insert(void *state, const OrdKey *k, pm_error *err)
 	return nbt_insert(state, k, err);
 }
 
+static pm_errcode
+nbtpm_delete(void *state, const OrdKey *k, bool *found, pm_error *err)
+{
+	return nbt_delete(state, k, found, err);
+}
+
 /* Bulk-load sorted leaves into the pool, then build the DRAM layer over them. */
 static uint64
 nbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
@@ -162,8 +157,15 @@ static const OrdOps nbtpm_ord_ops = {
 	.wide_keys = true,
 	.read_range = nbtpm_read_range,
 	.insert = nbtpm_insert,
+	.delete = nbtpm_delete,
 	.load = nbtpm_load,
 };
+
+static pm_errcode
+nbtpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
+{
+	return ord_replay_entry(&nbtpm_ord_ops, state, insert, data, len, err);
+}
 
 const PmiAmOps nbtpm_am_ops = {
 	.amname = "nbtree_pm",
@@ -185,9 +187,11 @@ const PmiAmOps nbtpm_am_ops = {
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
 	.keep_entry = ord_keep_entry,
-	.delete_entry = nbtpm_delete_entry,
+	.delete_entry = ord_delete_entry,
 	.foreach_batch = nbtpm_foreach_batch,
 	.note_entries = ord_note_entries,
+	.log_entry = ord_log_entry,
+	.replay_entry = nbtpm_replay_entry,
 	.check = nbtpm_check_structure,
 	.shape = nbtpm_shape,
 	.derive_clause = ord_derive_clause,

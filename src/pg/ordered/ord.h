@@ -82,6 +82,8 @@ typedef struct OrdOps
 							   const OrdKey *hi, OrdBatch *b);
 	/* insert an entry; a no-op if it is already there */
 	pm_errcode	(*insert) (void *state, const OrdKey *k, pm_error *err);
+	/* delete an entry; *found says whether it was there */
+	pm_errcode	(*delete) (void *state, const OrdKey *k, bool *found, pm_error *err);
 
 	/*
 	 * Load sorted entries into the fresh pool of b (fill percent), then
@@ -238,6 +240,10 @@ extern void ord_make_entry(void *context, const Datum *values, const bool *isnul
 extern int	ord_entry_cmp(const void *a, const void *b);
 extern bool ord_entry_tid(const void *entry, ItemPointer tid);
 extern void ord_keep_entry(void *entry);
+extern bool ord_delete_entry(Relation index, void *state, const void *entry);
+extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
+extern pm_errcode ord_replay_entry(const OrdOps *oo, void *state, bool insert, const char *data,
+								   Size len, pm_error *err);
 extern void ord_note_entries(Relation index, void *state, const PmiNote *notes, int n,
 							 PmiEntryBatchFn fn, void *arg);
 

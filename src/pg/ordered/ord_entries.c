@@ -67,6 +67,67 @@ ord_keep_entry(void *entry)
 	ord_key_copy(entry, CurrentMemoryContext);
 }
 
+bool
+ord_delete_entry(Relation index, void *state, const void *entry)
+{
+	bool		found;
+	pm_error	err;
+
+	if (ord_ops(index)->delete(state, entry, &found, &err) != PM_OK)
+		pmi_report(&err, index);
+	return found;
+}
+
+/*
+ * PmiAmOps.log_entry: the key and the rest, then for a wide entry its record
+ * (header and bytes), which replay rebuilds in its own memory.
+ */
+void
+ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
+{
+	OrdKey		k = *(const OrdKey *) entry;
+	const pm_key_rec *r = NULL;
+
+	if (pm_rest_is_wide(k.rest))
+	{
+		r = pm_key_rec_of(pool, k.rest);
+		k.rest = PM_REST_WIDE;
+	}
+	appendBinaryStringInfo(out, (const char *) &k, sizeof(k));
+	if (r != NULL)
+		appendBinaryStringInfo(out, (const char *) r, pm_key_rec_size(r));
+}
+
+/* PmiAmOps.replay_entry of the ordered access methods: their structure's insert or delete. */
+pm_errcode
+ord_replay_entry(const OrdOps *oo, void *state, bool insert, const char *data, Size len,
+				 pm_error *err)
+{
+	OrdKey		k;
+	bool		found;
+
+	if (len < sizeof(k))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged entry of %zu bytes is too short",
+							len);
+	memcpy(&k, data, sizeof(k));
+	if (k.rest == PM_REST_WIDE)
+	{
+		pm_key_rec *r;
+
+		if (len < sizeof(k) + sizeof(pm_key_rec))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"a logged wide entry of %zu bytes is too short", len);
+		r = palloc(len - sizeof(k));	/* aligned, and lives until the record's replay ends */
+		memcpy(r, data + sizeof(k), len - sizeof(k));
+		if (pm_key_rec_size(r) != len - sizeof(k))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"a logged wide entry's record has %u bytes in %zu",
+								r->len, len - sizeof(k) - sizeof(pm_key_rec));
+		k.rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
+	}
+	return insert ? oo->insert(state, &k, err) : oo->delete(state, &k, &found, err);
+}
+
 static int
 cmp_rest(const void *a, const void *b)
 {

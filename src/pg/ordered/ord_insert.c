@@ -1,9 +1,9 @@
 /*
  * ord_insert.c
  *	  aminsert of the ordered access methods: one insert into the pool, no
- *	  WAL, no buffer lock, durable on return, after a note in the pool's
- *	  reconciliation ring (pmi_note_insert); into a unique index, with the
- *	  check of ord_unique.c.
+ *	  buffer lock, durable on return, after a note in the pool's
+ *	  reconciliation ring (pmi_note_insert) and before its WAL record
+ *	  (pmi_wal.c); into a unique index, with the check of ord_unique.c.
  */
 #include "ord.h"
 
@@ -61,6 +61,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
 		if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
 			pmi_report(&err, index);
+		pmi_log_insert(index, h, &k);
 	}
 	else
 	{

@@ -178,9 +178,12 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 		table_index_fetch_tuple_check(heapRel, tid, SnapshotSelf, NULL))
 		report_duplicate(index, heapRel, values, isnull);
 	pmi_debug_unique_pause();
-	if (checkUnique != UNIQUE_CHECK_EXISTING &&
-		ops->insert(h->am_state, k, &err) != PM_OK)
-		pmi_report(&err, index);
+	if (checkUnique != UNIQUE_CHECK_EXISTING)
+	{
+		if (ops->insert(h->am_state, k, &err) != PM_OK)
+			pmi_report(&err, index);
+		pmi_log_insert(index, h, k);
+	}
 	LWLockRelease(lock);
 	return conflict == ORD_NO_CONFLICT;
 }

@@ -28,7 +28,7 @@ phastpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64
 
 /* First use after a restart: the DRAM layer from the Master array, interrupted splits finished. */
 static uint64
-phastpm_recover(Relation index, void *state, bool after_crash)
+phastpm_recover(const char *index_name, void *state, bool after_crash)
 {
 	phast_tree *t = state;
 	pm_error	err;
@@ -37,7 +37,7 @@ phastpm_recover(Relation index, void *state, bool after_crash)
 	{
 		if (t->dram_root != 0)
 			phast_release_dram(t);
-		pmi_report(&err, index);
+		pmi_report_core_error(ERROR, &err, index_name);
 	}
 	return t->dram_root;
 }
@@ -71,17 +71,6 @@ phastpm_dram_bytes(uint64 dram_root)
 
 	t.epoch = pmi_epoch();
 	return phast_dram_bytes(&t);
-}
-
-static bool
-phastpm_delete_entry(Relation index, void *state, const void *entry)
-{
-	bool		found;
-	pm_error	err;
-
-	if (phast_delete(state, entry, &found, &err) != PM_OK)
-		pmi_report(&err, index);
-	return found;
 }
 
 /*
@@ -134,6 +123,12 @@ phastpm_insert(void *state, const OrdKey *k, pm_error *err)
 	return phast_insert(state, k, err);
 }
 
+static pm_errcode
+phastpm_delete(void *state, const OrdKey *k, bool *found, pm_error *err)
+{
+	return phast_delete(state, k, found, err);
+}
+
 /*
  * Partition the pool for the data's range and size (phast_parts_for),
  * bulk-load the sorted entries, then build the DRAM layer over them.
@@ -157,8 +152,15 @@ phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 static const OrdOps phastpm_ord_ops = {
 	.read_range = phastpm_read_range,
 	.insert = phastpm_insert,
+	.delete = phastpm_delete,
 	.load = phastpm_load,
 };
+
+static pm_errcode
+phastpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
+{
+	return ord_replay_entry(&phastpm_ord_ops, state, insert, data, len, err);
+}
 
 const PmiAmOps phastpm_am_ops = {
 	.amname = "phast_pm",
@@ -178,9 +180,11 @@ const PmiAmOps phastpm_am_ops = {
 	.make_entry = ord_make_entry,
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
-	.delete_entry = phastpm_delete_entry,
+	.delete_entry = ord_delete_entry,
 	.foreach_batch = phastpm_foreach_batch,
 	.note_entries = ord_note_entries,
+	.log_entry = ord_log_entry,
+	.replay_entry = phastpm_replay_entry,
 	.check = phastpm_check_structure,
 	.shape = phastpm_shape,
 	.derive_clause = ord_derive_clause,

@@ -1,0 +1,250 @@
+# A streaming standby keeps its own pools from the primary's WAL: under pgbench load (inserts,
+# non-HOT updates, deletes, VACUUM) its queries through every access method's index answer as a
+# sequential scan does at the same replay point; the verifiers pass there and the entry counts are
+# the primary's; a standby killed during replay comes back and catches up; SET TABLESPACE and a
+# primary killed during a build leave it working; a promotion mid-load serves reads and writes
+# through the indexes at once, with no REINDEX.  pg_walinspect shows the records.
+use strict;
+use warnings;
+use FindBin;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+use lib "$FindBin::Bin/../lib";
+use PmNode;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pm_index'\nautovacuum = off\nmax_standby_streaming_delay = -1\n"
+	  . 'allow_in_place_tablespaces = on');
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE EXTENSION pm_index; CREATE EXTENSION pg_walinspect');
+
+# The standby exists before any index: every pool it has comes from WAL.
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+
+# Indexes built over rows (a build's records) and indexes rows go into one by one (inserts).
+$primary->safe_psql(
+	'postgres', q{
+	CREATE TABLE t (id serial, k int4, s text, v int8, bx box);
+	CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
+	CREATE INDEX t_s ON t USING nbtree_pm (s);
+	INSERT INTO t (k, s, v, bx)
+	  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
+	         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1))
+	  FROM generate_series(1, 20000) g;
+	CREATE INDEX t_k ON t USING nbtree_pm (k);
+	CREATE INDEX t_v ON t USING phast_pm (v);
+	CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
+	ANALYZE t;
+});
+$primary->wait_for_catchup($standby);
+
+# Each index, a condition only it serves.
+my %queries = (
+	t_id => 'id BETWEEN 100 AND 3000',
+	t_s => q{s >= 'name 2' AND s < 'name 3'},
+	t_k => 'k BETWEEN 100 AND 900',
+	t_v => 'v BETWEEN 7000 AND 70000',
+	t_bx => q{bx && box '((100,100),(400,600))'});
+
+for my $index (sort keys %queries)
+{
+	like(
+		$standby->safe_psql('postgres',
+			"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $queries{$index}"),
+		qr/Index Scan using $index/,
+		"the standby plans $index");
+}
+
+# The standby's answers through each index and through the heap, with replay paused.
+sub compare_at_pause
+{
+	my ($what) = @_;
+	$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+	$standby->poll_query_until('postgres',
+		"SELECT pg_get_wal_replay_pause_state() = 'paused'")
+	  or die 'replay did not pause';
+	my @differ;
+	for my $index (sort keys %queries)
+	{
+		my $q = "SELECT count(*), sum(id), sum(k), sum(length(s)) FROM t WHERE $queries{$index}";
+		my $by_index = $standby->safe_psql('postgres', "$BY_INDEX$q");
+		my $by_heap = $standby->safe_psql('postgres', "$BY_HEAP$q");
+		push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
+	}
+	$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+	is(join('; ', @differ), '', "$what: every index answers as the heap does at one replay point");
+}
+
+compare_at_pause('after the builds');
+
+# Load: inserts, updates that move rows to new TIDs (an indexed column changes), deletes, and
+# VACUUM, which frees heap items that later inserts reuse.
+my $dir = PostgreSQL::Test::Utils::tempdir;
+PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", q{
+\set a random(1, 40000)
+INSERT INTO t (k, s, v, bx) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
+  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)));
+UPDATE t SET k = (k + 1) % 5000, v = v + 1 WHERE id = :a;
+DELETE FROM t WHERE id = (:a * 7) % 40000;
+});
+PostgreSQL::Test::Utils::append_to_file("$dir/vacuum.sql", "VACUUM t;\n");
+
+sub start_load
+{
+	my ($seconds, $out) = @_;
+	return IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', $seconds,
+			'-f', "$dir/write.sql\@20", '-f', "$dir/vacuum.sql\@1",
+			'-h', $primary->host, '-p', $primary->port, 'postgres'
+		],
+		'>', $out, '2>', $out);
+}
+
+my $out = '';
+my $load = start_load(12, \$out);
+for my $round (1 .. 3)
+{
+	sleep(3);
+	compare_at_pause("under load, round $round");
+}
+$load->finish;
+like($out, qr/number of transactions actually processed: [1-9]/, 'the load ran');
+$primary->safe_psql('postgres', 'VACUUM t');
+$primary->wait_for_catchup($standby);
+compare_at_pause('after the load and a VACUUM');
+
+# The verifiers on the standby, replay paused (it is the index's one writer there).
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+$standby->poll_query_until('postgres', "SELECT pg_get_wal_replay_pause_state() = 'paused'");
+is( $standby->safe_psql(
+		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
+		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true)}),
+	'||||',
+	'every verifier passes on the standby, every heap tuple indexed');
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+my ($rc, $stdout, $stderr) = $standby->psql('postgres', q{SELECT nbtree_pm_check('t_k')});
+like($stderr, qr/needs WAL replay paused.*HINT:  Run SELECT pg_wal_replay_pause/s,
+	'a verifier refuses to run while replay changes the index');
+
+# As many entries per index as the primary's.
+my $entries = q{SELECT string_agg(i || '=' || (pm_index_stats(i::regclass)).entries, ' ' ORDER BY i)
+	FROM unnest('{t_id,t_s,t_k,t_v,t_bx}'::text[]) i};
+is($standby->safe_psql('postgres', $entries), $primary->safe_psql('postgres', $entries),
+	'the standby holds as many entries per index as the primary');
+
+# A standby killed while it replays: on restart its pools may be ahead of the heap pages replay
+# meets again; they are used once replay has passed them, and answer as the heap does.
+$out = '';
+$load = start_load(8, \$out);
+sleep(3);
+$standby->stop('immediate');
+sleep(1);
+$standby->start;
+$load->finish;
+$primary->wait_for_catchup($standby);
+compare_at_pause('after the standby was killed during replay');
+like(
+	$standby->safe_psql('postgres',
+		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_v}"),
+	qr/Index Scan using t_v/,
+	'the restarted standby plans the index again');
+
+# The records, as pg_walinspect shows them.
+my $before = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+$primary->safe_psql('postgres',
+	q{INSERT INTO t (k, s, v, bx) VALUES (1, 'walinspect', 1, box(point(0,0), point(1,1)));
+	  DELETE FROM t WHERE s = 'walinspect'; VACUUM (INDEX_CLEANUP ON) t; CHECKPOINT;});
+my $records = $primary->safe_psql(
+	'postgres', qq{SELECT record_type, description FROM pg_get_wal_records_info('$before', pg_current_wal_flush_lsn())
+		WHERE resource_manager = 'pm_index' ORDER BY start_lsn});
+like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; nbtree_pm; 1 entry$/m, 'pg_walinspect shows an insert');
+like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; fbrtree_pm; 1 entry$/m, 'of each access method');
+like($records, qr/^DELETE\|rel \d+\/\d+\/\d+; phast_pm; \d+ entr/m, 'and VACUUM\'s deletes');
+
+# SET TABLESPACE gives the index a new relfilenode: the standby copies its own pool as the primary
+# copies its (a COPY record), and goes on using the index.
+$primary->safe_psql('postgres',
+	"CREATE TABLESPACE moved LOCATION ''; ALTER INDEX t_k SET TABLESPACE moved; ALTER INDEX t_bx SET TABLESPACE moved");
+$primary->safe_psql('postgres', q{UPDATE t SET k = k + 1 WHERE id % 10 = 0});
+$primary->wait_for_catchup($standby);
+like(
+	$standby->safe_psql('postgres',
+		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_k}"),
+	qr/Index Scan using t_k/,
+	'after SET TABLESPACE the standby plans the moved index');
+compare_at_pause('after SET TABLESPACE and updates');
+
+# The primary killed during a build: the standby drops nothing it uses, and a new build replays.
+$primary->safe_psql('postgres', 'CREATE TABLE big AS SELECT g AS k FROM generate_series(1, 300000) g');
+my $build = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-h', $primary->host, '-p', $primary->port, '-d', 'postgres',
+		'-c', 'CREATE INDEX big_k ON big USING nbtree_pm (k)'
+	],
+	'>', \my $build_out, '2>', \my $build_err);
+usleep(150_000);
+$primary->stop('immediate');
+$build->finish;
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE INDEX IF NOT EXISTS big_k ON big USING nbtree_pm (k); ANALYZE big');
+$primary->wait_for_catchup($standby);
+is( $standby->safe_psql('postgres',
+		"${BY_INDEX}SELECT count(*) FROM big WHERE k BETWEEN 1000 AND 2999"),
+	'2000',
+	'after a kill of the primary during a build, the index built again answers on the standby');
+like(
+	$standby->safe_psql('postgres',
+		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM big WHERE k BETWEEN 1000 AND 2999"),
+	qr/Index Scan using big_k/,
+	'through the index');
+
+# Promotion mid-load: the new primary uses the indexes at once, for reads and writes.
+$out = '';
+$load = start_load(6, \$out);
+sleep(2);
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
+$standby->safe_psql('postgres',
+	q{INSERT INTO t (k, s, v, bx) SELECT 4999, 'promoted ' || g, -g, box(point(-g, -g), point(-g, -g))
+	  FROM generate_series(1, 100) g});
+my %after_promotion = (
+	t_k => 'k = 4999',
+	t_s => q{s LIKE 'promoted%' AND s >= 'promoted' AND s < 'promotee'},
+	t_v => 'v < 0',
+	t_bx => q{bx && box '((-200,-200),(-1,-1))'},
+	t_id => 'id > 0');
+my @differ;
+for my $index (sort keys %after_promotion)
+{
+	my $q = "SELECT count(*), sum(id) FROM t WHERE $after_promotion{$index}";
+	like($standby->safe_psql('postgres', "${BY_INDEX}EXPLAIN (COSTS OFF) $q"),
+		qr/Index (Only )?Scan using $index/, "the promoted standby plans $index");
+	my ($by_index, $by_heap) =
+	  map { $standby->safe_psql('postgres', "$_$q") } ($BY_INDEX, $BY_HEAP);
+	push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
+}
+is(join('; ', @differ), '', 'and each answers as the heap does, rows written since included');
+my $taken = $standby->safe_psql('postgres', "${BY_HEAP}SELECT min(id) FROM t");
+($rc, $stdout, $stderr) = $standby->psql('postgres', "INSERT INTO t (id) VALUES ($taken)");
+like($stderr, qr/duplicate key value violates unique constraint "t_id"/,
+	'the unique index enforces uniqueness on the new primary');
+is( $standby->safe_psql(
+		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
+		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true)}),
+	'||||',
+	'every verifier passes on the new primary');
+$load->finish;
+
+$standby->stop;
+$primary->stop;
+done_testing();
