@@ -384,6 +384,7 @@ extern void pmi_pool_forget(RelFileNodeBackend rnode);
 
 /* pmi_sweeper.c */
 PGDLLEXPORT void pmi_sweeper_main(Datum arg);
+PGDLLEXPORT void pmi_standby_sweeper_main(Datum arg);
 
 /* pmi_trust.c */
 extern bool pmi_pool_untrusted(pm_pool *pool);

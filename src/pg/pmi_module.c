@@ -344,4 +344,14 @@ _PG_init(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index pool sweeper");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index pool sweeper");
 	RegisterBackgroundWorker(&worker);
+
+	/* in archive recovery, from the first consistent state: the pools of dropped indexes */
+	if (pmi_archive_recovery)
+	{
+		worker.bgw_start_time = BgWorkerStart_ConsistentState;
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_standby_sweeper_main");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index standby pool sweeper");
+		snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index standby pool sweeper");
+		RegisterBackgroundWorker(&worker);
+	}
 }

@@ -7,12 +7,18 @@
  *	  relation's file is gone, marks pools that predate a start from a backup
  *	  or an archive, starts the rebuild of pools an OS crash tore, and then
  *	  the loading of every index's DRAM layer (pmi_load.c).
+ *
+ *	  On a standby, a second worker removes the pools of dropped indexes
+ *	  while replay goes on: replay creates a pool after its relation's file
+ *	  (the storage record comes before the build's), and removes that file
+ *	  when it replays the drop, so a pool without one is an orphan there too.
  */
 #include "pm_index.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "catalog/pg_tablespace_d.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
@@ -20,7 +26,10 @@
 #include "storage/bufpage.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 /* Does the metapage of the index at rnode name the pool with this UUID? */
 static bool
@@ -123,7 +132,11 @@ sweep_orphans(void)
 		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
 			orphan = stat(path, &st) == 0 && st.st_mtime < started;
 		else if (pmi_parse_pool_name(de->d_name, &rnode))
+		{
 			orphan = !pmi_relfilenode_exists(rnode) && !adopt_moved_pool(rnode, path);
+			if (orphan)
+				pmi_registry_release(rnode);
+		}
 		if (orphan)
 		{
 			if (unlink(path) == 0)
@@ -192,6 +205,25 @@ report_durability(void)
 				 errhint("Point pm_index.pool_dir into a DAX filesystem on persistent memory, "
 						 "or set pm_index.persistence = msync.")));
 	pfree(probe);
+}
+
+/* How often a standby looks for the pools of dropped indexes. */
+#define STANDBY_SWEEP_INTERVAL_MS	10000
+
+void
+pmi_standby_sweeper_main(Datum arg)
+{
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	while (RecoveryInProgress())
+	{
+		(void) sweep_orphans();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 STANDBY_SWEEP_INTERVAL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	proc_exit(0);
 }
 
 void

@@ -2,7 +2,7 @@
 # non-HOT updates, deletes, VACUUM) its queries through every access method's index answer as a
 # sequential scan does at the same replay point; the verifiers pass there and the entry counts are
 # the primary's; a standby killed during replay comes back and catches up; SET TABLESPACE and a
-# primary killed during a build leave it working; a promotion mid-load serves reads and writes
+# primary killed during a build leave it working, and a dropped index's pool goes; a promotion mid-load serves reads and writes
 # through the indexes at once, with no REINDEX.  pg_walinspect shows the records.
 use strict;
 use warnings;
@@ -207,6 +207,16 @@ like(
 		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM big WHERE k BETWEEN 1000 AND 2999"),
 	qr/Index Scan using big_k/,
 	'through the index');
+
+# A dropped index's pool goes on the standby too, while it replays.
+my $big_k_file = $primary->safe_psql('postgres', "SELECT pg_relation_filenode('big_k')");
+is($standby->safe_psql('postgres', "SELECT count(*) FROM pm_index_pools() WHERE relfilenode = $big_k_file"),
+	'1', 'the standby has the pool of the index');
+$primary->safe_psql('postgres', 'DROP INDEX big_k');
+$primary->wait_for_catchup($standby);
+ok( $standby->poll_query_until(
+		'postgres', "SELECT count(*) = 0 FROM pm_index_pools() WHERE relfilenode = $big_k_file"),
+	'and removes it once the drop is replayed');
 
 # Promotion mid-load: the new primary uses the indexes at once, for reads and writes.
 $out = '';
