@@ -95,6 +95,7 @@ typedef struct PmIndexShared
 	uint32		nslots;			/* epoch participant slots */
 	Size		epoch_offset;	/* from the start of this struct */
 	Size		registry_offset;
+	Size		proc_holds_offset;	/* nslots pg_atomic_uint32: scan holds per PGPROC */
 	int			lwlock_tranche;
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
@@ -335,6 +336,7 @@ extern bool pmi_scan_needs_hold(IndexScanDesc scan);
 extern void pmi_scan_hold(PmiIndex *index, PmiScanHold *hold);
 extern void pmi_scan_release(PmiScanHold *hold);
 extern void pmi_wait_for_scans(PmiIndex *index);
+extern void pmi_wait_for_scans_in_recovery(PmiIndex *index, Oid dbid);
 extern void pmi_interlock_init(void);
 
 /* pmi_vacuum.c */

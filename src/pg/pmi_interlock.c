@@ -23,13 +23,26 @@
  * have already removed.  An idle cursor therefore holds VACUUM of its index,
  * as a pinned btree page does.  Holds are also released when the
  * (sub)transaction that took them aborts, since an aborted scan never ends.
+ *
+ * On a hot standby, replay of VACUUM's deletes (pmi_redo.c) waits the same
+ * way, as recovery waits for a buffer pin: up to max_standby_streaming_delay
+ * (max_standby_archive_delay for archived WAL) after the record arrived, then
+ * it cancels the transactions of the backends that hold scans in the index's
+ * database with a recovery conflict.  A per-backend count of holds in shared
+ * memory says which backends those are.
  */
 #include "pm_index.h"
 
 #include "access/relscan.h"
 #include "access/xact.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
+#include "postmaster/startup.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/procsignal.h"
+#include "storage/standby.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/wait_event.h"
@@ -51,6 +64,13 @@ static pg_atomic_uint32 *
 counter(PmiSlot *slot, uint64 epoch)
 {
 	return &slot->scan_holds[epoch & 1];
+}
+
+/* How many holds the backend with this PGPROC number has. */
+static pg_atomic_uint32 *
+proc_holds(int pgprocno)
+{
+	return (pg_atomic_uint32 *) ((char *) pmi_shared + pmi_shared->proc_holds_offset) + pgprocno;
 }
 
 /* Add to the counter of the current epoch; returns that epoch. */
@@ -82,6 +102,7 @@ static void
 drop_hold(ScanHold *h)
 {
 	pg_atomic_fetch_sub_u32(counter(h->slot, h->epoch), 1);
+	pg_atomic_fetch_sub_u32(proc_holds(MyProc->pgprocno), 1);
 	h->id = 0;
 }
 
@@ -129,6 +150,7 @@ pmi_scan_hold(PmiIndex *index, PmiScanHold *hold)
 	h = &holds[hold->index];
 	h->slot = slot;
 	h->subxid = GetCurrentSubTransactionId();
+	pg_atomic_fetch_add_u32(proc_holds(MyProc->pgprocno), 1);
 	h->epoch = add_hold(slot);
 	h->id = hold->id = ++last_hold_id;
 }
@@ -162,6 +184,57 @@ pmi_wait_for_scans(PmiIndex *index)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+	}
+}
+
+/* Cancel the transactions of the backends in database dbid that hold scans. */
+static void
+cancel_holders(Oid dbid)
+{
+	LWLockAcquire(ProcArrayLock, LW_SHARED);
+	for (uint32 i = 0; i < pmi_shared->nslots; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+
+		if (pg_atomic_read_u32(proc_holds(i)) != 0 && proc->pid != 0 && proc->databaseId == dbid)
+			(void) SendProcSignal(proc->pid, PROCSIG_RECOVERY_CONFLICT_SNAPSHOT, proc->backendId);
+	}
+	LWLockRelease(ProcArrayLock);
+}
+
+/*
+ * The startup process, after replaying deletes from index in database dbid:
+ * the same wait, bounded as recovery bounds a wait for a buffer pin, then
+ * the holders are cancelled (again every second until their holds are gone).
+ */
+void
+pmi_wait_for_scans_in_recovery(PmiIndex *index, Oid dbid)
+{
+	PmiSlot    *slot = pmi_slot(index->slotno);
+	uint64		epoch = pg_atomic_fetch_add_u64(&slot->vacuum_epoch, 1);
+	TimestampTz deadline = 0;
+	int			delay = -1;
+
+	while (pg_atomic_read_u32(counter(slot, epoch)) != 0)
+	{
+		if (deadline == 0)
+		{
+			TimestampTz received;
+			bool		from_stream;
+
+			GetXLogReceiptTime(&received, &from_stream);
+			delay = from_stream ? max_standby_streaming_delay : max_standby_archive_delay;
+			deadline = TimestampTzPlusMilliseconds(received, Max(delay, 0));
+		}
+		if (delay >= 0 && GetCurrentTimestamp() >= deadline)
+		{
+			cancel_holders(dbid);
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		HandleStartupProcInterrupts();
 	}
 }
 

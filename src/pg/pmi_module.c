@@ -123,6 +123,7 @@ shared_size(void)
 
 	size = add_size(size, mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 	size = add_size(size, MAXALIGN(pm_epoch_domain_size(epoch_slots(), EPOCH_LIMBO_PER_SLOT)));
+	size = add_size(size, mul_size(epoch_slots(), sizeof(pg_atomic_uint32)));
 	return size;
 }
 
@@ -193,6 +194,11 @@ pmi_shmem_startup(void)
 											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
 							 EPOCH_LIMBO_PER_SLOT);
+		pmi_shared->proc_holds_offset =
+			MAXALIGN(pmi_shared->epoch_offset +
+					 pm_epoch_domain_size(pmi_shared->nslots, EPOCH_LIMBO_PER_SLOT));
+		for (uint32 i = 0; i < pmi_shared->nslots; i++)
+			pg_atomic_init_u32((pg_atomic_uint32 *) (base + pmi_shared->proc_holds_offset) + i, 0);
 		create_dram_tier();
 		/* a second initialization in one postmaster is a crash-restart */
 		pmi_shared->unclean_start = !started_clean || shmem_initialized_once;

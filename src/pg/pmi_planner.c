@@ -128,10 +128,7 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 
 /*
  * In recovery (a hot standby) the planner sees a pm_index index only when
- * replay keeps its pool current (pmi_index_usable_in_recovery), and never
- * for an index-only scan: replay deletes entries with no wait for scans
- * that copied them (pmi_interlock.c), so every entry is checked against
- * the heap.
+ * replay keeps its pool current (pmi_index_usable_in_recovery).
  */
 static void
 pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
@@ -158,11 +155,8 @@ pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 			irel = index_open(index->indexoid, NoLock);
 			usable = pmi_index_usable_in_recovery(irel);
 			index_close(irel, NoLock);
-			if (!usable)
-				continue;
-			for (int c = 0; c < index->ncolumns; c++)
-				index->canreturn[c] = false;
-			keep = lappend(keep, index);
+			if (usable)
+				keep = lappend(keep, index);
 		}
 		rel->indexlist = keep;
 	}

@@ -81,6 +81,9 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 			pmi_report_core_error(ERROR, &err, name);
 		p += len;
 	}
+	/* the heap's record that frees the deleted entries' items comes next */
+	if (!insert)
+		pmi_wait_for_scans_in_recovery(h, hdr->node.dbNode);
 	pm_pool_set_host_position(h->pool, record->EndRecPtr);
 }
 

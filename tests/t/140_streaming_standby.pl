@@ -2,7 +2,8 @@
 # non-HOT updates, deletes, VACUUM) its queries through every access method's index answer as a
 # sequential scan does at the same replay point; the verifiers pass there and the entry counts are
 # the primary's; a standby killed during replay comes back and catches up; SET TABLESPACE and a
-# primary killed during a build leave it working, and a dropped index's pool goes; a promotion mid-load serves reads and writes
+# primary killed during a build leave it working, and a dropped index's pool goes; index-only
+# cursors hold the replay of VACUUM's deletes, or are cancelled after the standby delay; a promotion mid-load serves reads and writes
 # through the indexes at once, with no REINDEX.  pg_walinspect shows the records.
 use strict;
 use warnings;
@@ -60,7 +61,7 @@ for my $index (sort keys %queries)
 	like(
 		$standby->safe_psql('postgres',
 			"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $queries{$index}"),
-		qr/Index Scan using $index/,
+		qr/Index (Only )?Scan using $index/,
 		"the standby plans $index");
 }
 
@@ -156,7 +157,7 @@ compare_at_pause('after the standby was killed during replay');
 like(
 	$standby->safe_psql('postgres',
 		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_v}"),
-	qr/Index Scan using t_v/,
+	qr/Index (Only )?Scan using t_v/,
 	'the restarted standby plans the index again');
 
 # The records, as pg_walinspect shows them.
@@ -180,7 +181,7 @@ $primary->wait_for_catchup($standby);
 like(
 	$standby->safe_psql('postgres',
 		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_k}"),
-	qr/Index Scan using t_k/,
+	qr/Index (Only )?Scan using t_k/,
 	'after SET TABLESPACE the standby plans the moved index');
 compare_at_pause('after SET TABLESPACE and updates');
 
@@ -205,7 +206,7 @@ is( $standby->safe_psql('postgres',
 like(
 	$standby->safe_psql('postgres',
 		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM big WHERE k BETWEEN 1000 AND 2999"),
-	qr/Index Scan using big_k/,
+	qr/Index (Only )?Scan using big_k/,
 	'through the index');
 
 # A dropped index's pool goes on the standby too, while it replays.
@@ -217,6 +218,73 @@ $primary->wait_for_catchup($standby);
 ok( $standby->poll_query_until(
 		'postgres', "SELECT count(*) = 0 FROM pm_index_pools() WHERE relfilenode = $big_k_file"),
 	'and removes it once the drop is replayed');
+
+# Index-only scans on the standby against VACUUM's replayed deletes: a cursor that has copied
+# entries of rows deleted before its snapshot holds the replay of their removal (which would free
+# their heap items and set the pages all-visible) until it moves on, as a pinned btree page holds
+# it; with max_standby_streaming_delay set, replay cancels it with a recovery conflict instead.
+# The keys are spread over the pages, and the rows deleted are on other pages than the one the
+# cursor stands on, which stays all-visible: the cursor holds no heap page's pin, only its index
+# entries (a pinned heap page would stop replay at the heap's own record first).
+my $IOS = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexscan = off; ';
+$primary->safe_psql(
+	'postgres', q{
+	CREATE TABLE io (k int8);
+	INSERT INTO io SELECT (g * 7919) % 5003 FROM generate_series(1, 5002) g;
+	CREATE INDEX io_k ON io USING nbtree_pm (k);
+	VACUUM (FREEZE, ANALYZE) io;});
+$primary->wait_for_catchup($standby);
+
+sub replay_waits
+{
+	return $standby->poll_query_until('postgres',
+		q{SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE backend_type = 'startup'});
+}
+
+# Deletes rows of keys first+1 .. first+59 off first's page; opens a cursor from first on the
+# standby and fetches one row.  Returns the cursor's session, its query and the heap's answer.
+sub paused_cursor
+{
+	my ($first) = @_;
+	my $query = "SELECT k FROM io WHERE k BETWEEN $first AND 4000 ORDER BY k";
+	$primary->safe_psql('postgres',
+		"DELETE FROM io WHERE k BETWEEN $first + 1 AND $first + 59
+		 AND (ctid::text::point)[0] <> (SELECT (ctid::text::point)[0] FROM io WHERE k = $first)");
+	$primary->wait_for_catchup($standby);
+	my $expected = $standby->safe_psql('postgres', $BY_HEAP . $query);
+	my $cursor = $standby->background_psql('postgres', on_error_stop => 0);
+	$cursor->query_safe("${IOS}BEGIN ISOLATION LEVEL REPEATABLE READ; DECLARE c CURSOR FOR $query");
+	is($cursor->query_safe('FETCH 1 FROM c'), $first, "the cursor from $first returns $first first");
+	return ($cursor, $query, $expected);
+}
+
+like($standby->safe_psql('postgres', "${IOS}EXPLAIN (COSTS OFF) SELECT k FROM io WHERE k < 10"),
+	qr/Index Only Scan using io_k/, 'the standby plans index-only scans');
+my ($cursor, $io_query, $io_expected) = paused_cursor(1);
+$primary->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) io');
+ok(replay_waits(), "replay of VACUUM's deletes waits for the index-only cursor");
+my $rest = $cursor->query_safe('FETCH ALL FROM c');
+is("1\n$rest", $io_expected, 'the cursor returns what the heap has, no deleted row');
+$cursor->query_safe('COMMIT');
+$cursor->quit;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $IOS . $io_query), $io_expected,
+	'after replay, index-only scans answer as the heap');
+
+$standby->append_conf('postgresql.conf', 'max_standby_streaming_delay = 1s');
+$standby->reload;
+($cursor, $io_query, $io_expected) = paused_cursor(1001);
+my $log_offset = -s $standby->logfile;
+$primary->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) io');
+$primary->wait_for_catchup($standby);
+like(
+	substr(slurp_file($standby->logfile), $log_offset),
+	qr/(canceling statement|terminating connection) due to conflict with recovery/,
+	'with max_standby_streaming_delay, replay cancels the idle cursor\'s session and goes on');
+# the session is gone (an idle transaction's conflict ends it, as for btree)
+eval { $cursor->quit; };
+is($standby->safe_psql('postgres', $IOS . $io_query), $io_expected,
+	'and index-only scans answer as the heap');
 
 # Promotion mid-load: the new primary uses the indexes at once, for reads and writes.
 $out = '';
