@@ -25,7 +25,7 @@ CORE_OBJS = src/core/pm_common.o src/core/pm_key.o src/core/pool.o src/core/allo
 	src/core/phast/phast_build.o
 PG_OBJS = src/pg/pmi_module.o src/pg/pmi_am.o src/pg/pmi_pool.o src/pg/pmi_registry.o src/pg/pmi_handle.o \
 	src/pg/pmi_build.o src/pg/pmi_vacuum.o src/pg/pmi_wal.o src/pg/pmi_redo.o src/pg/pmi_interlock.o src/pg/pmi_check.o src/pg/pmi_reconcile.o src/pg/pmi_planner.o \
-	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_sweeper.o src/pg/pmi_load.o src/pg/pmi_inspect.o src/pg/pmi_unique.o \
+	src/pg/pmi_storage.o src/pg/pmi_trust.o src/pg/pmi_fill.o src/pg/pmi_sweeper.o src/pg/pmi_load.o src/pg/pmi_inspect.o src/pg/pmi_unique.o \
 	src/pg/ordered/ord_key.o src/pg/ordered/ord_handler.o src/pg/ordered/ord_validate.o \
 	src/pg/ordered/ord_build.o src/pg/ordered/ord_insert.o src/pg/ordered/ord_scan.o \
 	src/pg/ordered/ord_cost.o src/pg/ordered/ord_planner.o src/pg/ordered/ord_entries.o \

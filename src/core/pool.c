@@ -827,6 +827,8 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	*out = NULL;
 	if (opts->mode > PM_MODE_MSYNC)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "invalid persistence mode for pool \"%s\"", path);
+	if (opts->flags & ~PM_POOL_FLAGS_KNOWN)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "unknown flags for pool \"%s\"", path);
 	size = PM_POOL_HEADER_SIZE +
 		round_up(opts->initial_size ? opts->initial_size : PM_POOL_CHUNK_SIZE, PM_POOL_CHUNK_SIZE);
 	max_size = round_up(max_size, PM_POOL_CHUNK_SIZE) + PM_POOL_HEADER_SIZE;
@@ -871,6 +873,7 @@ pm_pool_create(const char *path, const pm_pool_create_opts *opts, pm_pool **out,
 	}
 	hdr.static_checksum = header_checksum(&hdr);
 	hdr.clean_shutdown = PM_POOL_IN_USE;
+	hdr.flags = opts->flags;
 	hdr.writer_boot = pm_current_boot();
 	if (pwrite(fd, &hdr, sizeof(hdr), 0) != (ssize_t) sizeof(hdr))
 	{
@@ -1065,6 +1068,13 @@ void
 pm_pool_set_flag(pm_pool *pool, uint64_t flag)
 {
 	pm_fetch_or(&pool->hdr->flags, flag);
+	pm_persist(&pool->persist, &pool->hdr->flags, sizeof(uint64_t));
+}
+
+void
+pm_pool_clear_flag(pm_pool *pool, uint64_t flag)
+{
+	pm_fetch_and(&pool->hdr->flags, ~flag);
 	pm_persist(&pool->persist, &pool->hdr->flags, sizeof(uint64_t));
 }
 

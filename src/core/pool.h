@@ -152,9 +152,14 @@ typedef struct pm_pool_header
 	uint64_t	host_position;	/* the host's (PostgreSQL: the WAL position replay applied) */
 } pm_pool_header;
 
-/* The pool cannot be proven current (copied by a backup, written before a promotion). */
+/* The pool cannot be proven current (its host could not keep it: a failed replay). */
 #define PM_POOL_FLAG_UNTRUSTED	UINT64_C(1)
-#define PM_POOL_FLAGS_KNOWN		PM_POOL_FLAG_UNTRUSTED
+/*
+ * The pool takes every change made since it was created but lacks what was
+ * there before: the host fills it (a background build) and then clears this.
+ */
+#define PM_POOL_FLAG_BUILDING	UINT64_C(2)
+#define PM_POOL_FLAGS_KNOWN		(PM_POOL_FLAG_UNTRUSTED | PM_POOL_FLAG_BUILDING)
 
 typedef struct pm_pool_create_opts
 {
@@ -164,6 +169,7 @@ typedef struct pm_pool_create_opts
 	uint64_t	max_size;		/* 0: PM_POOL_DEFAULT_MAX_SIZE */
 	bool		replace;		/* overwrite an existing file at path */
 	const uint8_t *uuid;		/* the pool's UUID (a copy's elsewhere); NULL: a new one */
+	uint64_t	flags;			/* PM_POOL_FLAG_* it is created with */
 } pm_pool_create_opts;
 
 /*
@@ -248,6 +254,7 @@ extern pm_errcode pm_pool_file_close_clean(const char *path, bool *marked, pm_er
 
 extern void pm_pool_set_root(pm_pool *pool, int i, uint64_t off);
 extern void pm_pool_set_flag(pm_pool *pool, uint64_t flag);
+extern void pm_pool_clear_flag(pm_pool *pool, uint64_t flag);
 extern void pm_pool_set_host_position(pm_pool *pool, uint64_t position);
 
 /* Install test hooks (instrumented persistence). */

@@ -17,6 +17,7 @@
 
 #include "access/genam.h"
 #include "access/rmgr.h"
+#include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -84,6 +85,9 @@ typedef struct PmiSlot
 	pg_atomic_uint64 fences;
 	/* the pool's WAL position at its first use since startup (pmi_redo.c) */
 	uint64		replayed_before_start;
+	/* the background build (pmi_fill.c): its worker, its snapshot's xmax */
+	int			fill_pid;
+	TransactionId ready_xmin;	/* older snapshots do not use the index */
 	/* scans against VACUUM (pmi_interlock.c) */
 	pg_atomic_uint64 vacuum_epoch;
 	pg_atomic_uint32 scan_holds[2]; /* per epoch parity */
@@ -100,6 +104,8 @@ typedef struct PmIndexShared
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
 	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
+	/* the newest ready_xmin of any slot: planners look at slots only while it is recent */
+	pg_atomic_uint32 latest_ready_xmin;
 } PmIndexShared;
 
 
@@ -192,6 +198,13 @@ typedef struct PmiAmOps
 	bool		(*entry_tid) (const void *entry, ItemPointer tid);
 	/* delete one entry; returns whether it was there */
 	bool		(*delete_entry) (Relation index, void *state, const void *entry);
+	/*
+	 * Insert the entry of a heap tuple, all its columns, unless the structure
+	 * has it: the background build (pmi_fill.c) meets rows whose entries an
+	 * insert or replay put there first.  context is entry_context's.
+	 */
+	void		(*insert_entry) (Relation index, void *context, void *state, const Datum *values,
+								 const bool *isnull, ItemPointer tid);
 
 	/*
 	 * Every entry, a node's worth per batch.  After a batch fn deleted from,
@@ -308,10 +321,11 @@ pmi_slot(int slotno)
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
 extern PmiIndex *pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops,
 										   const char *name);
-extern bool pmi_index_usable_in_recovery(Relation index);
+extern bool pmi_index_plannable(Relation index, bool *transient);
+extern void pmi_scan_check_built(PmiIndex *h, Relation index);
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
-									const uint8 *uuid, const char *index_name);
+									const uint8 *uuid, uint64 flags, const char *index_name);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
@@ -383,6 +397,14 @@ extern void pmi_ensure_pool_dir(void);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
+extern bool pmi_pool_building(const pm_pool *pool);
+
+/* pmi_fill.c */
+extern FullTransactionId pmi_fill_xid_bound;
+extern void pmi_replace_copied_pools(void);
+extern void pmi_launch_fills(void);
+extern void pmi_wait_until_built(PmiIndex *h);
+PGDLLEXPORT void pmi_fill_main(Datum arg);
 
 /* pmi_sweeper.c */
 PGDLLEXPORT void pmi_sweeper_main(Datum arg);
@@ -391,9 +413,8 @@ PGDLLEXPORT void pmi_standby_sweeper_main(Datum arg);
 /* pmi_trust.c */
 extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
-extern int	pmi_mark_untrusted_pools(bool all, int elevel);
+extern int	pmi_mark_untrusted_pools(int elevel);
 extern void pmi_trust_init(void);
-extern void pmi_launch_rebuilds(void);
 extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
 									  const char *type, const void *extra, Size extra_len,
 									  BackgroundWorkerHandle **handle);
@@ -405,7 +426,6 @@ extern bool pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerInde
 extern int	pmi_startup_load_workers;
 extern void pmi_launch_loads(void);
 PGDLLEXPORT void pmi_load_main(Datum arg);
-PGDLLEXPORT void pmi_rebuild_main(Datum arg);
 
 /* pmi_registry.c */
 extern pm_epoch_handle *pmi_epoch(void);
@@ -418,6 +438,9 @@ extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 extern bool pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position);
+extern TransactionId pmi_registry_ready_xmin(RelFileNodeBackend rnode);
+extern void pmi_registry_set_ready_xmin(int slotno, TransactionId xmin);
+extern bool pmi_registry_claim_fill(int slotno);
 
 /* pmi_planner.c */
 extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol);

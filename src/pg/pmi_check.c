@@ -174,12 +174,15 @@ pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops)
 	Relation	index = check_open(indexoid, ops, &heap, &lockmode);
 	PmiIndex   *h;
 	int64		held;
+	bool		transient = false;
 
-	if (RecoveryInProgress() && !pmi_index_usable_in_recovery(index))
+	if (!pmi_index_plannable(index, &transient) && (RecoveryInProgress() || transient))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("index \"%s\" is not current on this server",
 						RelationGetRelationName(index)),
+				 transient ?
+				 errdetail("A background worker is building it from its table, or built it for newer snapshots than this transaction's.") :
 				 errdetail("WAL replay does not keep its pool, or has not yet reached what the pool holds."),
 				 errhint("Queries here do not use it until it is current.")));
 	h = pmi_index_open(index, ops);

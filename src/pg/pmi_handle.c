@@ -150,11 +150,12 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 /*
  * Create and format the pool of relfilenode rnode, replacing a stale pool of
  * a reused relfilenode (a crash before the orphan sweep); uuid NULL gives it
- * a new UUID.  Returns it open; the caller closes it.
+ * a new UUID, flags its header's (PM_POOL_FLAG_*) from the start.  Returns
+ * it open; the caller closes it.
  */
 pm_pool *
 pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
-					const char *index_name)
+					uint64 flags, const char *index_name)
 {
 	char	   *path = pmi_pool_path(rnode);
 	pm_pool_create_opts o = {0};
@@ -173,6 +174,7 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 	o.max_size = (uint64) pmi_max_pool_mb << 20;
 	o.replace = true;
 	o.uuid = uuid;
+	o.flags = flags;
 	pmi_pool_forget(rnode);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		pmi_report_core_error(ERROR, &err, index_name);
@@ -192,7 +194,7 @@ pm_pool *
 pmi_create_pool(Relation index, const PmiAmOps *ops)
 {
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, RelationGetRelationName(index));
+	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, 0, RelationGetRelationName(index));
 
 	pmi_note_pool_created(rnode);
 	return pool;
@@ -272,6 +274,25 @@ recover(const FirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 }
 
 /*
+ * A pool an operating-system crash may have torn: its first user on a
+ * primary replaces it with an empty one of the same UUID that is being
+ * built.  Inserts go into it from here on, queries do not use it, and a
+ * background worker fills it from the table (pmi_fill.c); no transaction
+ * inserted into the torn pool, which is refused until replaced.
+ */
+static pm_pool *
+replace_torn_pool(const FirstUse *fu, const uint8 *uuid)
+{
+	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING, fu->name));
+	ereport(LOG,
+			(errmsg("pm_index: index \"%s\" is built again from its table in the background",
+					fu->name),
+			 errdetail("Its pool file was in use when the operating system stopped, on storage "
+					   "that may lose writes then; it was replaced with an empty one.")));
+	return pmi_pool_open(fu->index);
+}
+
+/*
  * The first use of the pool since startup; returns the DRAM root to publish.
  * Records where replay stood in it then (PmiSlot.replayed_before_start).
  */
@@ -289,6 +310,8 @@ first_use(const FirstUse *fu, int slotno, uint32 generation)
 			recreate_empty_pool(fu->index, fu->ops, uuid);
 		pool = pmi_pool_open(fu->index);
 		check_uuid(fu->index, pool, uuid);
+		if (pool->torn && !RecoveryInProgress())
+			pool = replace_torn_pool(fu, uuid);
 	}
 	else if ((pool = pmi_pool_lookup(fu->rnode)) == NULL)
 		ereport(ERROR,
@@ -519,19 +542,56 @@ pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const c
 }
 
 /*
- * May a query in recovery use this index?  Its pool must be there and
- * trusted, and replay must have passed every record the pool took before
- * this server started using it: a restarted standby's pool can be ahead of
- * the heap pages replay meets again.  Raises no error.
+ * A scan of a pool being built would miss rows.  The planner never chooses
+ * one (pmi_index_plannable); this stops a plan that slipped past, cached
+ * while the pool was torn and then replaced.
+ */
+void
+pmi_scan_check_built(PmiIndex *h, Relation index)
+{
+	if (pmi_pool_building(h->pool))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is being built", RelationGetRelationName(index)),
+				 errdetail("A background worker is filling its pool from its table."),
+				 errhint("Run the statement again: plans made now do not use the index.")));
+}
+
+/*
+ * May the planner use this index?  Not while its pool is being built
+ * (pmi_fill.c), nor for a snapshot older than the build's (*transient then:
+ * a plan made without it is made again once the index is ready).  In
+ * recovery its pool must be there and trusted, and replay must have passed
+ * every record the pool took before this server started using it: a
+ * restarted standby's pool can be ahead of the heap pages replay meets
+ * again.  On a primary an untrusted pool is left to refuse its use with the
+ * reason.  Raises no error.
  */
 bool
-pmi_index_usable_in_recovery(Relation index)
+pmi_index_plannable(Relation index, bool *transient)
 {
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
 	pm_pool    *pool = pmi_pool_lookup(rnode);
+	TransactionId ready_xmin;
 	uint64		replayed;
 
-	if (pool == NULL || pmi_pool_untrusted(pool))
+	if (pool == NULL)
+		return !RecoveryInProgress();	/* an unlogged index's first use makes one */
+	/* a torn pool is replaced by one being built on its first use */
+	if (pool->torn || pmi_pool_building(pool))
+	{
+		*transient = true;
+		return false;
+	}
+	ready_xmin = pmi_registry_ready_xmin(rnode);
+	if (TransactionIdIsValid(ready_xmin) && TransactionIdPrecedes(TransactionXmin, ready_xmin))
+	{
+		*transient = true;
+		return false;
+	}
+	if (!RecoveryInProgress())
+		return true;
+	if (pmi_pool_untrusted(pool))
 		return false;
 	if (!pmi_registry_replayed_before_start(rnode, &replayed))
 		replayed = pm_load(&pool->hdr->host_position);

@@ -41,8 +41,10 @@ pm_index_version(PG_FUNCTION_ARGS)
  * file is gone), inaccessible (the server may not read it, or must not trust
  * it: its owner or mode is wrong), corrupt (the header does not validate;
  * detail says why for both),
- * needs reindex (the pool predates a recovery from a backup, an archive or a
- * primary), temporary (an unfinished pool creation).
+ * needs reindex (the pool predates a recovery from an archive or a primary
+ * without being kept by replay, or an OS crash may have torn it), building
+ * (a background build fills it: pmi_fill.c), temporary (an unfinished pool
+ * creation).
  */
 Datum
 pm_index_pools(PG_FUNCTION_ARGS)
@@ -122,6 +124,8 @@ pm_index_pools(PG_FUNCTION_ARGS)
 											"inaccessible" : "corrupt");
 		else if ((hdr.flags & PM_POOL_FLAG_UNTRUSTED) || pm_header_torn(&hdr, pm_current_boot()))
 			values[7] = CStringGetTextDatum("needs reindex");
+		else if (hdr.flags & PM_POOL_FLAG_BUILDING)
+			values[7] = CStringGetTextDatum("building");
 		else
 			values[7] = CStringGetTextDatum(hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use");
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

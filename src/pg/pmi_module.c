@@ -175,6 +175,7 @@ pmi_shmem_startup(void)
 		pmi_shared->nindexes = pmi_max_indexes;
 		pmi_shared->lwlock_tranche = LWLockNewTrancheId();
 		pmi_shared->registry_lock = &(GetNamedLWLockTranche("pm_index_registry"))->lock;
+		pg_atomic_init_u32(&pmi_shared->latest_ready_xmin, InvalidTransactionId);
 		for (int i = 0; i < pmi_max_indexes; i++)
 		{
 			PmiSlot    *slot = pmi_slot(i);
@@ -325,6 +326,8 @@ _PG_init(void)
 		pmi_started_from_elsewhere = (crc_ok && (cf->state == DB_IN_ARCHIVE_RECOVERY ||
 												 cf->state == DB_SHUTDOWNED_IN_RECOVERY)) ||
 			pmi_started_from_backup || pmi_archive_recovery;
+		/* every transaction that began before a pool was replaced has an older xid */
+		pmi_fill_xid_bound = cf->checkPointCopy.nextXid;
 		pfree(cf);
 	}
 

@@ -127,39 +127,39 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 }
 
 /*
- * In recovery (a hot standby) the planner sees a pm_index index only when
- * replay keeps its pool current (pmi_index_usable_in_recovery).
+ * The planner sees a pm_index index only when it may be used
+ * (pmi_index_plannable): not while a background build fills its pool, and
+ * on a hot standby only when replay keeps its pool current.
  */
 static void
 pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 					  RelOptInfo *rel)
 {
+	ListCell   *lc;
+	List	   *keep = NIL;
+
 	if (prev_get_relation_info_hook)
 		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
-	if (RecoveryInProgress())
+	foreach(lc, rel->indexlist)
 	{
-		ListCell   *lc;
-		List	   *keep = NIL;
+		IndexOptInfo *index = lfirst(lc);
+		Relation	irel;
+		bool		usable;
+		bool		transient = false;
 
-		foreach(lc, rel->indexlist)
+		if (pmi_am_ops(index->relam) == NULL)
 		{
-			IndexOptInfo *index = lfirst(lc);
-			Relation	irel;
-			bool		usable;
-
-			if (pmi_am_ops(index->relam) == NULL)
-			{
-				keep = lappend(keep, index);
-				continue;
-			}
-			irel = index_open(index->indexoid, NoLock);
-			usable = pmi_index_usable_in_recovery(irel);
-			index_close(irel, NoLock);
-			if (usable)
-				keep = lappend(keep, index);
+			keep = lappend(keep, index);
+			continue;
 		}
-		rel->indexlist = keep;
+		irel = index_open(index->indexoid, NoLock);
+		usable = pmi_index_plannable(irel, &transient);
+		index_close(irel, NoLock);
+		if (usable)
+			keep = lappend(keep, index);
+		root->glob->transientPlan |= transient;
 	}
+	rel->indexlist = keep;
 }
 
 void

@@ -309,9 +309,20 @@ cached_pool_close(pm_pool *pool)
 }
 
 /*
+ * Must a cached mapping be checked against the file?  After a relcache
+ * invalidation of its index, and while it is torn: the first user of a torn
+ * pool replaces the file (pmi_handle.c), with no invalidation.
+ */
+static inline bool
+mapping_may_be_stale(const PoolCacheEntry *e)
+{
+	return e->revalidate || e->pool->torn;
+}
+
+/*
  * Open (map) the pool of an index, or return this backend's open mapping of
- * it.  A mapping is re-checked against the file after any relcache
- * invalidation of the index, so a pool replaced on disk is never used through
+ * it.  A mapping is re-checked against the file when it may be stale
+ * (mapping_may_be_stale), so a pool replaced on disk is never used through
  * a stale mapping.  Errors are reported with ERROR, naming the index.
  */
 pm_pool *
@@ -330,7 +341,7 @@ pmi_pool_open(Relation index)
 	e = hash_search(pool_cache, &rnode, HASH_ENTER, &found);
 	if (found && e->pool != NULL)
 	{
-		if (!e->revalidate)
+		if (!mapping_may_be_stale(e))
 			return e->pool;
 		path = pmi_pool_path(rnode);
 		if (stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
@@ -381,9 +392,16 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 	if (pool_cache == NULL)
 		pool_cache_init();
 	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
-	if (e != NULL && e->pool != NULL)
-		return e->pool;
 	format_pool_path(path, sizeof(path), rnode);
+	if (e != NULL && e->pool != NULL)
+	{
+		/* a torn pool's file is replaced by its first user; no handle maps a torn pool */
+		if (!e->pool->torn ||
+			(stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino))
+			return e->pool;
+		cached_pool_close(e->pool);
+		e->pool = NULL;
+	}
 	if (cached_pool_open(path, &pool, &err) != PM_OK)
 		return NULL;
 	if (fstat(pool->fd, &st) != 0)
@@ -527,4 +545,11 @@ pmi_list_pools(Oid dbid, int elevel)
 		FreeDir(d);
 	list_sort(found, pool_order);
 	return found;
+}
+
+/* Is the pool being built (pmi_fill.c): does it lack entries from before its creation? */
+bool
+pmi_pool_building(const pm_pool *pool)
+{
+	return (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_BUILDING) != 0;
 }

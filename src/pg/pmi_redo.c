@@ -9,7 +9,9 @@
  * on the index (no Relation: recovery has no catalog access).  It never
  * raises an ERROR (that would stop recovery): a pool that cannot take a
  * record is marked untrusted, with a WARNING, and is not used until its
- * index is rebuilt.
+ * index is rebuilt.  A start from a backup_label replaces every pool, a
+ * copy, with an empty one that replay keeps and a background build fills
+ * (pmi_fill.c).
  */
 #include "pm_index.h"
 
@@ -39,12 +41,23 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 	if (XLogRecGetDataLen(record) < sizeof(*hdr) + 16)
 		elog(ERROR, "pm_index CREATE record too short");
 	pool = pmi_pool_lookup(rnode);
-	/* replayed again after a restart: the pool has taken records since */
+	/*
+	 * Replayed again after a restart: the pool has taken records since.  A
+	 * pool being built that replaced a backup's copy is current from here on:
+	 * every entry of the index is in the records that follow.
+	 */
 	if (pool != NULL && memcmp(pool->hdr->uuid, uuid, 16) == 0)
+	{
+		if (pmi_pool_building(pool))
+		{
+			pm_pool_set_host_position(pool, record->EndRecPtr);
+			pm_pool_clear_flag(pool, PM_POOL_FLAG_BUILDING);
+		}
 		return;
+	}
 	/* a relfilenode of a dropped index is reused: its slot goes with its pool */
 	pmi_registry_release(rnode);
-	pool = pmi_create_pool_for(rnode, ops, uuid, index_name(hdr->node));
+	pool = pmi_create_pool_for(rnode, ops, uuid, 0, index_name(hdr->node));
 	pm_pool_set_host_position(pool, record->EndRecPtr);
 	pm_pool_close(pool);
 }
@@ -195,7 +208,7 @@ pmi_redo_startup(void)
 		redo_context = AllocSetContextCreate(TopMemoryContext, "pm_index replay",
 											 ALLOCSET_DEFAULT_SIZES);
 	if (pmi_started_from_backup)
-		(void) pmi_mark_untrusted_pools(true, WARNING);
+		pmi_replace_copied_pools();
 }
 
 static void

@@ -38,7 +38,9 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 static List *pools_created = NIL;	/* RelFileNodeBackends, in TopMemoryContext */
 static List *temp_pools = NIL;	/* this backend's temporary indexes' pools, likewise */
@@ -105,6 +107,8 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 		pg_atomic_write_u64(&s->deletes, 0);
 		pg_atomic_write_u64(&s->flushes, 0);
 		pg_atomic_write_u64(&s->fences, 0);
+		s->ready_xmin = InvalidTransactionId;
+		s->fill_pid = 0;
 		s->state = PMI_SLOT_ATTACHED;
 		*generation = s->generation;
 	}
@@ -149,6 +153,64 @@ pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position)
 	}
 	LWLockRelease(pmi_shared->registry_lock);
 	return ready;
+}
+
+/*
+ * The xmax of the snapshot a background build filled rnode's pool with
+ * (pmi_fill.c), while snapshots older than the newest such value may run;
+ * InvalidTransactionId otherwise.
+ */
+TransactionId
+pmi_registry_ready_xmin(RelFileNodeBackend rnode)
+{
+	TransactionId latest = pg_atomic_read_u32(&pmi_shared->latest_ready_xmin);
+	TransactionId xmin = InvalidTransactionId;
+	int			slotno;
+
+	if (!TransactionIdIsValid(latest) || !TransactionIdPrecedes(TransactionXmin, latest))
+		return InvalidTransactionId;
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
+	slotno = find_slot(rnode);
+	if (slotno >= 0)
+		xmin = pmi_slot(slotno)->ready_xmin;
+	LWLockRelease(pmi_shared->registry_lock);
+	return xmin;
+}
+
+void
+pmi_registry_set_ready_xmin(int slotno, TransactionId xmin)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	TransactionId latest;
+
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	s->ready_xmin = xmin;
+	LWLockRelease(&s->lock);
+	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
+	latest = pg_atomic_read_u32(&pmi_shared->latest_ready_xmin);
+	if (!TransactionIdIsValid(latest) || TransactionIdPrecedes(latest, xmin))
+		pg_atomic_write_u32(&pmi_shared->latest_ready_xmin, xmin);
+	LWLockRelease(pmi_shared->registry_lock);
+}
+
+/*
+ * Make this process the one that builds the slot's pool, unless another
+ * live one is: a hot standby's build worker goes on after a promotion,
+ * when the new primary starts its own.
+ */
+bool
+pmi_registry_claim_fill(int slotno)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	bool		mine;
+
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	mine = s->fill_pid == 0 || s->fill_pid == MyProcPid || BackendPidGetProc(s->fill_pid) == NULL;
+	if (mine)
+		s->fill_pid = MyProcPid;
+	LWLockRelease(&s->lock);
+	return mine;
 }
 
 /*

@@ -4,11 +4,14 @@
  *	  start, after recovery has finished (before that a main fork can be
  *	  missing only because redo has not recreated it yet).  It creates the
  *	  pool directory, says what durability the pools get, removes pools whose
- *	  relation's file is gone, marks pools that predate a start from a backup
- *	  or an archive, starts the rebuild of pools an OS crash tore, and then
- *	  the loading of every index's DRAM layer (pmi_load.c).
+ *	  relation's file is gone, marks pools that predate a start from an
+ *	  archive without being kept by replay, starts the build of pools that
+ *	  replaced a backup's copies or that replace pools an OS crash tore
+ *	  (pmi_fill.c), and then the loading of every index's DRAM layer
+ *	  (pmi_load.c).
  *
- *	  On a standby, a second worker removes the pools of dropped indexes
+ *	  On a standby, a second worker starts the build of pools that replaced
+ *	  a backup's copies (pmi_fill.c) and removes the pools of dropped indexes
  *	  while replay goes on: replay creates a pool after its relation's file
  *	  (the storage record comes before the build's), and removes that file
  *	  when it replays the drop, so a pool without one is an orphan there too.
@@ -161,11 +164,11 @@ sweep_orphans(void)
 static void
 mark_untrusted_pools(void)
 {
-	int			marked = pmi_mark_untrusted_pools(false, ERROR);
+	int			marked = pmi_mark_untrusted_pools(ERROR);
 
 	if (marked > 0)
 		ereport(LOG,
-				(errmsg("pm_index: %d pools are copies from a backup or were not kept current by WAL replay; their indexes need REINDEX",
+				(errmsg("pm_index: %d pools were not kept current by WAL replay; their indexes need REINDEX",
 						marked)));
 }
 
@@ -215,6 +218,7 @@ pmi_standby_sweeper_main(Datum arg)
 {
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	pmi_launch_fills();
 	while (RecoveryInProgress())
 	{
 		(void) sweep_orphans();
@@ -235,7 +239,7 @@ pmi_sweeper_main(Datum arg)
 	(void) sweep_orphans();
 	if (pmi_started_from_elsewhere)
 		mark_untrusted_pools();
-	pmi_launch_rebuilds();
+	pmi_launch_fills();
 	pmi_launch_loads();
 	proc_exit(0);
 }

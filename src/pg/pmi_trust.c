@@ -1,11 +1,12 @@
 /*
  * pmi_trust.c
- *	  Which pools may be served.  A pool copied by a backup (a start from a
- *	  backup_label), one that predates a recovery without being kept by WAL
- *	  replay (pmi_redo.c), one replay could not apply a record to, and one an
- *	  operating-system crash may have torn are refused until the index is
- *	  rebuilt (pmi_reject_untrusted).  Pools are marked clean when the server
- *	  shuts down, and torn ones rebuilt from their tables after startup.
+ *	  Which pools may be served.  One that predates a recovery without being
+ *	  kept by WAL replay (pmi_redo.c), one replay could not apply a record
+ *	  to, and one an operating-system crash may have torn are refused until
+ *	  the index is rebuilt (pmi_reject_untrusted).  (A pool copied by a
+ *	  backup, and on a primary a torn one, is replaced by one that a
+ *	  background worker builds: pmi_fill.c.)  Pools are marked clean when the
+ *	  server shuts down.
  *
  * On storage that is not persistent memory (and in any mode but msync) a
  * pool survives process and server crashes, since its stores sit in the
@@ -14,9 +15,10 @@
  * current kernel boot when a process opens it (pool.h).  At a clean shutdown
  * the postmaster, the last process alive, writes every pool back and marks
  * it clean.  A pool still in use under an earlier boot was open when the
- * operating system stopped: no process serves it (pmi_reject_untrusted), and
- * after startup one background worker per database rebuilds its index from
- * the table with REINDEX, which gives the index a new pool.
+ * operating system stopped: no process serves it (pmi_reject_untrusted).  On
+ * a primary its first user replaces it with an empty pool that a background
+ * worker builds from the table (pmi_handle.c, pmi_fill.c); a standby does
+ * not use it, and after a promotion it is replaced the same way.
  */
 #include "pm_index.h"
 
@@ -35,11 +37,12 @@
 
 /*
  * Is the pool not provably current?  An OS crash may have torn it, its flag
- * says so (a copy, or replay could not apply a record to it), or this
- * server started in recovery and the pool predates that start without being
- * kept by WAL (its index's changes were never logged).  A WAL-logged pool
- * that predates a standby's restart is current once replay passes its
- * position (pmi_index_usable_in_recovery).
+ * says so (replay could not apply a record to it), or this server started
+ * in recovery and the pool predates that start without being kept by WAL
+ * (its index's changes were never logged).  A WAL-logged pool that predates
+ * a standby's restart is current once replay passes its position
+ * (pmi_index_plannable); a pool being built takes every change from its
+ * creation on, logged or not.
  */
 bool
 pmi_pool_untrusted(pm_pool *pool)
@@ -47,20 +50,21 @@ pmi_pool_untrusted(pm_pool *pool)
 	uint64		start_us = (uint64) (PgStartTime +
 									 (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 
-	return pool->torn || (pm_load(&pool->hdr->flags) & PM_POOL_FLAG_UNTRUSTED) != 0 ||
-		(pmi_started_from_elsewhere && pool->hdr->created_at < start_us &&
+	uint64		flags = pm_load(&pool->hdr->flags);
+
+	return pool->torn || (flags & PM_POOL_FLAG_UNTRUSTED) != 0 ||
+		((flags & PM_POOL_FLAG_BUILDING) == 0 && pmi_started_from_elsewhere &&
+		 pool->hdr->created_at < start_us &&
 		 (pmi_started_from_backup || pm_load(&pool->hdr->host_position) == 0));
 }
 
 /*
- * Mark pools untrusted, for this start and every later one: all of them (at
- * the start of recovery from a backup_label, a base backup or pg_rewind,
- * every pool there is a copy of one that changed while it was copied), or
- * those pmi_pool_untrusted refuses.  A pool that cannot be opened is refused
- * when its index is used.  Returns how many were marked.
+ * Mark the pools pmi_pool_untrusted refuses, for this start and every later
+ * one.  A pool that cannot be opened is refused when its index is used.
+ * Returns how many were marked.
  */
 int
-pmi_mark_untrusted_pools(bool all, int elevel)
+pmi_mark_untrusted_pools(int elevel)
 {
 	List	   *pools = pmi_list_pools(InvalidOid, elevel);
 	ListCell   *lc;
@@ -74,7 +78,7 @@ pmi_mark_untrusted_pools(bool all, int elevel)
 
 		if (pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
 		{
-			if (all || pmi_pool_untrusted(pool))
+			if (pmi_pool_untrusted(pool))
 			{
 				pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
 				marked++;
@@ -99,14 +103,14 @@ pmi_reject_untrusted(pm_pool *pool, const char *index_name)
 				 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
 				 errdetail("Its pool file \"%s\" was in use when the operating system stopped, "
 						   "on storage that may lose writes then.", pool->path),
-				 errhint("A background worker rebuilds it after startup; REINDEX the index to "
-						 "rebuild it now.")));
+				 errhint("A server in recovery does not use this index; after a promotion it is "
+						 "built again in the background.")));
 	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("index \"%s\" cannot be used until it is rebuilt", index_name),
-			 errdetail("Its pool file \"%s\" is a copy made by a backup, was not kept current "
-					   "by WAL replay, or replay could not apply a change to it.", pool->path),
+			 errdetail("Its pool file \"%s\" was not kept current by WAL replay, or replay "
+					   "could not apply a change to it.", pool->path),
 			 RecoveryInProgress() ?
 			 errhint("A server in recovery does not use this index; after a promotion, "
 					 "REINDEX the index.") :
@@ -147,20 +151,6 @@ pmi_trust_init(void)
 		on_proc_exit(close_pools_clean, (Datum) 0);
 }
 
-/* Is the pool of rnode torn by an OS crash (in use under another boot than boot)? */
-static bool
-pool_torn(RelFileNodeBackend rnode, uint64 boot)
-{
-	char	   *path = pmi_pool_path(rnode);
-	pm_pool_header hdr;
-	pm_error	err;
-	bool		torn;
-
-	torn = pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK && pm_header_torn(&hdr, boot);
-	pfree(path);
-	return torn;
-}
-
 /*
  * Register a background worker of this library that connects to database
  * dbid and runs function; extra (extra_len bytes, may be 0) goes to its
@@ -175,7 +165,9 @@ pmi_start_database_worker(Oid dbid, const char *function, const char *name, cons
 	Assert(extra_len <= BGW_EXTRALEN);
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	/* one started on a hot standby runs there (a build: pmi_fill.c) */
+	worker.bgw_start_time = RecoveryInProgress() ? BgWorkerStart_ConsistentState :
+		BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	worker.bgw_main_arg = ObjectIdGetDatum(dbid);
 	if (extra_len > 0)
@@ -227,102 +219,4 @@ pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void
 	}
 	PG_END_TRY();
 	return result;
-}
-
-/* Start one rebuild worker for each database that has a torn pool (the sweeper calls this). */
-void
-pmi_launch_rebuilds(void)
-{
-	uint64		boot = pm_current_boot();
-	List	   *databases = NIL;
-	ListCell   *lc;
-
-	foreach(lc, pmi_list_pools(InvalidOid, ERROR))
-	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
-
-		/* a temporary index's pool went with its relation: the sweep removed it */
-		if (!RelFileNodeBackendIsTemp(rnode) && pool_torn(rnode, boot))
-			databases = list_append_unique_oid(databases, rnode.node.dbNode);
-	}
-
-	foreach(lc, databases)
-	{
-		Oid			dbid = lfirst_oid(lc);
-		char		name[BGW_MAXLEN];
-
-		snprintf(name, sizeof(name), "pm_index rebuild of database %u", dbid);
-		if (!pmi_start_database_worker(dbid, "pmi_rebuild_main", name, "pm_index rebuild",
-									   NULL, 0, NULL))
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("pm_index: could not start a worker to rebuild the indexes of database %u "
-							"after an operating system crash", dbid),
-					 errhint("Raise max_worker_processes, or REINDEX the indexes that report "
-							 "they cannot be used until they are rebuilt.")));
-	}
-}
-
-/* REINDEX the index of rnode if its pool is still the torn one (arg: the boot). */
-static bool
-rebuild_index(RelFileNodeBackend rnode, void *arg)
-{
-	uint64		boot = *(uint64 *) arg;
-	Oid			indexid;
-	Oid			heapid;
-	Relation	index;
-	bool		still_torn;
-	char		persistence;
-	ReindexParams params = {0};
-
-	indexid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ? InvalidOid :
-								 rnode.node.spcNode, rnode.node.relNode);
-	if (!OidIsValid(indexid) || !OidIsValid(heapid = IndexGetRelation(indexid, true)))
-		return false;
-
-	/* the locks REINDEX INDEX takes, in its order */
-	LockRelationOid(heapid, ShareLock);
-	LockRelationOid(indexid, AccessExclusiveLock);
-	index = try_relation_open(indexid, NoLock);
-	if (index == NULL)
-		return false;
-	still_torn = RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) && pool_torn(rnode, boot);
-	persistence = index->rd_rel->relpersistence;
-	relation_close(index, NoLock);
-	if (!still_torn)
-		return false;
-
-	reindex_index(indexid, false, persistence, &params);
-	ereport(LOG,
-			(errmsg("pm_index: rebuilt index \"%s\" from its table",
-					get_rel_name(indexid)),
-			 errdetail("Its pool file was in use when the operating system stopped.")));
-	return true;
-}
-
-void
-pmi_rebuild_main(Datum arg)
-{
-	Oid			dbid = DatumGetObjectId(arg);
-	uint64		boot = pm_current_boot();
-	List	   *pools;
-	ListCell   *lc;
-	MemoryContext errcxt;
-
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, BGWORKER_BYPASS_ALLOWCONN);
-	errcxt = AllocSetContextCreate(TopMemoryContext, "pm_index rebuild errors", ALLOCSET_SMALL_SIZES);
-
-	pools = pmi_list_pools(dbid, ERROR);
-	foreach(lc, pools)
-	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
-
-		CHECK_FOR_INTERRUPTS();
-		if (RelFileNodeBackendIsTemp(rnode) || !pool_torn(rnode, boot))
-			continue;
-		(void) pmi_worker_index_transaction(rnode, rebuild_index, &boot,
-											"rebuilding after an operating system crash", errcxt);
-	}
-	proc_exit(0);
 }

@@ -16,6 +16,7 @@ use Time::HiRes qw(usleep);
 
 use lib "$FindBin::Bin/../lib";
 use PmNode;
+use PmTable;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -32,35 +33,14 @@ $standby->init_from_backup($primary, 'base', has_streaming => 1);
 $standby->start;
 
 # Indexes built over rows (a build's records) and indexes rows go into one by one (inserts).
-$primary->safe_psql(
-	'postgres', q{
-	CREATE TABLE t (id serial, k int4, s text, v int8, bx box);
-	CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
-	CREATE INDEX t_s ON t USING nbtree_pm (s);
-	INSERT INTO t (k, s, v, bx)
-	  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
-	         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1))
-	  FROM generate_series(1, 20000) g;
-	CREATE INDEX t_k ON t USING nbtree_pm (k);
-	CREATE INDEX t_v ON t USING phast_pm (v);
-	CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
-	ANALYZE t;
-});
+create_table($primary);
 $primary->wait_for_catchup($standby);
 
-# Each index, a condition only it serves.
-my %queries = (
-	t_id => 'id BETWEEN 100 AND 3000',
-	t_s => q{s >= 'name 2' AND s < 'name 3'},
-	t_k => 'k BETWEEN 100 AND 900',
-	t_v => 'v BETWEEN 7000 AND 70000',
-	t_bx => q{bx && box '((100,100),(400,600))'});
-
-for my $index (sort keys %queries)
+for my $index (sort keys %QUERIES)
 {
 	like(
 		$standby->safe_psql('postgres',
-			"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $queries{$index}"),
+			"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $QUERIES{$index}"),
 		qr/Index (Only )?Scan using $index/,
 		"the standby plans $index");
 }
@@ -69,46 +49,19 @@ for my $index (sort keys %queries)
 sub compare_at_pause
 {
 	my ($what) = @_;
-	$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
-	$standby->poll_query_until('postgres',
-		"SELECT pg_get_wal_replay_pause_state() = 'paused'")
-	  or die 'replay did not pause';
-	my @differ;
-	for my $index (sort keys %queries)
-	{
-		my $q = "SELECT count(*), sum(id), sum(k), sum(length(s)) FROM t WHERE $queries{$index}";
-		my $by_index = $standby->safe_psql('postgres', "$BY_INDEX$q");
-		my $by_heap = $standby->safe_psql('postgres', "$BY_HEAP$q");
-		push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
-	}
-	$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
-	is(join('; ', @differ), '', "$what: every index answers as the heap does at one replay point");
+	my $differ;
+	at_one_replay_point($standby, sub { $differ = answers_differ($standby) });
+	is($differ, '', "$what: every index answers as the heap does at one replay point");
 }
 
 compare_at_pause('after the builds');
 
 # Load: inserts, updates that move rows to new TIDs (an indexed column changes), deletes, and
 # VACUUM, which frees heap items that later inserts reuse.
-my $dir = PostgreSQL::Test::Utils::tempdir;
-PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", q{
-\set a random(1, 40000)
-INSERT INTO t (k, s, v, bx) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
-  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)));
-UPDATE t SET k = (k + 1) % 5000, v = v + 1 WHERE id = :a;
-DELETE FROM t WHERE id = (:a * 7) % 40000;
-});
-PostgreSQL::Test::Utils::append_to_file("$dir/vacuum.sql", "VACUUM t;\n");
-
 sub start_load
 {
 	my ($seconds, $out) = @_;
-	return IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '2', '-j', '2', '-T', $seconds,
-			'-f', "$dir/write.sql\@20", '-f', "$dir/vacuum.sql\@1",
-			'-h', $primary->host, '-p', $primary->port, 'postgres'
-		],
-		'>', $out, '2>', $out);
+	return start_write_load($primary, $seconds, $out);
 }
 
 my $out = '';
@@ -156,7 +109,7 @@ $primary->wait_for_catchup($standby);
 compare_at_pause('after the standby was killed during replay');
 like(
 	$standby->safe_psql('postgres',
-		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_v}"),
+		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $QUERIES{t_v}"),
 	qr/Index (Only )?Scan using t_v/,
 	'the restarted standby plans the index again');
 
@@ -180,7 +133,7 @@ $primary->safe_psql('postgres', q{UPDATE t SET k = k + 1 WHERE id % 10 = 0});
 $primary->wait_for_catchup($standby);
 like(
 	$standby->safe_psql('postgres',
-		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $queries{t_k}"),
+		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $QUERIES{t_k}"),
 	qr/Index (Only )?Scan using t_k/,
 	'after SET TABLESPACE the standby plans the moved index');
 compare_at_pause('after SET TABLESPACE and updates');

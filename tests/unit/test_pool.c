@@ -157,7 +157,7 @@ main(void)
 	uint8_t		uuid[16];
 	bool		weak;
 
-	tap_plan(54);
+	tap_plan(55);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 
 	/* create and reopen */
@@ -182,6 +182,9 @@ main(void)
 		   "root and data survive reopen");
 	tap_ok(pool->hdr->host_position == 0, "a new pool's host position is 0");
 	pm_pool_set_host_position(pool, 0x1234abcdULL);
+	pm_pool_set_flag(pool, PM_POOL_FLAG_BUILDING);
+	pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
+	pm_pool_clear_flag(pool, PM_POOL_FLAG_UNTRUSTED);
 	pm_pool_close(pool);
 
 	/* a copy made elsewhere keeps its UUID; the host position persists */
@@ -194,13 +197,17 @@ main(void)
 		o.owner.kind = PM_KIND_TEST;
 		o.mode = PM_MODE_EADR;
 		o.uuid = uuid;
-		tap_ok(pm_pool_create(copy, &o, &c, &err) == PM_OK && memcmp(c->hdr->uuid, uuid, 16) == 0,
-			   "a pool created with a given UUID has it");
+		o.flags = PM_POOL_FLAG_BUILDING;
+		tap_ok(pm_pool_create(copy, &o, &c, &err) == PM_OK && memcmp(c->hdr->uuid, uuid, 16) == 0 &&
+			   c->hdr->flags == PM_POOL_FLAG_BUILDING,
+			   "a pool created with a given UUID and flags has them");
 		pm_pool_close(c);
 		unlink(copy);
 	}
 	tap_ok(pm_pool_open(path, PM_MODE_EADR, &pool, &err) == PM_OK &&
 		   pool->hdr->host_position == 0x1234abcdULL, "the host position survives reopen");
+	tap_ok(pool->hdr->flags == PM_POOL_FLAG_BUILDING,
+		   "a flag set persists, and clearing one leaves the others");
 
 	/* grow; the new space is usable at once, through the same base address */
 	{

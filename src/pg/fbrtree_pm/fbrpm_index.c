@@ -140,33 +140,52 @@ contains_box(void *arg, const fbr_box *box, bool is_leaf)
 }
 
 /*
- * PmiAmOps.replay_entry.  The tree's insert adds an item even if an equal
- * one is there, so replay looks for it first: a record replayed again after
- * a restart adds nothing.
+ * Insert item unless the tree has it: the tree's insert adds an item even if
+ * an equal one is there, so look for it first.
  */
+static pm_errcode
+insert_once(fbr_tree *t, const fbr_item *item, pm_error *err)
+{
+	fbr_results found = {0};
+	bool		there = false;
+	pm_errcode	rc;
+
+	rc = fbr_search(t, contains_box, (void *) &item->box, &found, err);
+	for (size_t i = 0; rc == PM_OK && i < found.n && !there; i++)
+		there = fbrpm_entry_cmp(&found.items[i], item) == 0;
+	fbr_results_free(&found);
+	if (rc != PM_OK || there)
+		return rc;
+	return fbr_insert(t, item, err);
+}
+
+/* PmiAmOps.replay_entry: a record replayed again after a restart adds nothing. */
 static pm_errcode
 fbrpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
 {
 	FbrpmTrees *trees = state;
 	fbr_item	item;
 	fbr_tree   *t;
-	fbr_results found = {0};
-	bool		there = false;
-	pm_errcode	rc;
+	bool		there;
 
 	if (len != sizeof(item))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged fbrtree_pm entry has %zu bytes", len);
 	memcpy(&item, data, sizeof(item));
 	t = (item.payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial;
-	if (!insert)
-		return fbr_delete(t, &item, &there, err);
-	rc = fbr_search(t, contains_box, &item.box, &found, err);
-	for (size_t i = 0; rc == PM_OK && i < found.n && !there; i++)
-		there = fbrpm_entry_cmp(&found.items[i], &item) == 0;
-	fbr_results_free(&found);
-	if (rc != PM_OK || there)
-		return rc;
-	return fbr_insert(t, &item, err);
+	return insert ? insert_once(t, &item, err) : fbr_delete(t, &item, &there, err);
+}
+
+static void
+fbrpm_insert_entry(Relation index, void *context, void *state, const Datum *values,
+				   const bool *isnull, ItemPointer tid)
+{
+	FbrpmTrees *trees = state;
+	fbr_item	item;
+	bool		side = fbrpm_entry(context, values[0], isnull[0], tid, &item);
+	pm_error	err;
+
+	if (insert_once(side ? &trees->side : &trees->spatial, &item, &err) != PM_OK)
+		pmi_report(&err, index);
 }
 
 /* A consistent callback that accepts every box: a search of it lists a whole tree. */
@@ -271,6 +290,7 @@ const PmiAmOps fbrpm_am_ops = {
 	.entry_cmp = fbrpm_entry_cmp,
 	.entry_tid = fbrpm_entry_tid,
 	.delete_entry = fbrpm_delete_entry,
+	.insert_entry = fbrpm_insert_entry,
 	.foreach_batch = fbrpm_foreach_batch,
 	.note_entries = fbrpm_note_entries,
 	.log_entry = fbrpm_log_entry,

@@ -188,6 +188,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.entry_tid = ord_entry_tid,
 	.keep_entry = ord_keep_entry,
 	.delete_entry = ord_delete_entry,
+	.insert_entry = ord_insert_entry,
 	.foreach_batch = nbtpm_foreach_batch,
 	.note_entries = ord_note_entries,
 	.log_entry = ord_log_entry,

@@ -241,6 +241,8 @@ extern int	ord_entry_cmp(const void *a, const void *b);
 extern bool ord_entry_tid(const void *entry, ItemPointer tid);
 extern void ord_keep_entry(void *entry);
 extern bool ord_delete_entry(Relation index, void *state, const void *entry);
+extern void ord_insert_entry(Relation index, void *context, void *state, const Datum *values,
+							 const bool *isnull, ItemPointer tid);
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
 extern pm_errcode ord_replay_entry(const OrdOps *oo, void *state, bool insert, const char *data,
 								   Size len, pm_error *err);

@@ -10,10 +10,14 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-/* what ord_make_entry needs: the type keys are encoded from, and memory for a record */
+/*
+ * What ord_make_entry and ord_insert_entry need: the types keys are encoded
+ * from, and memory for a record
+ */
 typedef struct EntryContext
 {
-	OrdColumn	col;
+	OrdColumn	col;			/* the key columns */
+	OrdColumn	all;			/* ... and the included ones */
 	MemoryContext records;		/* the last entry's */
 } EntryContext;
 
@@ -22,8 +26,9 @@ ord_entry_context(Relation index)
 {
 	EntryContext *c = palloc(sizeof(EntryContext));
 
-	c->col = ord_column(index);
-	/* an entry made here is looked up or compared, which its key columns alone decide */
+	c->all = ord_column(index);
+	/* an entry made to be looked up or compared: its key columns alone decide */
+	c->col = c->all;
 	c->col.natts = c->col.nkeys;
 	c->records = AllocSetContextCreate(CurrentMemoryContext, "pm_index entry record",
 									   ALLOCSET_SMALL_SIZES);
@@ -65,6 +70,24 @@ void
 ord_keep_entry(void *entry)
 {
 	ord_key_copy(entry, CurrentMemoryContext);
+}
+
+void
+ord_insert_entry(Relation index, void *context, void *state, const Datum *values,
+				 const bool *isnull, ItemPointer tid)
+{
+	EntryContext *c = context;
+	MemoryContext old;
+	OrdKey		k;
+	pm_error	err;
+
+	MemoryContextReset(c->records);
+	old = MemoryContextSwitchTo(c->records);
+	k = ord_key_of(&c->all, values, isnull, tid);
+	MemoryContextSwitchTo(old);
+	/* the structure's insert finds an entry that is there */
+	if (ord_ops(index)->insert(state, &k, &err) != PM_OK)
+		pmi_report(&err, index);
 }
 
 bool

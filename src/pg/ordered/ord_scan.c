@@ -576,6 +576,7 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
+	pmi_scan_check_built(so->h, scan->indexRelation);
 	so->shared = scan->parallel_scan == NULL ? NULL :
 		(OrdParallelScan *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
 	if (so->bounds != NULL)

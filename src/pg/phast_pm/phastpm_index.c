@@ -181,6 +181,7 @@ const PmiAmOps phastpm_am_ops = {
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
 	.delete_entry = ord_delete_entry,
+	.insert_entry = ord_insert_entry,
 	.foreach_batch = phastpm_foreach_batch,
 	.note_entries = ord_note_entries,
 	.log_entry = ord_log_entry,

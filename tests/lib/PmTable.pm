@@ -1,0 +1,100 @@
+# The table the replication and backup tests share: one column and one index per access method
+# (nbtree_pm unique and on text, phast_pm, fbrtree_pm), a condition only each index serves, the
+# answers through every index and through the heap, and a pgbench write load over it (inserts,
+# updates that move rows, deletes, VACUUM).
+package PmTable;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use PmNode;
+
+our @EXPORT = qw(create_table %QUERIES answers_differ at_one_replay_point start_write_load);
+
+# Each index, a condition only it serves.
+our %QUERIES = (
+	t_id => 'id BETWEEN 100 AND 3000',
+	t_s => q{s >= 'name 2' AND s < 'name 3'},
+	t_k => 'k BETWEEN -1 AND 900',
+	t_v => 'v BETWEEN -7 AND 70000',
+	t_bx => q{bx && box '((100,100),(400,600))'});
+
+# Table t with 20,000 rows and its five indexes, in database postgres of the node.
+sub create_table
+{
+	my ($node) = @_;
+	$node->safe_psql(
+		'postgres', q{
+		CREATE TABLE t (id serial, k int4, s text, v int8, bx box);
+		CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
+		CREATE INDEX t_s ON t USING nbtree_pm (s);
+		INSERT INTO t (k, s, v, bx)
+		  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
+		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1))
+		  FROM generate_series(1, 20000) g;
+		CREATE INDEX t_k ON t USING nbtree_pm (k);
+		CREATE INDEX t_v ON t USING phast_pm (v);
+		CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
+		ANALYZE t;
+	});
+	return;
+}
+
+# The queries whose answer through their index differs from the heap's, as "index: a vs b".
+sub answers_differ
+{
+	my ($node) = @_;
+	my @differ;
+	for my $index (sort keys %QUERIES)
+	{
+		my $q = "SELECT count(*), sum(id), sum(k), sum(length(s)) FROM t WHERE $QUERIES{$index}";
+		my $by_index = $node->safe_psql('postgres', "$BY_INDEX$q");
+		my $by_heap = $node->safe_psql('postgres', "$BY_HEAP$q");
+		push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
+	}
+	return join('; ', @differ);
+}
+
+# Run code with replay paused if the node is a standby: one replay point for a comparison (and the
+# verifiers need it there).
+sub at_one_replay_point
+{
+	my ($node, $code) = @_;
+	my $standby = $node->safe_psql('postgres', 'SELECT pg_is_in_recovery()') eq 't';
+	if ($standby)
+	{
+		$node->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+		$node->poll_query_until('postgres', "SELECT pg_get_wal_replay_pause_state() = 'paused'")
+		  or die 'replay did not pause';
+	}
+	$code->();
+	$node->safe_psql('postgres', 'SELECT pg_wal_replay_resume()') if $standby;
+	return;
+}
+
+# pgbench writing to t on node for seconds, 2 clients; its output goes to $$out.  Returns the
+# IPC::Run harness.
+sub start_write_load
+{
+	my ($node, $seconds, $out) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", q{
+\set a random(1, 40000)
+INSERT INTO t (k, s, v, bx) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
+  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)));
+UPDATE t SET k = (k + 1) % 5000, v = v + 1 WHERE id = :a;
+DELETE FROM t WHERE id = (:a * 7) % 40000;
+});
+	PostgreSQL::Test::Utils::append_to_file("$dir/vacuum.sql", "VACUUM t;\n");
+	return IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', $seconds,
+			'-f', "$dir/write.sql\@20", '-f', "$dir/vacuum.sql\@1",
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', $out, '2>', $out);
+}
+
+1;
