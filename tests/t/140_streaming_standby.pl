@@ -124,6 +124,17 @@ my $records = $primary->safe_psql(
 like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; nbtree_pm; 1 entry$/m, 'pg_walinspect shows an insert');
 like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; fbrtree_pm; 1 entry$/m, 'of each access method');
 like($records, qr/^DELETE\|rel \d+\/\d+\/\d+; phast_pm; \d+ entr/m, 'and VACUUM\'s deletes');
+# pg_waldump, a frontend program, cannot load the library's descriptions: it lists the records
+# under the resource manager's id.
+my $after = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+my ($waldump, $waldump_err) = ('', '');
+IPC::Run::run(
+	[
+		'pg_waldump', '--path', $primary->data_dir . '/pg_wal', '--start', $before, '--end', $after,
+		'--rmgr', 'custom128'
+	],
+	'>', \$waldump, '2>', \$waldump_err);
+like($waldump, qr/^rmgr: custom128 .*len \(rec\/tot\)/m, 'pg_waldump lists the records as custom128');
 
 # SET TABLESPACE gives the index a new relfilenode: the standby copies its own pool as the primary
 # copies its (a COPY record), and goes on using the index.
