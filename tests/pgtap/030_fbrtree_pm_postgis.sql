@@ -216,6 +216,33 @@ SELECT results_eq('SELECT id FROM fg_parts WHERE ST_Intersects(geom, ST_MakeEnve
                   'SELECT id FROM gg WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
                   'and returns GiST''s rows');
 
+-- Where PostGIS estimates no rows (clustered points, a window over an area empty at ANALYZE),
+-- the default plan uses the fbrtree_pm index as it uses GiST's: the scan is costed from that
+-- estimate, not as a scan of every entry
+CREATE TABLE clu (id int, geom geometry);
+INSERT INTO clu SELECT g, ST_MakePoint(random() * 10, random() * 10) FROM generate_series(1, 30000) g;
+CREATE TABLE clu_g AS SELECT * FROM clu;
+CREATE INDEX clu_f ON clu USING fbrtree_pm (geom);
+CREATE INDEX clu_gi ON clu_g USING gist (geom);
+ANALYZE clu;
+ANALYZE clu_g;
+RESET enable_seqscan;
+CREATE FUNCTION gis_empty_area_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  pred text;
+BEGIN
+  FOREACH pred IN ARRAY ARRAY[
+      'ST_Intersects(geom, ST_MakeEnvelope(50, 50, 51, 51))', 'ST_DWithin(geom, ST_MakePoint(50, 50), 1)',
+      'geom && ST_MakeEnvelope(50, 50, 51, 51)', 'ST_Contains(ST_MakeEnvelope(50, 50, 51, 51), geom)'] LOOP
+    RETURN NEXT matches(gis_plan(format('SELECT id FROM clu_g WHERE %s', pred)), 'clu_gi',
+                        format('%s, no rows estimated: GiST is used', pred));
+    RETURN NEXT matches(gis_plan(format('SELECT id FROM clu WHERE %s', pred)), 'clu_f',
+                        format('%s, no rows estimated: fbrtree_pm is used', pred));
+  END LOOP;
+END $$;
+SELECT * FROM gis_empty_area_tests();
+SET enable_seqscan = off;
+
 -- An EMPTY's "<#>" distance is FLT_MAX: it comes at that distance, before a point farther away
 CREATE TABLE far (id int, g geometry);
 INSERT INTO far VALUES (1, 'POINT(3.4e38 3.4e38)'), (2, 'POINT EMPTY'), (3, 'POINT(0 0)'), (4, NULL);

@@ -56,8 +56,14 @@ fbrpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		nodes;
 	double		qual_op_cost;
 
+	/*
+	 * At least one entry, as genericcostestimate assumes of an index it
+	 * estimates itself: given no tuples (an estimate of 0, for a window where
+	 * there were no rows at the last ANALYZE), it would estimate them again
+	 * from the conditions, and a derived one counts as matching every row.
+	 */
 	MemSet(&costs, 0, sizeof(costs));
-	costs.numIndexTuples = index_selectivity(root, path) * index->rel->tuples;
+	costs.numIndexTuples = clamp_row_est(index_selectivity(root, path) * index->rel->tuples);
 	genericcostestimate(root, path, loop_count, &costs);
 
 	levels = ceil(log(tuples) / log(ENTRIES_PER_NODE)) + 1;
