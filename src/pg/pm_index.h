@@ -443,7 +443,6 @@ extern void pmi_registry_set_ready_xmin(int slotno, TransactionId xmin);
 extern bool pmi_registry_claim_fill(int slotno);
 
 /* pmi_planner.c */
-extern bool pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol);
 extern void pmi_planner_init(void);
 
 /* pmi_wal.c: the records of the pm_index resource manager (pmi_redo.c replays them) */

@@ -1,9 +1,10 @@
 /*
  * pmi_planner.c
- *	  What the planner sees of pm_index indexes: none on a server in
- *	  recovery (get_relation_info_hook), and index conditions that the core
- *	  planner derives only for its own index access methods, derived for
- *	  pm_index's from set_rel_pathlist_hook.
+ *	  What the planner sees of pm_index indexes: only those it may use
+ *	  (get_relation_info_hook: not while a pool is being built, and in
+ *	  recovery only those replay keeps current), and index conditions that
+ *	  the core planner derives only for its own index access methods,
+ *	  derived for pm_index's from set_rel_pathlist_hook.
  *
  * Two kinds of clause never become index conditions of a non-core access
  * method in PostgreSQL 15: a boolean column used as a condition (WHERE b,
@@ -12,7 +13,7 @@
  * function answers only for GiST, SP-GiST and BRIN.  For a base relation
  * with pm_index indexes, each access method's derive function turns such a
  * restriction or join clause into an operator condition on an index column
- * (PmiAmOps.derive_clause), and index paths are built for those
+ * or expression (PmiAmOps.derive_clause), and index paths are built for those
  * indexes with the derived conditions added.  The conditions exist only
  * while those paths are made: the original clause stays in the relation's
  * quals, so the plan still evaluates it.  Join clauses give parameterized
@@ -26,16 +27,6 @@
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
-
-bool
-pmi_is_index_column(Node *arg, RelOptInfo *rel, IndexOptInfo *index, int indexcol)
-{
-	if (IsA(arg, RelabelType))
-		arg = (Node *) ((RelabelType *) arg)->arg;
-	return IsA(arg, Var) && ((Var *) arg)->varno == rel->relid &&
-		((Var *) arg)->varattno == index->indexkeys[indexcol] && ((Var *) arg)->varattno != 0 &&
-		((Var *) arg)->varlevelsup == 0;
-}
 
 /* Is an equal condition derived already (another index on the same column)? */
 static bool

@@ -268,6 +268,19 @@ SELECT results_eq($$SELECT pg_indexam_progress_phasename((SELECT oid FROM pg_am 
                   ARRAY['initializing', 'scanning table', 'sorting entries', 'loading leaves into the pool'],
                   'CREATE INDEX progress phases');
 
+-- a boolean expression index serves the expression as a condition, as btree's does
+CREATE INDEX pm_i4_positive ON pm USING :am ((i4 > 0));
+CREATE INDEX bt_i4_positive ON bt ((i4 > 0));
+SELECT pm_compare('SELECT id FROM %I WHERE i4 > 0 ORDER BY id', 'boolean expression index: expr');
+SELECT pm_compare('SELECT id FROM %I WHERE NOT (i4 > 0) ORDER BY id', 'boolean expression index: NOT expr');
+SELECT pm_compare('SELECT id FROM %I WHERE (i4 > 0) IS FALSE ORDER BY id', 'boolean expression index: IS FALSE');
+DROP INDEX pm_i4; DROP INDEX bt_i4;
+SELECT matches(pm_plan('SELECT id FROM pm WHERE i4 > 0'), 'pm_i4_positive',
+               'the boolean expression index serves the expression');
+SELECT matches(pm_plan('SELECT id FROM pm WHERE (i4 > 0) IS FALSE'), 'pm_i4_positive',
+               'and IS FALSE of it');
+SELECT matches(pm_plan('SELECT id FROM bt WHERE (i4 > 0) IS FALSE'), 'bt_i4_positive', 'as btree''s does');
+
 -- empty table, then rows
 CREATE TABLE empty_t (k int8);
 CREATE INDEX empty_k ON empty_t USING :am (k);

@@ -203,6 +203,27 @@ SELECT matches(gis_plan('SELECT id FROM fg WHERE ST_Intersects(geom, ST_MakeEnve
 SELECT gis_compare('SELECT id FROM %I WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) ORDER BY id',
                    'ST_Intersects rows with two indexes on the column');
 DROP INDEX fg_geom2;
+-- an expression index: ST_* predicates on the expression get its index conditions, as GiST's do
+CREATE INDEX fg_centroid ON fg USING fbrtree_pm (ST_Centroid(geom));
+CREATE INDEX gg_centroid ON gg USING gist (ST_Centroid(geom));
+CREATE FUNCTION gis_expression_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  pred text;
+BEGIN
+  FOREACH pred IN ARRAY ARRAY[
+      'ST_Intersects(ST_Centroid(geom), ST_MakeEnvelope(20, 20, 30, 28))',
+      'ST_DWithin(ST_Centroid(geom), ST_MakePoint(50, 50), 4)',
+      'ST_Within(ST_Centroid(geom), ST_MakeEnvelope(10, 10, 40, 40))'] LOOP
+    RETURN NEXT matches(gis_plan(format('SELECT id FROM gg WHERE %s', pred)), 'gg_centroid',
+                        format('%s uses the GiST expression index', pred));
+    RETURN NEXT matches(gis_plan(format('SELECT id FROM fg WHERE %s', pred)), 'fg_centroid',
+                        format('%s uses the fbrtree_pm expression index', pred));
+    RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE %s ORDER BY id', pred), format('%s rows', pred));
+  END LOOP;
+END $$;
+SELECT * FROM gis_expression_tests();
+DROP INDEX fg_centroid;
+DROP INDEX gg_centroid;
 -- partitions: each partition's fbrtree_pm index serves the ST_* predicate
 CREATE TABLE fg_parts (id int, geom geometry) PARTITION BY RANGE (id);
 CREATE TABLE fg_p1 PARTITION OF fg_parts FOR VALUES FROM (0) TO (6000);

@@ -114,9 +114,10 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
 		return NULL;
-	if (pmi_is_index_column(linitial(call->args), rel, index, 0))
+	/* the index's column, or its expression (ST_Transform(geom, 3857), ST_Centroid(area)) */
+	if (match_index_to_operand(linitial(call->args), 0, index))
 		col = 0;
-	else if (pmi_is_index_column(lsecond(call->args), rel, index, 0))
+	else if (match_index_to_operand(lsecond(call->args), 0, index))
 		col = 1;
 	else
 		return NULL;

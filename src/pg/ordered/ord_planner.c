@@ -16,6 +16,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
 
@@ -41,9 +42,9 @@ ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Restr
 		column = (Node *) ((BooleanTest *) clause)->arg;
 		value = ((BooleanTest *) clause)->booltesttype == IS_TRUE;
 	}
-	/* the boolean key column it is */
+	/* the boolean key column (or expression) it is */
 	for (col = 0; col < index->nkeycolumns; col++)
-		if (index->opcintype[col] == BOOLOID && pmi_is_index_column(column, rel, index, col))
+		if (index->opcintype[col] == BOOLOID && match_index_to_operand(column, col, index))
 			break;
 	if (col == index->nkeycolumns)
 		return NULL;
