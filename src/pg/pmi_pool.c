@@ -319,6 +319,15 @@ mapping_may_be_stale(const PoolCacheEntry *e)
 	return e->revalidate || e->pool->torn;
 }
 
+/* Is the file at path still the one e maps? */
+static bool
+mapping_is_of_file(const PoolCacheEntry *e, const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino;
+}
+
 /*
  * Open (map) the pool of an index, or return this backend's open mapping of
  * it.  A mapping is re-checked against the file when it may be stale
@@ -344,7 +353,7 @@ pmi_pool_open(Relation index)
 		if (!mapping_may_be_stale(e))
 			return e->pool;
 		path = pmi_pool_path(rnode);
-		if (stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+		if (mapping_is_of_file(e, path))
 		{
 			e->revalidate = false;
 			pfree(path);
@@ -396,8 +405,7 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 	if (e != NULL && e->pool != NULL)
 	{
 		/* a torn pool's file is replaced by its first user; no handle maps a torn pool */
-		if (!e->pool->torn ||
-			(stat(path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino))
+		if (!e->pool->torn || mapping_is_of_file(e, path))
 			return e->pool;
 		cached_pool_close(e->pool);
 		e->pool = NULL;
