@@ -22,8 +22,13 @@
 #include "pm_index.h"
 
 #include "access/xlog.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/rel.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
@@ -40,6 +45,52 @@ derived_already(List *derived, RestrictInfo *d)
 	return false;
 }
 
+static List *derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers,
+						List *clauses);
+
+/*
+ * An OR of clauses: the OR of what each arm yields (an arm that yields
+ * nothing stands as it is), so that a BitmapOr of index scans can serve it
+ * as it serves GiST's or btree's derived conditions.  An arm that is an AND
+ * yields the AND of what its members yield.  NULL if no arm yields anything.
+ */
+static RestrictInfo *
+derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, RestrictInfo *rinfo)
+{
+	List	   *arms = NIL;
+	bool		any = false;
+	ListCell   *lc;
+	RestrictInfo *derived;
+
+	foreach(lc, ((BoolExpr *) rinfo->orclause)->args)
+	{
+		Node	   *arm = lfirst(lc);
+		List	   *members = is_andclause(arm) ? ((BoolExpr *) arm)->args : list_make1(arm);
+		List	   *yielded = derive_all(root, rel, indexes, derivers, members);
+		List	   *clauses = NIL;
+		ListCell   *ly;
+
+		if (yielded == NIL)
+		{
+			arms = lappend(arms, IsA(arm, RestrictInfo) ? (Node *) ((RestrictInfo *) arm)->clause : arm);
+			continue;
+		}
+		any = true;
+		foreach(ly, yielded)
+			clauses = lappend(clauses, ((RestrictInfo *) lfirst(ly))->clause);
+		arms = lappend(arms, make_ands_explicit(clauses));
+	}
+	if (!any)
+		return NULL;
+	derived = make_restrictinfo(root, make_orclause(arms), rinfo->is_pushed_down,
+								rinfo->outerjoin_delayed, false, rinfo->security_level,
+								rinfo->required_relids, rinfo->outer_relids,
+								rinfo->nullable_relids);
+	/* redundant with the original clause: selectivity 1 (clausesel.c) */
+	derived->norm_selec = derived->outer_selec = 2.0;
+	return derived;
+}
+
 static List *
 derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, List *clauses)
 {
@@ -50,10 +101,22 @@ derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Li
 
 	foreach(lc, clauses)
 	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (!IsA(rinfo, RestrictInfo))
+			continue;
+		if (restriction_is_or_clause(rinfo))
+		{
+			RestrictInfo *d = derive_or(root, rel, indexes, derivers, rinfo);
+
+			if (d != NULL && !derived_already(out, d))
+				out = lappend(out, d);
+			continue;
+		}
 		forboth(li, indexes, ld, derivers)
 		{
 			PmiDeriveClause derive = (PmiDeriveClause) lfirst(ld);
-			RestrictInfo *d = derive(root, rel, lfirst(li), lfirst(lc));
+			RestrictInfo *d = derive(root, rel, lfirst(li), rinfo);
 
 			if (d != NULL && !derived_already(out, d))
 				out = lappend(out, d);
@@ -120,7 +183,8 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 /*
  * The planner sees a pm_index index only when it may be used
  * (pmi_index_plannable): not while a background build fills its pool, and
- * on a hot standby only when replay keeps its pool current.
+ * on a hot standby only when replay keeps its pool current.  A partial
+ * index's entry count is the one recorded in pg_class.
  */
 static void
 pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
@@ -145,6 +209,17 @@ pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 		}
 		irel = index_open(index->indexoid, NoLock);
 		usable = pmi_index_plannable(irel, &transient);
+
+		/*
+		 * A partial index's entry count: the core planner estimates it from
+		 * the index's pages and their density (plancat.c
+		 * estimate_rel_size), and these entries are in a pool, not pages:
+		 * it would be 0, so that every scan of the index seemed to return
+		 * all of it.  The count of the last build or VACUUM stands in.
+		 */
+		if (index->indpred != NIL)
+			index->tuples = irel->rd_rel->reltuples >= 0 ?
+				Min(irel->rd_rel->reltuples, rel->tuples) : rel->tuples;
 		index_close(irel, NoLock);
 		if (usable)
 			keep = lappend(keep, index);

@@ -1,16 +1,16 @@
 -- The differential oracle for fbrtree_pm (after tests/diff/common.sql).
 --
--- For every operator class of fbrtree_pm (box, point, and with pm_index_postgis geometry),
--- pm_diff.fbr_<type> holds the type's boundary values (EMPTY geometries, huge and tiny
--- coordinates, infinities, degenerate boxes), NULLs, a run of one duplicate and random values
--- under an fbrtree_pm index, pm_diff.gist_<type> the same rows under GiST.  Every search
--- operator of the class (from the catalogs) is applied to boundary and random values of its
--- right-hand type through index and bitmap scans (and index-only scans of points); every
--- ordering operator orders the whole table and a LIMIT from boundary and random points; for
--- geometry every PostGIS predicate that the index serves (ST_Intersects and the rest, both
--- argument orders, and ST_DWithin).  Answers must equal a sequential scan's; GiST's are
--- compared too, and where GiST differs from the sequential scan that is recorded as
--- 'builtin differs' (not a failure of fbrtree_pm).
+-- For every operator class of fbrtree_pm (box, point, circle, polygon, and with
+-- pm_index_postgis geometry), pm_diff.fbr_<type> holds the type's boundary values (EMPTY
+-- geometries, huge and tiny coordinates, infinities, degenerate boxes), NULLs, a run of one
+-- duplicate and random values under an fbrtree_pm index, pm_diff.gist_<type> the same rows
+-- under GiST.  Every search operator of the class (from the catalogs) is applied to boundary
+-- and random values of its right-hand type through index and bitmap scans (and index-only
+-- scans of points); every ordering operator orders the whole table and a LIMIT from boundary
+-- and random points; for geometry every PostGIS predicate that the index serves (ST_Intersects
+-- and the rest, both argument orders, the distance predicates, and ORs of them).  Answers must
+-- equal a sequential scan's; GiST's are compared too, and where GiST differs from the
+-- sequential scan that is recorded as 'builtin differs' (not a failure of fbrtree_pm).
 
 -- Boundary values of a type that both fbrtree_pm and GiST can hold, as literals.
 CREATE FUNCTION pm_diff.fbr_edges(t regtype) RETURNS text[]
@@ -22,6 +22,13 @@ LANGUAGE sql IMMUTABLE AS $$
     WHEN 'point' THEN
       '{"(0,0)","(-0,-0)","(1,1)","(5,5)","(1e-320,0)","(3.4e38,3.4e38)","(-3.4e38,3.4e38)",'
       '"(50,50)"}'::text[]
+    WHEN 'circle' THEN
+      '{"<(0,0),0>","<(0,0),1>","<(5,5),5>","<(-1,-1),0.5>","<(1e-40,1e-40),1e-40>",'
+      '"<(3.4e38,0),1>","<(0,0),1e30>","<(50,50),10>"}'::text[]
+    WHEN 'polygon' THEN
+      '{"((0,0))","((0,0),(1,1))","((0,0),(10,0),(10,10),(0,10))","((0,0),(10,0),(0,10))",'
+      '"((1e-40,0),(0,1e-40),(0,0))","((-1e30,-1e30),(1e30,-1e30),(1e30,1e30))",'
+      '"((3.4e38,3.4e38),(-3.4e38,3.4e38),(0,-3.4e38))","((50,50),(60,50),(60,60))"}'::text[]
     WHEN 'geometry' THEN
       '{"POINT EMPTY","POLYGON EMPTY","LINESTRING EMPTY","GEOMETRYCOLLECTION EMPTY","POINT(0 0)",'
       '"POINT(1 1)","POINT(3.4e38 3.4e38)","POINT(-3.4e38 -3.4e38)","POINT(1e300 1e300)",'
@@ -61,6 +68,11 @@ BEGIN
       RETURN format('(%s,%s),(%s,%s)', x + w, y + h, x, y);
     WHEN 'point' THEN
       RETURN format('(%s,%s)', x, y);
+    WHEN 'circle' THEN
+      RETURN format('<(%s,%s),%s>', x, y, w);
+    WHEN 'polygon' THEN
+      RETURN CASE WHEN random() < 0.5 THEN format('((%s,%s),(%s,%s),(%s,%s))', x, y, x + w, y, x, y + h)
+             ELSE format('((%1$s,%2$s),(%3$s,%2$s),(%3$s,%4$s),(%1$s,%4$s))', x, y, x + w, y + h) END;
     ELSE
       RETURN CASE WHEN random() < 0.5 THEN format('POINT(%s %s)', x, y)
              ELSE format('POLYGON((%1$s %2$s,%3$s %2$s,%3$s %4$s,%1$s %4$s,%1$s %2$s))', x, y,
@@ -153,7 +165,8 @@ BEGIN
   END LOOP;
   IF pm_diff.tname(t) = 'geometry' THEN
     FOREACH f IN ARRAY ARRAY['ST_Intersects', 'ST_Touches', 'ST_Crosses', 'ST_Overlaps', 'ST_Contains',
-                             'ST_ContainsProperly', 'ST_Covers', 'ST_Within', 'ST_CoveredBy', 'ST_Equals'] LOOP
+                             'ST_ContainsProperly', 'ST_Covers', 'ST_Within', 'ST_CoveredBy', 'ST_Equals',
+                             'ST_OrderingEquals', 'ST_3DIntersects'] LOOP
       FOR v IN SELECT unnest(pm_diff.fbr_query_edges(t))
                UNION ALL SELECT pm_diff.fbr_random_value(t) FROM generate_series(1, nrandom) LOOP
         PERFORM pm_diff.fbr_check(format('SELECT id::text FROM %%1$s WHERE %s(v, %s)', f, pm_diff.lit(v, t)),
@@ -163,8 +176,17 @@ BEGIN
       END LOOP;
     END LOOP;
     FOR v IN SELECT unnest(pm_diff.fbr_edges(t)) LOOP
-      PERFORM pm_diff.fbr_check(format('SELECT id::text FROM %%1$s WHERE ST_DWithin(v, %s, 5)', pm_diff.lit(v, t)),
-                                t, 'text', rows_shapes);
+      FOREACH f IN ARRAY ARRAY['ST_DWithin', 'ST_DFullyWithin', 'ST_3DDWithin', 'ST_3DDFullyWithin'] LOOP
+        PERFORM pm_diff.fbr_check(format('SELECT id::text FROM %%1$s WHERE %s(v, %s, 5)', f, pm_diff.lit(v, t)),
+                                  t, 'text', rows_shapes);
+      END LOOP;
+    END LOOP;
+    -- an OR of predicates: a BitmapOr over the index, as over GiST
+    FOR i IN 1 .. nrandom LOOP
+      PERFORM pm_diff.fbr_check(format('SELECT id::text FROM %%1$s WHERE ST_Intersects(v, %s) OR ST_DWithin(v, %s, 3)',
+                                       pm_diff.lit(pm_diff.fbr_random_value(t), t),
+                                       pm_diff.lit(pm_diff.fbr_random_value(t), t)),
+                                t, 'text', ARRAY['bitmap']);
     END LOOP;
   END IF;
   PERFORM pm_diff.fbr_check('SELECT id::text FROM %1$s WHERE v IS NULL', t, 'text', rows_shapes);

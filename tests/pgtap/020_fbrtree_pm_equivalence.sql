@@ -118,6 +118,70 @@ SELECT lives_ok('SELECT fbrtree_pm_check(''fb_b'', true)', 'fbrtree_pm_check of 
 SELECT lives_ok('SELECT fbrtree_pm_check(''fb_p'', true)', 'fbrtree_pm_check of the points');
 SELECT is((SELECT entries FROM pm_index_stats('fb_p')), (SELECT count(*) FROM fb), 'pm_index_stats counts every row');
 
+-- circles and polygons (GiST's circle_ops and poly_ops): entries are bounding boxes, each
+-- rechecked; inserts after the build, deletes and VACUUM; KNN with rechecked distances; points
+-- inside a polygon or a circle (point_ops)
+CREATE TABLE shapes_f (id int, c circle, pg polygon);
+INSERT INTO shapes_f
+SELECT g, CASE WHEN g % 31 = 0 THEN NULL ELSE circle(point(x, y), w) END,
+       CASE WHEN g % 37 = 0 THEN NULL WHEN g % 2 = 0 THEN polygon(box(point(x, y), point(x + w, y + h)))
+            ELSE format('((%s,%s),(%s,%s),(%s,%s))', x, y, x + w, y, x, y + h)::polygon END
+  FROM (SELECT g, floor(random() * 400) / 4 AS x, floor(random() * 400) / 4 AS y,
+               floor(random() * 20) / 4 AS w, floor(random() * 20) / 4 + 0.25 AS h
+          FROM generate_series(1, 8000) g) s;
+CREATE TABLE shapes_g AS SELECT * FROM shapes_f;
+CREATE INDEX shapes_fc ON shapes_f USING fbrtree_pm (c);
+CREATE INDEX shapes_fp ON shapes_f USING fbrtree_pm (pg);
+CREATE INDEX shapes_gc ON shapes_g USING gist (c);
+CREATE INDEX shapes_gp ON shapes_g USING gist (pg);
+INSERT INTO shapes_f SELECT id + 8000, circle(center(c), radius(c) + 1), pg FROM shapes_f WHERE id <= 2000;
+INSERT INTO shapes_g SELECT id + 8000, circle(center(c), radius(c) + 1), pg FROM shapes_g WHERE id <= 2000;
+DELETE FROM shapes_f WHERE id % 5 = 0;
+DELETE FROM shapes_g WHERE id % 5 = 0;
+VACUUM ANALYZE shapes_f;
+VACUUM ANALYZE shapes_g;
+CREATE FUNCTION fbr_shape_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  op text;
+  q text;
+BEGIN
+  FOREACH op IN ARRAY ARRAY['<<','&<','&&','&>','>>','~=','@>','<@','&<|','<<|','|>>','|&>'] LOOP
+    FOREACH q IN ARRAY ARRAY['<(50,50),5>', '<(10.25,20),0>', '<(0,0),1000>', '<(-50,-50),1>'] LOOP
+      RETURN NEXT results_eq(format('SELECT id FROM shapes_f WHERE c %s %L::circle ORDER BY id', op, q),
+                             format('SELECT id FROM shapes_g WHERE c %s %L::circle ORDER BY id', op, q),
+                             format('circle %s %s', op, q));
+    END LOOP;
+    FOREACH q IN ARRAY ARRAY['((50,50),(60,50),(50,65))', '((10,10),(10,10))', '((0,0),(100,0),(100,100),(0,100))'] LOOP
+      RETURN NEXT results_eq(format('SELECT id FROM shapes_f WHERE pg %s %L::polygon ORDER BY id', op, q),
+                             format('SELECT id FROM shapes_g WHERE pg %s %L::polygon ORDER BY id', op, q),
+                             format('polygon %s %s', op, q));
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT * FROM fbr_shape_tests();
+SELECT matches(fbr_plan('SELECT id FROM shapes_f WHERE c && ''<(50,50),5>'''), 'shapes_fc',
+               'circle && uses fbrtree_pm');
+SELECT matches(fbr_plan('SELECT id FROM shapes_f WHERE pg @> ''((50,50),(51,50),(50,51))'''), 'shapes_fp',
+               'polygon @> uses fbrtree_pm');
+SELECT matches(fbr_plan('SELECT id FROM shapes_f ORDER BY c <-> ''(50,50)''::point LIMIT 5'),
+               'Index Scan using shapes_fc', 'circle KNN is an fbrtree_pm scan');
+SELECT results_eq('SELECT c <-> ''(50,50)''::point FROM shapes_f WHERE c IS NOT NULL ORDER BY c <-> ''(50,50)''::point',
+                  'SELECT c <-> ''(50,50)''::point FROM shapes_g WHERE c IS NOT NULL ORDER BY c <-> ''(50,50)''::point',
+                  'circle KNN: GiST''s distances in GiST''s order');
+SELECT results_eq('SELECT pg <-> ''(33,77)''::point FROM shapes_f ORDER BY pg <-> ''(33,77)''::point LIMIT 50',
+                  'SELECT pg <-> ''(33,77)''::point FROM shapes_g ORDER BY pg <-> ''(33,77)''::point LIMIT 50',
+                  'polygon KNN: GiST''s distances');
+SELECT results_eq('SELECT id FROM fb WHERE p <@ ''((50,50),(90,50),(50,120))''::polygon ORDER BY id',
+                  'SELECT id FROM gi WHERE p <@ ''((50,50),(90,50),(50,120))''::polygon ORDER BY id',
+                  'point <@ polygon');
+SELECT results_eq('SELECT id FROM fb WHERE p <@ ''<(100,100),20>''::circle ORDER BY id',
+                  'SELECT id FROM gi WHERE p <@ ''<(100,100),20>''::circle ORDER BY id',
+                  'point <@ circle');
+SELECT matches(fbr_plan('SELECT id FROM fb WHERE p <@ ''<(100,100),20>''::circle'), 'fb_p',
+               'point <@ circle uses fbrtree_pm');
+SELECT lives_ok('SELECT fbrtree_pm_check(''shapes_fc'', true)', 'fbrtree_pm_check of circles');
+SELECT lives_ok('SELECT fbrtree_pm_check(''shapes_fp'', true)', 'fbrtree_pm_check of polygons');
+
 -- an empty index, then rows
 CREATE TABLE empty_t (p point);
 CREATE INDEX empty_p ON empty_t USING fbrtree_pm (p);

@@ -1,6 +1,7 @@
 -- fbrtree_pm on PostGIS geometry returns exactly GiST's rows: the 12 search operators of
 -- gist_geometry_ops_2d, KNN with <-> and <#> in GiST's order, points, polygons, lines,
--- EMPTY and NULL geometries, index-only scans of geometry(Point, srid), SRID mismatches.
+-- EMPTY and NULL geometries, index-only scans of geometry(Point, srid), SRID mismatches; the
+-- ST_* predicates, their ORs, joins and partial indexes get fbrtree_pm index conditions.
 -- Two identical tables, one indexed with fbrtree_pm and one with GiST.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
@@ -178,7 +179,11 @@ BEGIN
       'ST_Covers(ST_MakeEnvelope(10, 10, 40, 40), geom)', 'ST_CoveredBy(geom, ST_MakeEnvelope(10, 10, 40, 40))',
       'ST_Touches(geom, ST_MakeEnvelope(10, 10, 40, 40))', 'ST_Crosses(geom, ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint(99, 80)))',
       'ST_Overlaps(geom, ST_Buffer(ST_MakePoint(60, 30), 5))', 'ST_Equals(geom, ST_MakeEnvelope(10, 10, 12, 12))',
-      'ST_ContainsProperly(ST_MakeEnvelope(10, 10, 40, 40), geom)'] LOOP
+      'ST_ContainsProperly(ST_MakeEnvelope(10, 10, 40, 40), geom)',
+      'ST_DFullyWithin(geom, ST_MakePoint(50, 50), 6)', 'ST_OrderingEquals(geom, ST_MakeEnvelope(10, 10, 12, 12))',
+      'ST_3DIntersects(geom, ST_MakeEnvelope(20, 20, 30, 28))', 'ST_3DDWithin(geom, ST_MakePoint(50, 50), 4)',
+      'ST_3DDFullyWithin(ST_MakePoint(50, 50), geom, 6)',
+      'ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) OR ST_DWithin(geom, ST_MakePoint(70, 70), 3)'] LOOP
     RETURN NEXT matches(gis_plan(format('SELECT id FROM fg WHERE %s', pred)), 'fg_geom',
                         format('%s uses fbrtree_pm', pred));
     RETURN NEXT gis_compare(format('SELECT id FROM %%I WHERE %s ORDER BY id', pred), format('%s rows', pred));
@@ -190,6 +195,22 @@ BEGIN
   END LOOP;
 END $$;
 SELECT * FROM gis_st_tests();
+SELECT matches(gis_plan('SELECT id FROM fg WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) OR ST_DWithin(geom, ST_MakePoint(70, 70), 3)'),
+               'BitmapOr.*Bitmap Index Scan on fg_geom.*Bitmap Index Scan on fg_geom',
+               'an OR of ST_* predicates is a BitmapOr of fbrtree_pm scans');
+-- a partial index: the derived condition on the rows its predicate admits, as GiST's gets
+CREATE TABLE half_f AS SELECT * FROM fg;
+CREATE TABLE half_g AS SELECT * FROM fg;
+CREATE INDEX half_fi ON half_f USING fbrtree_pm (geom) WHERE id % 2 = 0;
+CREATE INDEX half_gi ON half_g USING gist (geom) WHERE id % 2 = 0;
+ANALYZE half_f;
+ANALYZE half_g;
+SELECT matches(gis_plan('SELECT id FROM half_g WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) AND id % 2 = 0'),
+               'half_gi.*Index Cond: \(geom && ', 'partial index: GiST''s gets an index condition');
+SELECT matches(gis_plan('SELECT id FROM half_f WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) AND id % 2 = 0'),
+               'half_fi.*Index Cond: \(geom && ', 'partial index: fbrtree_pm''s gets one too');
+SELECT gis_compare('SELECT id FROM %I WHERE ST_Intersects(geom, ST_MakeEnvelope(20, 20, 30, 28)) AND id %% 2 = 0 ORDER BY id',
+                   'partial index rows', 'half_f', 'half_g');
 SELECT matches(gis_plan('SELECT r.id, f.id FROM roads r JOIN fg f ON ST_Intersects(r.geom, f.geom)'),
                'Nested Loop.*Index Scan using fg_geom on fg f.*Index Cond: \(geom && r\.geom\)',
                'a join on ST_Intersects is a parameterized fbrtree_pm scan');

@@ -31,7 +31,9 @@
 
 /* point <@ box: GiST's number for it in point_ops (its box group's <@) */
 #define FBRPM_POINT_IN_BOX_STRATEGY 28
-#define FBRPM_DISTANCE_STRATEGY 15		/* box and point: <-> point */
+#define FBRPM_POINT_IN_POLYGON_STRATEGY 48
+#define FBRPM_POINT_IN_CIRCLE_STRATEGY 68
+#define FBRPM_DISTANCE_STRATEGY 15		/* built-in types: <-> point */
 #define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <-> */
 #define FBRPM_BOX_DISTANCE_STRATEGY 14	/* PostGIS: <#> */
 
@@ -51,7 +53,8 @@ typedef enum FbrpmKind
 {
 	FBRPM_BOX,					/* box: stored exactly, the operators' own functions decide */
 	FBRPM_POINT,				/* point: likewise */
-	FBRPM_BOUNDED				/* a bounding box per value (PostGIS geometry): recheck */
+	FBRPM_SHAPE,				/* circle, polygon: a bounding box per value, entries rechecked */
+	FBRPM_BOUNDED				/* a bounding box per value, operators on boxes (PostGIS geometry) */
 } FbrpmKind;
 
 /* What a scan, an insert or a check needs to know of the index's operator class. */
@@ -97,6 +100,7 @@ typedef struct FbrpmOrderBy
 
 /* fbrpm_key.c */
 extern void fbrpm_opclass(Relation index, FbrpmOpclass *oc);
+extern bool fbrpm_type_is_geography(Oid type);
 extern bool fbrpm_can_return(const FbrpmOpclass *oc);
 extern bool fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid,
 						fbr_item *item);
@@ -112,6 +116,7 @@ extern double fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, con
 							 bool is_leaf);
 extern double fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *isnull);
 extern bool fbrpm_exact_distances(const FbrpmOpclass *oc);
+extern bool fbrpm_exact_entries(const FbrpmOpclass *oc);
 extern void fbrpm_side_box(ItemPointer tid, fbr_box *box);
 extern uint64 fbrpm_payload(ItemPointer tid);
 extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);

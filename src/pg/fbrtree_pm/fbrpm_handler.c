@@ -44,7 +44,7 @@ fbrpm_phasename(int64 phasenum)
 	}
 }
 
-/* Boxes and points are stored exactly; bounded types only for columns of points. */
+/* Boxes and points are stored exactly; bounded types only for columns of points; shapes never. */
 bool
 fbrpm_canreturn(Relation index, int attno)
 {
@@ -60,6 +60,14 @@ strategy_known(Oid coltype, const Form_pg_amop op)
 {
 	StrategyNumber s = op->amopstrategy;
 
+	if (coltype == CIRCLEOID || coltype == POLYGONOID)
+	{
+		/* GiST's circle_ops and poly_ops */
+		if (op->amoppurpose == AMOP_ORDER)
+			return s == FBRPM_DISTANCE_STRATEGY && op->amoprighttype == POINTOID;
+		return s >= RTLeftStrategyNumber && s <= RTOverAboveStrategyNumber &&
+			op->amoprighttype == coltype;
+	}
 	if (coltype != BOXOID && coltype != POINTOID)
 	{
 		/* bounded: PostGIS's 2-D numbering, both sides of the column's type */
@@ -86,6 +94,10 @@ strategy_known(Oid coltype, const Form_pg_amop op)
 			return op->amoprighttype == POINTOID;
 		case FBRPM_POINT_IN_BOX_STRATEGY:
 			return op->amoprighttype == BOXOID;
+		case FBRPM_POINT_IN_POLYGON_STRATEGY:
+			return op->amoprighttype == POLYGONOID;
+		case FBRPM_POINT_IN_CIRCLE_STRATEGY:
+			return op->amoprighttype == CIRCLEOID;
 		default:
 			return false;
 	}
@@ -111,7 +123,7 @@ support_known(Oid coltype, const Form_pg_amproc proc)
 /*
  * Validate an operator class: every operator a known strategy for its kind
  * (GiST's numbers), searches returning bool, distance orderings float8.
- * box and point take no support functions; any other type needs support
+ * box, point, circle and polygon take no support functions; any other type needs support
  * function 1 (value -> box) and may have 2 and 3 (index-only points).
  */
 bool
@@ -131,7 +143,8 @@ fbrpm_validate(Oid opclassoid)
 		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
 	classform = (Form_pg_opclass) GETSTRUCT(classtup);
 	opclassname = NameStr(classform->opcname);
-	bounded = classform->opcintype != BOXOID && classform->opcintype != POINTOID;
+	bounded = classform->opcintype != BOXOID && classform->opcintype != POINTOID &&
+		classform->opcintype != CIRCLEOID && classform->opcintype != POLYGONOID;
 	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
 	for (int i = 0; i < oprlist->n_members; i++)
 	{

@@ -6,14 +6,22 @@
  *	  leaf entry.  Strategy numbers are GiST's, so the operator classes read
  *	  like GiST's box_ops, point_ops and PostGIS's gist_geometry_ops_2d.
  *
- * Three kinds of operator class:
+ * Four kinds of operator class:
  *
  * - box and point (built in): values are stored exactly.  A leaf entry is
  *   decided by the operator's own function on the rebuilt value, so results
  *   are exactly the operator's, fuzzy comparisons (geo_decls.h EPSILON)
  *   included; a node by the R-tree rule for the strategy ("could a box
  *   inside this one satisfy the operator?"), written with the same fuzzy
- *   box functions.  KNN distances are the operator's: no recheck.
+ *   box functions.  KNN distances are the operator's: no recheck.  A point
+ *   <@ polygon or circle key tests nodes against the argument's bounding
+ *   box and leaf entries with the operator.
+ *
+ * - circle and polygon (built in, "shapes"): an entry is the value's
+ *   bounding box.  Nodes and leaf entries alike pass the R-tree rule on
+ *   that box, as GiST's circle_ops and poly_ops decide, and the executor
+ *   rechecks every leaf entry with the operator; KNN returns box distances
+ *   as lower bounds, rechecked.
  *
  * - bounded (any other type, such as PostGIS geometry): support function 1
  *   gives a value's bounding box (NULL for an empty value).  The operators
@@ -33,12 +41,14 @@
 #include <math.h>
 
 #include "access/stratnum.h"
-#include "catalog/pg_type_d.h"
+#include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/geo_decls.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 /* PostGIS's type modifier: SRID in bits 8..28 (signed), geometry type in bits 2..7, Z, M */
 #define GEOM_TYPMOD_SRID(t)		((((t) & 0x0FFFFF00) - ((t) & 0x10000000)) >> 8)
@@ -59,6 +69,8 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 		oc->kind = FBRPM_BOX;
 	else if (oc->type == POINTOID)
 		oc->kind = FBRPM_POINT;
+	else if (oc->type == CIRCLEOID || oc->type == POLYGONOID)
+		oc->kind = FBRPM_SHAPE;
 	else
 	{
 		oc->kind = FBRPM_BOUNDED;
@@ -83,10 +95,34 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 	}
 }
 
+/*
+ * Is the type PostGIS's geography?  Its boxes are geocentric, 3-D whatever
+ * the values' dimensions, and PostGIS indexes fewer predicates on it.
+ */
+bool
+fbrpm_type_is_geography(Oid type)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+	bool		result;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	result = strcmp(NameStr(((Form_pg_type) GETSTRUCT(tup))->typname), "geography") == 0;
+	ReleaseSysCache(tup);
+	return result;
+}
+
 bool
 fbrpm_can_return(const FbrpmOpclass *oc)
 {
-	return oc->kind != FBRPM_BOUNDED || oc->points;
+	return oc->kind == FBRPM_BOX || oc->kind == FBRPM_POINT || oc->points;
+}
+
+/* Does a leaf entry's answer stand without the executor's recheck? */
+bool
+fbrpm_exact_entries(const FbrpmOpclass *oc)
+{
+	return oc->kind != FBRPM_SHAPE;
 }
 
 static void
@@ -122,6 +158,22 @@ datum_box(const FbrpmOpclass *oc, Oid argtype, Datum value, fbr_box *box)
 	if (argtype == BOXOID)
 	{
 		from_pg_box(DatumGetBoxP(value), box);
+		return true;
+	}
+	if (argtype == POLYGONOID)
+	{
+		from_pg_box(&DatumGetPolygonP(value)->boundbox, box);
+		return true;
+	}
+	if (argtype == CIRCLEOID)
+	{
+		CIRCLE	   *c = DatumGetCircleP(value);
+
+		/* as GiST's circle_ops: the centre plus and minus the radius */
+		box->xmin = float8_mi(c->center.x, c->radius);
+		box->xmax = float8_pl(c->center.x, c->radius);
+		box->ymin = float8_mi(c->center.y, c->radius);
+		box->ymax = float8_pl(c->center.y, c->radius);
 		return true;
 	}
 	else
@@ -201,6 +253,9 @@ fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
 				to_pg_box(box, b);
 				return BoxPGetDatum(b);
 			}
+		case FBRPM_SHAPE:
+			elog(ERROR, "a bounding box does not give back the circle or polygon it bounds");
+			break;
 		case FBRPM_BOUNDED:
 			break;
 	}
@@ -239,6 +294,8 @@ point_strategy_as_box(StrategyNumber s)
 			return s;
 		case RTSameStrategyNumber:
 		case FBRPM_POINT_IN_BOX_STRATEGY:
+		case FBRPM_POINT_IN_POLYGON_STRATEGY:
+		case FBRPM_POINT_IN_CIRCLE_STRATEGY:
 			return RTOverlapStrategyNumber;
 		case RTOldBelowStrategyNumber:
 			return RTBelowStrategyNumber;
@@ -313,6 +370,7 @@ fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 			s = point_strategy_as_box(s);
 			break;
 		case FBRPM_BOX:
+		case FBRPM_SHAPE:
 		case FBRPM_BOUNDED:
 			if (s < RTLeftStrategyNumber || s > RTOverAboveStrategyNumber)
 				s = InvalidStrategy;
@@ -334,7 +392,7 @@ fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 		}
 	}
 	else
-		datum_box(oc, sk->sk_subtype == POINTOID ? POINTOID : BOXOID, sk->sk_argument,
+		datum_box(oc, OidIsValid(sk->sk_subtype) ? sk->sk_subtype : oc->type, sk->sk_argument,
 				  &key->query);
 	return true;
 }
@@ -486,8 +544,9 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 	value = oc->kind == FBRPM_POINT ? PointPGetDatum(&p) : BoxPGetDatum(&b);
 	for (int i = 0; i < nkeys; i++)
 	{
-		if (is_leaf ? !DatumGetBool(FunctionCall2(keys[i].op, value, keys[i].arg))
-			: !node_may_match_fuzzy(&keys[i], &b))
+		if (is_leaf && oc->kind != FBRPM_SHAPE ?
+			!DatumGetBool(FunctionCall2(keys[i].op, value, keys[i].arg)) :
+			!node_may_match_fuzzy(&keys[i], &b))
 			return false;
 	}
 	return true;
@@ -560,7 +619,7 @@ fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *isnull)
 bool
 fbrpm_exact_distances(const FbrpmOpclass *oc)
 {
-	return oc->kind != FBRPM_BOUNDED || oc->points;
+	return fbrpm_can_return(oc);
 }
 
 /* Distance between two boxes (0 if they overlap). */
@@ -575,8 +634,8 @@ box_gap(const fbr_box *a, const fbr_box *b)
 
 /*
  * ORDER BY value <-> query.  box and point, and bounded columns of points:
- * a leaf entry's distance is the operator's own.  Otherwise (nodes, and every entry of a bounded kind) a
- * lower bound for everything inside the box, made a little smaller still
+ * a leaf entry's distance is the operator's own.  Otherwise (nodes, and
+ * every entry of a shape or bounded kind) a lower bound for everything inside the box, made a little smaller still
  * so that rounding can never put it above an exact distance (best-first
  * search and the executor's recheck rely on bounds never exceeding them).
  */
@@ -591,7 +650,7 @@ fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *bo
 
 		return isnull ? INFINITY : d;
 	}
-	if (is_leaf && oc->kind != FBRPM_BOUNDED)
+	if (is_leaf && fbrpm_can_return(oc))
 	{
 		BOX			b;
 		Point		p;
@@ -609,6 +668,13 @@ fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *bo
 		round_outward(box, &n);
 		return box_gap(&n, &ob->query) * (1 - 1e-9);
 	}
+
+	/*
+	 * A shape's distance is fuzzy: a point within EPSILON of a polygon is
+	 * inside it (distance 0), so the bound leaves that much room too.
+	 */
+	if (oc->kind == FBRPM_SHAPE)
+		return Max(box_gap(box, &ob->query) * (1 - 1e-9) - EPSILON, 0);
 	return box_gap(box, &ob->query) * (1 - 1e-9);
 }
 

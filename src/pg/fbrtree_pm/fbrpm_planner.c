@@ -41,20 +41,33 @@ typedef struct StPredicate
 	StrategyNumber column_first;	/* f(column, other) */
 	StrategyNumber column_second;	/* f(other, column) */
 	bool		expand;			/* other side widened by the third argument */
+	bool		geography;		/* has a geography form, whose condition is && */
 } StPredicate;
 
+/*
+ * The strategies are looked up in the index's operator family: on
+ * geometry_ops_nd, && becomes &&&, ~ becomes ~~, and so on; on a 2-D class
+ * the 3-D predicates get the 2-D box condition they imply.  On geography,
+ * PostGIS indexes four predicates, each with && (ST_Covers too: its
+ * geocentric boxes are not compared for containment).
+ */
 static const StPredicate st_predicates[] = {
-	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
-	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true},
-	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
-	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
-	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false},
-	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
-	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
-	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false},
-	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false},
-	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false},
-	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false},
+	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, true},
+	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true},
+	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
+	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
+	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
+	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false},
+	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false},
+	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, true},
+	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false},
+	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, true},
+	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false, false},
+	{"st_orderingequals", RTSameStrategyNumber, RTSameStrategyNumber, false, false},
+	{"st_dfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
+	{"st_3dintersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
+	{"st_3ddwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
+	{"st_3ddfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
 };
 
 /* The PostGIS predicate a function is, or NULL. */
@@ -81,13 +94,18 @@ st_predicate(Oid funcid)
 	return found;
 }
 
-/* ST_Expand(other, distance), from the schema of the function being rewritten. */
+/*
+ * ST_Expand(other, distance), from the schema of the function being
+ * rewritten; for geography, whose box is geocentric, _ST_Expand.
+ */
 static Expr *
 expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
 {
 	Oid			argtypes[2] = {type, FLOAT8OID};
 	char	   *schema = get_namespace_name(get_func_namespace(funcid));
-	Oid			expand = LookupFuncName(list_make2(makeString(schema), makeString("st_expand")),
+	Oid			expand = LookupFuncName(list_make2(makeString(schema),
+												   makeString(fbrpm_type_is_geography(type) ?
+															  "_st_expand" : "st_expand")),
 										2, argtypes, true);
 
 	if (!OidIsValid(expand) || exprType((Node *) distance) != FLOAT8OID)
@@ -128,12 +146,19 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		return NULL;
 	if (pred->expand)
 	{
-		if (list_length(call->args) != 3 ||
+		if (list_length(call->args) < 3 ||
 			(other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
 			return NULL;
 	}
-	opno = get_opfamily_member(index->opfamily[0], type, type,
-							   col == 0 ? pred->column_first : pred->column_second);
+	if (fbrpm_type_is_geography(type))
+	{
+		if (!pred->geography)
+			return NULL;
+		opno = get_opfamily_member(index->opfamily[0], type, type, RTOverlapStrategyNumber);
+	}
+	else
+		opno = get_opfamily_member(index->opfamily[0], type, type,
+								   col == 0 ? pred->column_first : pred->column_second);
 	if (!OidIsValid(opno))
 		return NULL;
 	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,

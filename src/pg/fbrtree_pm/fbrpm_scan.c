@@ -143,7 +143,8 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
 	so->spatial = true;
-	so->side_flags = FBRPM_PAYLOAD_SIDE;
+	/* only a bounded kind has empty values */
+	so->side_flags = so->oc.kind == FBRPM_BOUNDED ? FBRPM_PAYLOAD_SIDE : FBRPM_PAYLOAD_NULL;
 	so->nkeys = 0;
 	empties_match = true;
 	for (int i = 0; i < scan->numberOfKeys; i++)
@@ -269,7 +270,7 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 	bool		isnull = (item->payload & FBRPM_PAYLOAD_NULL) != 0;
 
 	fbrpm_payload_tid(item->payload, &scan->xs_heaptid);
-	scan->xs_recheck = false;	/* every kind decides leaf entries exactly (fbrpm_key.c) */
+	scan->xs_recheck = !fbrpm_exact_entries(&so->oc);
 	if (scan->xs_want_itup)
 	{
 		Datum		value = (Datum) 0;
@@ -416,7 +417,7 @@ fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		ItemPointerData tid;
 
 		fbrpm_payload_tid(so->results.items[i].payload, &tid);
-		tbm_add_tuples(tbm, &tid, 1, false);
+		tbm_add_tuples(tbm, &tid, 1, !fbrpm_exact_entries(&so->oc));
 	}
 	n = so->results.n;
 	release_core_state(so);
