@@ -93,6 +93,8 @@ CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 # the wide variants include the test they run on wide entries
 $(foreach t,model concurrent crash,$(eval tests/unit/bin/test_nbtree_$(t)_wide tests/unit/bin/test_nbtree_$(t)_wide_asan: tests/unit/test_nbtree_$(t).c))
+# and the N-D variants the fbrtree test they run on boxes of more dimensions
+$(foreach t,model crash,$(eval tests/unit/bin/test_fbrtree_$(t)_nd tests/unit/bin/test_fbrtree_$(t)_nd_asan: tests/unit/test_fbrtree_$(t).c))
 
 tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)

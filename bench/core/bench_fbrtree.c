@@ -7,23 +7,26 @@
  *
  *	  bench/bin/bench_fbrtree [--boxes N] [--queries Q] [--dir DIR]
  *	      [--dist uniform,clustered] [--split rstar,quadratic] [--seed S]
+ *	      [--dims D]
  *
  * The fan-out is the compile-time FBR_CAP: `make bench/bin/bench_fbrtree_capC`
  * builds the structure with C entries per node (the node block is the
  * smallest power of two that holds them); bench/bin/bench_fbrtree is the
  * shipped fan-out.  Data: the unit tests' generator (tests/unit/fbr_harness.h)
- * in a 1000 x 1000 square: a third points, a sixth degenerate segments, the
- * rest boxes up to 8 wide; "clustered" puts 90% of them around 20 centres.
+ * in a 1000 x 1000 square (--dims 3 or 4: cube, hypercube; default 2): a
+ * third points, a sixth degenerate on each of the first two axes, the rest
+ * boxes up to 8 wide; "clustered" puts 90% of them around 20 centres.
  * Every box is inserted one by one into one tree, and bulk-loaded (STR, 90%
  * fill as CREATE INDEX does) into another; both trees answer the same
- * queries: square windows of 0.01%, 0.1% and 1% of the square centred on
- * data, and the 10 entries nearest to a data point.  The benchmark checks
- * that both trees return the same number of results for every window and the
- * same distances for every KNN query, and exits 1 if not.
+ * queries: square (cube) windows of 0.01%, 0.1% and 1% of the square
+ * centred on data, and the 10 entries nearest to a data point.  The
+ * benchmark checks that both trees return the same number of results for
+ * every window and the same distances for every KNN query, and exits 1 if
+ * not.
  *
  * CSV on stdout: cap,node_bytes,dist,split,tree,boxes,insert_us,build_s,
  * height,leaves,fill_pct,query,queries,us_per_query,nodes_per_query,
- * results_per_query
+ * results_per_query,dims (cap: entries per node of the tree, FBR_CAP in 2-D)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -53,13 +56,14 @@ typedef enum bench_query
 
 static const char *const query_name[NQUERIES] = {"window_0.01pct", "window_0.1pct", "window_1pct", "knn10"};
 
-/* Half the side of a square window covering pct percent of the 1000 x 1000 square. */
+/* Half the side of a square (cube) window covering pct percent of the data square (cube). */
 static double
-window_half_side(bench_query q)
+window_half_side(bench_query q, int dims)
 {
 	static const double pct[] = {0.01, 0.1, 1.0};
+	double		volume = pow(1000.0, dims) * pct[q] / 100.0;
 
-	return sqrt(1000.0 * 1000.0 * pct[q] / 100.0) / 2;
+	return (dims == 2 ? sqrt(volume) : pow(volume, 1.0 / dims)) / 2;
 }
 
 typedef struct bench_tree
@@ -80,13 +84,13 @@ die(const char *what, const pm_error *err)
 }
 
 static void
-make_boxes(fbr_item *items, size_t n, bool clustered, uint64_t seed)
+make_boxes(fbr_item *items, size_t n, bool clustered, uint64_t seed, int dims)
 {
 	uint64_t	s = seed;
 
 	for (size_t i = 0; i < n; i++)
 	{
-		items[i].box = random_box(&s, clustered);
+		items[i].box = random_box_nd(&s, clustered, dims);
 		items[i].payload = i + 1;
 	}
 }
@@ -129,6 +133,7 @@ run_queries(bench_tree *bt, bench_query kind, const fbr_item *items, size_t n, i
 	double		checksum = 0;
 	double		t0 = now_sec();
 	pm_error	err;
+	int			dims = bt->h.tree.dims;
 
 	for (int i = 0; i < nq; i++)
 	{
@@ -136,8 +141,9 @@ run_queries(bench_tree *bt, bench_query kind, const fbr_item *items, size_t n, i
 
 		if (kind == KNN10)
 		{
-			point		p = {c.xmin, c.ymin};
-			fbr_knn    *k = fbr_knn_begin(&bt->h.tree, NULL, NULL, point_box_distance, &p, &err);
+			point		p = {dims, {c.min[0], c.min[1], c.min[2], c.min[3]}};
+			fbr_knn    *k = fbr_knn_begin(&bt->h.tree, NULL, NULL,
+										  dims == 2 ? point_box_distance_2d : point_box_distance, &p, &err);
 			fbr_item	it;
 			double		d;
 			int			found = 0;
@@ -156,11 +162,17 @@ run_queries(bench_tree *bt, bench_query kind, const fbr_item *items, size_t n, i
 		}
 		else
 		{
-			double		half = window_half_side(kind);
-			query		qu = {Q_OVERLAP, {c.xmin - half, c.ymin - half, c.xmin + half, c.ymin + half}};
+			double		half = window_half_side(kind, dims);
+			query		qu = {Q_OVERLAP, c, dims};
 
+			for (int d = 0; d < dims; d++)
+			{
+				qu.q.min[d] = c.min[d] - half;
+				qu.q.max[d] = c.min[d] + half;
+			}
 			got.n = 0;
-			if (fbr_search(&bt->h.tree, query_consistent, &qu, &got, &err) != PM_OK)
+			if (fbr_search(&bt->h.tree, dims == 2 ? query_consistent_2d : query_consistent, &qu, &got,
+						   &err) != PM_OK)
 				die("search", &err);
 			nodes += got.nodes_visited;
 			results += got.n;
@@ -168,8 +180,8 @@ run_queries(bench_tree *bt, bench_query kind, const fbr_item *items, size_t n, i
 		}
 	}
 	bt->checksum[kind] = checksum;
-	printf("%s,%s,%d,%.4f,%.2f,%.1f\n", prefix, query_name[kind], nq, (now_sec() - t0) * 1e6 / nq,
-		   kind == KNN10 ? 0.0 : (double) nodes / nq, (double) results / nq);
+	printf("%s,%s,%d,%.4f,%.2f,%.1f,%d\n", prefix, query_name[kind], nq, (now_sec() - t0) * 1e6 / nq,
+		   kind == KNN10 ? 0.0 : (double) nodes / nq, (double) results / nq, dims);
 	fbr_results_free(&got);
 }
 
@@ -177,7 +189,7 @@ static void
 usage(const char *argv0)
 {
 	fprintf(stderr, "usage: %s [--boxes N] [--queries Q] [--dir DIR] [--dist uniform,clustered]\n"
-			"       [--split rstar,quadratic] [--seed S]\n", argv0);
+			"       [--split rstar,quadratic] [--seed S] [--dims 2|3|4]\n", argv0);
 	exit(2);
 }
 
@@ -219,6 +231,8 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--seed") == 0 && strtoull(value, NULL, 10) != 0)
 			seed = strtoull(value, NULL, 10);
+		else if (strcmp(argv[i], "--dims") == 0 && bench_parse_count(value, 2, FBR_MAX_DIMS, &count))
+			fbr_test_dims = (int) count;
 		else
 			usage(argv[0]);
 	}
@@ -228,7 +242,7 @@ main(int argc, char **argv)
 		die("out of memory", NULL);
 
 	printf("cap,node_bytes,dist,split,tree,boxes,insert_us,build_s,height,leaves,fill_pct,"
-		   "query,queries,us_per_query,nodes_per_query,results_per_query\n");
+		   "query,queries,us_per_query,nodes_per_query,results_per_query,dims\n");
 	for (int clustered = 0; clustered < 2; clustered++)
 		for (int split = 0; split < 2; split++)
 		{
@@ -242,7 +256,7 @@ main(int argc, char **argv)
 
 			if (!dists[clustered] || !splits[split])
 				continue;
-			make_boxes(items, n, clustered, seed + clustered);
+			make_boxes(items, n, clustered, seed + clustered, fbr_test_dims);
 
 			tree_open(&trees[0], dir, "insert", dom, (fbr_split_method) split, 1);
 			t0 = now_sec();
@@ -270,10 +284,10 @@ main(int argc, char **argv)
 
 				fbr_get_stats(&bt->h.tree, &st);
 				snprintf(prefix, sizeof(prefix), "%d,%d,%s,%s,%s,%zu,%.3f,%.3f,%llu,%llu,%.0f",
-						 FBR_CAP, FBR_NODE_SIZE, dist, t == 1 ? "-" : split_name, bt->name, n,
+						 bt->h.tree.cap, FBR_NODE_SIZE, dist, t == 1 ? "-" : split_name, bt->name, n,
 						 bt->insert_us, bt->build_s, (unsigned long long) st.height,
 						 (unsigned long long) st.leaves,
-						 100.0 * st.entries / ((double) st.leaves * FBR_CAP));
+						 100.0 * st.entries / ((double) st.leaves * bt->h.tree.cap));
 				for (int q = 0; q < NQUERIES; q++)
 					run_queries(bt, (bench_query) q, items, n, nq, seed * 31 + q, prefix);
 				fflush(stdout);

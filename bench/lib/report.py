@@ -47,12 +47,18 @@ SUITE_TEXT = OrderedDict([
     ("sp_poly_intersects", "ST_Intersects(polygon, 10 x 10 envelope), ids"),
     ("sp_join", "10 roads joined to the polygons on ST_Intersects (a parameterized index scan per road)"),
     ("sp_batch100", "100-row inserts of random points, synchronous_commit off"),
+    ("geo_dwithin_5km", "geography points around the world's cities: ids within 5 km of a random city (ST_DWithin)"),
+    ("geo_dwithin_50km", "the same, within 50 km"),
+    ("geo_knn10", "the 10 geography points nearest a random city (ORDER BY g <-> city LIMIT 10)"),
+    ("nd_win_46", "ids of the 3-D points in a cube holding 0.01% of them (geom &&& 3-D box)"),
+    ("nd_win_100", "the same, 0.1%"),
+    ("nd_knn10", "the 10 nearest 3-D points (ORDER BY geom <<->> point LIMIT 10)"),
 ])
 
 
 def base_kind(suite):
     """the built-in index a suite's ratios are to"""
-    return "gist" if suite.startswith("sp_") else "btree"
+    return "gist" if suite.startswith(("sp_", "geo_", "nd_")) else "btree"
 
 
 def read_csv(directory, name):
@@ -308,18 +314,19 @@ def build_size_section(directory, plot, out):
                  {"size.dat": rows_})
 
 
-def spatial_build_section(directory, out):
-    builds = read_csv(directory, "spatial_build.csv")
-    sizes = read_csv(directory, "spatial_size.csv")
+def spatial_build_section(directory, out, csv="spatial_build.csv", title="PostGIS geometry",
+                          data_text="Data: `pts` uniform points, `clu` points around 300 towns of "
+                                    "power-law sizes, `poly` small polygons; all in a 1000 x 1000 square."):
+    builds = read_csv(directory, csv)
+    sizes = read_csv(directory, "spatial_size.csv") if csv == "spatial_build.csv" else []
     if not builds:
         return
-    out.append(f"## Spatial CREATE INDEX on {int(builds[0]['rows']):,} rows (PostGIS geometry)\n")
-    out.append("Data: `pts` uniform points, `clu` points around 300 towns of power-law sizes, "
-               "`poly` small polygons; all in a 1000 x 1000 square.\n")
+    out.append(f"## Spatial CREATE INDEX on {int(builds[0]['rows']):,} rows ({title})\n")
+    out.append(data_text + "\n")
     out.append("| data | index | seconds | vs GiST |")
     out.append("|---|---|---:|---:|")
     groups = group_by(builds, lambda r: (r["data"], r["kind"]))
-    for data in ["pts", "clu", "poly"]:
+    for data in list(OrderedDict.fromkeys(r["data"] for r in builds)):
         base = groups.get((data, "gist"))
         base = statistics.median(float(r["seconds"]) for r in base) if base else None
         for kind in sorted({k[1] for k in groups if k[0] == data}, key=kind_key):
@@ -513,6 +520,11 @@ def main():
     recovery_section(directory, plot, out)
     ready_section(directory, out)
     spatial_build_section(directory, out)
+    spatial_build_section(directory, out, "geo_build.csv", "geography and 3-D geometry",
+                          "Data: `geography` points around GeoNames' 34,006 cities of 15,000 people or "
+                          "more (bench/lib/cities.py), more around bigger cities; `3d` uniform PointZ "
+                          "in a 1000 x 1000 x 1000 cube (GiST: gist_geometry_ops_nd; fbrtree_pm: "
+                          "geometry_ops_nd).")
     core_section(directory, plot, out)
     fbrtree_section(directory, out)
     out.append("Plots: " + ", ".join(f"[{p}]({p})" for p in plot.made) + "\n")

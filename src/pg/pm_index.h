@@ -148,8 +148,17 @@ typedef struct PmiAmOps
 	const char *fillfactor_desc;
 	int			default_fillfactor;
 
-	/* an empty structure in a fresh pool */
-	pm_errcode	(*format) (pm_pool *pool, pm_error *err);
+	/*
+	 * An empty structure in a fresh pool.  param is the structure's format
+	 * parameter (format_param's for the index; 0 without one), such as the
+	 * dimensions of an R-tree's boxes.  A pool made again without the index's
+	 * catalog entry (replay of the CREATE record, which carries it; a
+	 * backup's copy replaced at startup) gets the parameter of the pool it
+	 * stands for (pool_format_param).
+	 */
+	pm_errcode	(*format) (pm_pool *pool, uint32 param, pm_error *err);
+	uint32		(*format_param) (Relation index);	/* NULL: always 0 */
+	uint32		(*pool_format_param) (pm_pool *pool);	/* NULL: always 0 */
 	/* the structure's handles over pool, in registry slot slotno, its DRAM root */
 	void		(*attach) (void *state, pm_pool *pool, int slotno, uint32 generation,
 						   uint64 dram_root);
@@ -247,6 +256,13 @@ typedef struct PmiAmOps
 	const void *family_ops;
 } PmiAmOps;
 
+/* The format parameter of an index's structure (PmiAmOps.format). */
+static inline uint32
+pmi_format_param(Relation index, const PmiAmOps *ops)
+{
+	return ops->format_param != NULL ? ops->format_param(index) : 0;
+}
+
 /* An index build in progress (pmi_build.c). */
 struct PmiBuild
 {
@@ -325,7 +341,8 @@ extern bool pmi_index_plannable(Relation index, bool *transient);
 extern void pmi_scan_check_built(PmiIndex *h, Relation index);
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
-									const uint8 *uuid, uint64 flags, const char *index_name);
+									const uint8 *uuid, uint64 flags, uint32 format_param,
+									const char *index_name);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();

@@ -94,6 +94,28 @@ pool_needs_build(RelFileNodeBackend rnode)
 }
 
 /*
+ * The structure format parameter of a copied pool (0 if it cannot be
+ * read: the structure's default).  The part of a pool that holds it is
+ * written when the pool is made and never again, so a copy taken while
+ * the pool changed holds it whole.
+ */
+static uint32
+copied_format_param(const char *path, const PmiAmOps *ops)
+{
+	pm_pool    *pool;
+	pm_error	err;
+	uint32		param = 0;
+
+	if (ops->pool_format_param != NULL &&
+		pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
+	{
+		param = ops->pool_format_param(pool);
+		pm_pool_close(pool);
+	}
+	return param;
+}
+
+/*
  * At the start of replay from a backup_label: replace every pool, a copy
  * made while it changed, with an empty one of the same UUID (the metapage
  * names it) that is being built.  Runs in the startup process and raises no
@@ -124,7 +146,8 @@ pmi_replace_copied_pools(void)
 			continue;
 		PG_TRY();
 		{
-			pm_pool_close(pmi_create_pool_for(rnode, ops, hdr.uuid, PM_POOL_FLAG_BUILDING, name));
+			pm_pool_close(pmi_create_pool_for(rnode, ops, hdr.uuid, PM_POOL_FLAG_BUILDING,
+											  copied_format_param(path, ops), name));
 			replaced++;
 		}
 		PG_CATCH();

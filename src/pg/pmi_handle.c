@@ -150,12 +150,12 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 /*
  * Create and format the pool of relfilenode rnode, replacing a stale pool of
  * a reused relfilenode (a crash before the orphan sweep); uuid NULL gives it
- * a new UUID, flags its header's (PM_POOL_FLAG_*) from the start.  Returns
- * it open; the caller closes it.
+ * a new UUID, flags its header's (PM_POOL_FLAG_*) from the start,
+ * format_param the structure's.  Returns it open; the caller closes it.
  */
 pm_pool *
 pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
-					uint64 flags, const char *index_name)
+					uint64 flags, uint32 format_param, const char *index_name)
 {
 	char	   *path = pmi_pool_path(rnode);
 	pm_pool_create_opts o = {0};
@@ -179,7 +179,8 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		pmi_report_core_error(ERROR, &err, index_name);
 	pm_alloc_attach_pool(&a, pool);
-	if (ops->format(pool, &err) != PM_OK || (ring = pm_recon_create(pool, &a, &err)) == 0)
+	if (ops->format(pool, format_param, &err) != PM_OK ||
+		(ring = pm_recon_create(pool, &a, &err)) == 0)
 	{
 		pm_pool_close(pool);
 		pmi_report_core_error(ERROR, &err, index_name);
@@ -194,7 +195,8 @@ pm_pool *
 pmi_create_pool(Relation index, const PmiAmOps *ops)
 {
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, 0, RelationGetRelationName(index));
+	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, 0, pmi_format_param(index, ops),
+										   RelationGetRelationName(index));
 
 	pmi_note_pool_created(rnode);
 	return pool;
@@ -283,7 +285,8 @@ recover(const FirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 static pm_pool *
 replace_torn_pool(const FirstUse *fu, const uint8 *uuid)
 {
-	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING, fu->name));
+	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING,
+									  pmi_format_param(fu->index, fu->ops), fu->name));
 	ereport(LOG,
 			(errmsg("pm_index: index \"%s\" is built again from its table in the background",
 					fu->name),

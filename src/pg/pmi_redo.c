@@ -36,10 +36,14 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 {
 	RelFileNodeBackend rnode = {hdr->node, InvalidBackendId};
 	const uint8 *uuid = (const uint8 *) XLogRecGetData(record) + sizeof(*hdr);
+	uint32		format_param = 0;
 	pm_pool    *pool;
 
 	if (XLogRecGetDataLen(record) < sizeof(*hdr) + 16)
 		elog(ERROR, "pm_index CREATE record too short");
+	/* the structure's format parameter follows the UUID (records of 0.4 and before have none) */
+	if (XLogRecGetDataLen(record) >= sizeof(*hdr) + 16 + sizeof(uint32))
+		memcpy(&format_param, uuid + 16, sizeof(uint32));
 	pool = pmi_pool_lookup(rnode);
 	/*
 	 * Replayed again after a restart: the pool has taken records since.  A
@@ -57,7 +61,7 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 	}
 	/* a relfilenode of a dropped index is reused: its slot goes with its pool */
 	pmi_registry_release(rnode);
-	pool = pmi_create_pool_for(rnode, ops, uuid, 0, index_name(hdr->node));
+	pool = pmi_create_pool_for(rnode, ops, uuid, 0, format_param, index_name(hdr->node));
 	pm_pool_set_host_position(pool, record->EndRecPtr);
 	pm_pool_close(pool);
 }

@@ -1,5 +1,6 @@
 # The table the replication and backup tests share: one column and one index per access method
-# (nbtree_pm unique and on text, phast_pm, fbrtree_pm), a condition only each index serves, the
+# (nbtree_pm unique and on text, phast_pm, fbrtree_pm on boxes and on 3-D PostGIS points, whose
+# pool holds 4-D boxes), a condition only each index serves, the
 # answers through every index and through the heap, and a pgbench write load over it (inserts,
 # updates that move rows, deletes, VACUUM).
 package PmTable;
@@ -19,24 +20,29 @@ our %QUERIES = (
 	t_s => q{s >= 'name 2' AND s < 'name 3'},
 	t_k => 'k BETWEEN -1 AND 900',
 	t_v => 'v BETWEEN -7 AND 70000',
-	t_bx => q{bx && box '((100,100),(400,600))'});
+	t_bx => q{bx && box '((100,100),(400,600))'},
+	t_pz => q{pz &&& ST_3DMakeBox(ST_MakePoint(100, 100, 0), ST_MakePoint(400, 600, 500))});
 
-# Table t with 20,000 rows and its five indexes, in database postgres of the node.
+# Table t with 20,000 rows and its six indexes, in database postgres of the node.
 sub create_table
 {
 	my ($node) = @_;
 	$node->safe_psql(
 		'postgres', q{
-		CREATE TABLE t (id serial, k int4, s text, v int8, bx box);
+		CREATE EXTENSION IF NOT EXISTS postgis;
+		CREATE EXTENSION IF NOT EXISTS pm_index_postgis;
+		CREATE TABLE t (id serial, k int4, s text, v int8, bx box, pz geometry(PointZ));
 		CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
 		CREATE INDEX t_s ON t USING nbtree_pm (s);
-		INSERT INTO t (k, s, v, bx)
+		INSERT INTO t (k, s, v, bx, pz)
 		  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
-		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1))
+		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1)),
+		         ST_MakePoint(g % 1000, g / 20, g % 700)
 		  FROM generate_series(1, 20000) g;
 		CREATE INDEX t_k ON t USING nbtree_pm (k);
 		CREATE INDEX t_v ON t USING phast_pm (v);
 		CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
+		CREATE INDEX t_pz ON t USING fbrtree_pm (pz geometry_ops_nd);
 		ANALYZE t;
 	});
 	return;
@@ -82,8 +88,8 @@ sub start_write_load
 	my $dir = PostgreSQL::Test::Utils::tempdir;
 	PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", q{
 \set a random(1, 40000)
-INSERT INTO t (k, s, v, bx) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
-  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)));
+INSERT INTO t (k, s, v, bx, pz) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
+  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)), ST_MakePoint(:a % 1000, :a / 20, :a % 500));
 UPDATE t SET k = (k + 1) % 5000, v = v + 1 WHERE id = :a;
 DELETE FROM t WHERE id = (:a * 7) % 40000;
 });

@@ -96,12 +96,15 @@ for my $shape (split /\n/, $node->safe_psql('postgres', 'SELECT shape FROM pm_di
 }
 # fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
 diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
-$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows) FROM pm_diff.fbr_types() t");
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows, class) FROM pm_diff.fbr_classes()");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
-for my $t (split /\n/, $node->safe_psql('postgres', 'SELECT pm_diff.tname(t) FROM pm_diff.fbr_types() t'))
+for my $c (split /\n/, $node->safe_psql('postgres',
+	q{SELECT t::text || '|' || coalesce(class, '') || '|' || pm_diff.fbr_tag(t, class) FROM pm_diff.fbr_classes()}))
 {
-	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_type('$t', @{[ 4 * $values ]})");
-	report("query LIKE '%pm_diff.fbr\\_$t %' AND kind <> 'builtin differs'");
+	my ($t, $class, $tag) = split /\|/, $c, -1;
+	my $class_arg = $class eq '' ? 'NULL' : "'$class'";
+	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_type('$t', @{[ 4 * $values ]}, $class_arg)");
+	report("query LIKE '%pm_diff.fbr\\_$tag %' AND kind <> 'builtin differs'");
 }
 diag('differential: GiST differs from a sequential scan in '
 	  . $node->safe_psql('postgres', q{SELECT count(*) FROM pm_diff.failures WHERE kind = 'builtin differs'})

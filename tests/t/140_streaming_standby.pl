@@ -82,8 +82,9 @@ $standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
 $standby->poll_query_until('postgres', "SELECT pg_get_wal_replay_pause_state() = 'paused'");
 is( $standby->safe_psql(
 		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
-		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true)}),
-	'||||',
+		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
+		fbrtree_pm_check('t_pz', true)}),
+	'|||||',
 	'every verifier passes on the standby, every heap tuple indexed');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 my ($rc, $stdout, $stderr) = $standby->psql('postgres', q{SELECT nbtree_pm_check('t_k')});
@@ -92,7 +93,7 @@ like($stderr, qr/needs WAL replay paused.*HINT:  Run SELECT pg_wal_replay_pause/
 
 # As many entries per index as the primary's.
 my $entries = q{SELECT string_agg(i || '=' || (pm_index_stats(i::regclass)).entries, ' ' ORDER BY i)
-	FROM unnest('{t_id,t_s,t_k,t_v,t_bx}'::text[]) i};
+	FROM unnest('{t_id,t_s,t_k,t_v,t_bx,t_pz}'::text[]) i};
 is($standby->safe_psql('postgres', $entries), $primary->safe_psql('postgres', $entries),
 	'the standby holds as many entries per index as the primary');
 
@@ -282,8 +283,9 @@ like($stderr, qr/duplicate key value violates unique constraint "t_id"/,
 	'the unique index enforces uniqueness on the new primary');
 is( $standby->safe_psql(
 		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
-		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true)}),
-	'||||',
+		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
+		fbrtree_pm_check('t_pz', true)}),
+	'|||||',
 	'every verifier passes on the new primary');
 $load->finish;
 

@@ -41,6 +41,9 @@ fbr_harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 /* The tests' trees: one per pool, its meta block at pool root 0. */
 #define FBR_TEST_ROOT	0
 
+/* The dims fbr_harness_format formats with (the N-D variants of the tests set it). */
+static int	fbr_test_dims = 2;
+
 /* Attach a process or thread (token distinguishes threads of one process). */
 static inline void
 fbr_harness_attach(fbr_harness *h, pm_pool *pool, pm_epoch_domain *dom, uint64_t token)
@@ -53,7 +56,7 @@ fbr_harness_attach(fbr_harness *h, pm_pool *pool, pm_epoch_domain *dom, uint64_t
 static inline pm_errcode
 fbr_harness_format(pm_pool *pool, pm_error *err)
 {
-	return fbr_format(pool, FBR_TEST_ROOT, err);
+	return fbr_format(pool, FBR_TEST_ROOT, fbr_test_dims, err);
 }
 
 static inline pm_pool *
@@ -71,51 +74,54 @@ grid(uint64_t *s, double lo, double span)
 
 #define MAX_EXTENT	8.0			/* the widest box the generators make */
 
+/* A 2-D box. */
+static inline fbr_box
+box2(double xmin, double ymin, double xmax, double ymax)
+{
+	fbr_box		b = {{xmin, ymin}, {xmax, ymax}};
+
+	return b;
+}
+
 /*
- * A random box: a third points, a sixth degenerate segments, the rest
- * boxes up to MAX_EXTENT wide; clustered puts most of them around 20
- * centres.
+ * A random box in dims dimensions: a third points, a sixth flat on axis 0, a
+ * sixth on axis 1, the rest boxes up to MAX_EXTENT wide on each axis;
+ * clustered puts most of them around 20 centres.  In 2-D it draws the
+ * random numbers in the order random_box always has, so 2-D data sets stay
+ * the same.
  */
 static inline fbr_box
-random_box(uint64_t *s, bool clustered)
+random_box_nd(uint64_t *s, bool clustered, int dims)
 {
-	double		x,
-				y,
-				w = 0,
-				h = 0;
+	static const uint64_t prime[FBR_MAX_DIMS] = {7919, 104729, 1299709, 15485863};
 	int			kind = (int) (xorshift(s) % 6);
-	fbr_box		b;
+	fbr_box		b = {{0}, {0}};
 
 	if (clustered && xorshift(s) % 10 != 0)
 	{
 		uint64_t	c = xorshift(s) % 20;
-		double		cx = 50 + (double) (c * 7919 % 900),
-					cy = 50 + (double) (c * 104729 % 900);
 
-		x = grid(s, cx - 20, 40);
-		y = grid(s, cy - 20, 40);
+		for (int d = 0; d < dims; d++)
+			b.min[d] = grid(s, 50 + (double) (c * prime[d] % 900) - 20, 40);
 	}
 	else
-	{
-		x = grid(s, 0, 1000 - MAX_EXTENT);
-		y = grid(s, 0, 1000 - MAX_EXTENT);
-	}
-	if (kind >= 2)
-	{
-		w = kind == 2 ? 0 : grid(s, 0, MAX_EXTENT);
-		h = kind == 3 ? 0 : grid(s, 0, MAX_EXTENT);
-	}
-	b.xmin = x;
-	b.ymin = y;
-	b.xmax = x + w;
-	b.ymax = y + h;
+		for (int d = 0; d < dims; d++)
+			b.min[d] = grid(s, 0, 1000 - MAX_EXTENT);
+	for (int d = 0; d < dims; d++)
+		b.max[d] = b.min[d] + (kind < 2 || (d < 2 && kind == 2 + d) ? 0 : grid(s, 0, MAX_EXTENT));
 	return b;
 }
 
-static inline bool
-item_same(const fbr_item *a, const fbr_item *b)
+static inline fbr_box
+random_box(uint64_t *s, bool clustered)
 {
-	return a->payload == b->payload && fbr_box_equal(&a->box, &b->box);
+	return random_box_nd(s, clustered, 2);
+}
+
+static inline bool
+item_same(const fbr_item *a, const fbr_item *b, int dims)
+{
+	return a->payload == b->payload && fbr_box_equal(&a->box, &b->box, dims);
 }
 
 /* qsort order of items by payload. */
@@ -149,20 +155,62 @@ count_block(void *ctx, uint64_t off, size_t size)
 
 typedef struct point
 {
-	double		x,
-				y;
+	int			dims;
+	double		c[FBR_MAX_DIMS];
 } point;
+
+static inline point
+point2(double x, double y)
+{
+	point		p = {2, {x, y}};
+
+	return p;
+}
+
+/* The gap between a point and a box on axis d (0 if the point is within it). */
+static inline double
+point_box_gap(const point *p, const fbr_box *b, int d)
+{
+	return p->c[d] < b->min[d] ? b->min[d] - p->c[d] : p->c[d] > b->max[d] ? p->c[d] - b->max[d] : 0;
+}
+
+/* The Euclidean length of the gaps on the first dims axes. */
+static inline __attribute__((always_inline)) double
+point_box_distance_dims(const point *p, const fbr_box *b, int dims)
+{
+	double		g0 = point_box_gap(p, b, 0),
+				g1 = point_box_gap(p, b, 1);
+	double		sum = g0 * g0 + g1 * g1;
+
+	for (int d = 2; d < dims; d++)
+	{
+		double		g = point_box_gap(p, b, d);
+
+		sum += g * g;
+	}
+	return sqrt(sum);
+}
 
 /* KNN distance from a point (arg) to a box: exact for entries, a lower bound for inner boxes. */
 static inline double
 point_box_distance(void *arg, const fbr_box *b, bool is_leaf)
 {
 	const point *p = arg;
-	double		dx = p->x < b->xmin ? b->xmin - p->x : p->x > b->xmax ? p->x - b->xmax : 0;
-	double		dy = p->y < b->ymin ? b->ymin - p->y : p->y > b->ymax ? p->y - b->ymax : 0;
 
 	(void) is_leaf;
-	return sqrt(dx * dx + dy * dy);
+	return point_box_distance_dims(p, b, p->dims);
+}
+
+/*
+ * The same for 2-D points, dims a constant: the callbacks run for every
+ * entry a search reads, so a host gives its common case a function of its
+ * own (bench_fbrtree does).
+ */
+static inline double
+point_box_distance_2d(void *arg, const fbr_box *b, bool is_leaf)
+{
+	(void) is_leaf;
+	return point_box_distance_dims(arg, b, 2);
 }
 
 /* ---------- predicates (window queries and their inner-node tests) ---------- */
@@ -182,21 +230,45 @@ typedef struct query
 {
 	query_op	op;
 	fbr_box		q;
+	int			dims;
 } query;
 
-static inline bool
-query_leaf(const query *qu, const fbr_box *k)
+/* The leaf test of a query (is the entry a match?) on dims dimensions. */
+static inline __attribute__((always_inline)) bool
+query_leaf_dims(const query *qu, const fbr_box *k, int dims)
 {
 	switch (qu->op)
 	{
 		case Q_OVERLAP:
-			return fbr_box_overlaps(k, &qu->q);
+			return fbr_box_overlaps(k, &qu->q, dims);
 		case Q_CONTAINS:
-			return fbr_box_contains(k, &qu->q);
+			return fbr_box_contains(k, &qu->q, dims);
 		case Q_CONTAINED:
-			return fbr_box_contains(&qu->q, k);
+			return fbr_box_contains(&qu->q, k, dims);
 		default:
-			return fbr_box_equal(k, &qu->q);
+			return fbr_box_equal(k, &qu->q, dims);
+	}
+}
+
+static inline bool
+query_leaf(const query *qu, const fbr_box *k)
+{
+	return query_leaf_dims(qu, k, qu->dims);
+}
+
+/* A query's consistent function on dims dimensions. */
+static inline __attribute__((always_inline)) bool
+query_consistent_dims(const query *qu, const fbr_box *k, bool is_leaf, int dims)
+{
+	if (is_leaf)
+		return query_leaf_dims(qu, k, dims);
+	switch (qu->op)
+	{
+		case Q_OVERLAP:
+		case Q_CONTAINED:
+			return fbr_box_overlaps(k, &qu->q, dims);
+		default:
+			return fbr_box_contains(k, &qu->q, dims);
 	}
 }
 
@@ -205,16 +277,14 @@ query_consistent(void *arg, const fbr_box *k, bool is_leaf)
 {
 	const query *qu = arg;
 
-	if (is_leaf)
-		return query_leaf(qu, k);
-	switch (qu->op)
-	{
-		case Q_OVERLAP:
-		case Q_CONTAINED:
-			return fbr_box_overlaps(k, &qu->q);
-		default:
-			return fbr_box_contains(k, &qu->q);
-	}
+	return query_consistent_dims(qu, k, is_leaf, qu->dims);
+}
+
+/* The same for 2-D queries, dims a constant (see point_box_distance_2d). */
+static inline bool
+query_consistent_2d(void *arg, const fbr_box *k, bool is_leaf)
+{
+	return query_consistent_dims(arg, k, is_leaf, 2);
 }
 
 #endif							/* PM_FBR_HARNESS_H */

@@ -97,7 +97,7 @@ item_of(uint64_t payload)
 	y = grid(&s, 0, AREA);
 	w = xorshift(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
 	h = xorshift(&s) % 3 == 0 ? 0 : grid(&s, 0, MAX_W);
-	it.box = (fbr_box) {x, y, x + w, y + h};
+	it.box = box2(x, y, x + w, y + h);
 	it.payload = payload;
 	return it;
 }
@@ -148,15 +148,15 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 				del0[MAXW],
 				ins1[MAXW],
 				del1[MAXW];
-	query		qu = {Q_OVERLAP, {0, 0, 0, 0}};
+	query		qu = {Q_OVERLAP, box2(0, 0, 0, 0), 2};
 	pm_error	err;
 	uint64_t	must = 0,
 				found_must = 0;
 
-	qu.q.xmin = band_at(j) + grid(s, 0, 2 * BAND) - 1.5 * BAND;
-	qu.q.ymin = grid(s, 0, AREA);
-	qu.q.xmax = qu.q.xmin + grid(s, 0, 20);
-	qu.q.ymax = qu.q.ymin + grid(s, 0, 20);
+	qu.q.min[0] = band_at(j) + grid(s, 0, 2 * BAND) - 1.5 * BAND;
+	qu.q.min[1] = grid(s, 0, AREA);
+	qu.q.max[0] = qu.q.min[0] + grid(s, 0, 20);
+	qu.q.max[1] = qu.q.min[1] + grid(s, 0, 20);
 	got->n = 0;
 	snapshot(ins0, del0);
 	if (fbr_search(t, query_consistent, &qu, got, &err) != PM_OK)
@@ -170,12 +170,12 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 	for (size_t i = 0; i < got->n; i++)
 	{
 		uint64_t	p = got->items[i].payload;
-		fbr_item	want = p < TOTAL ? universe[p] : (fbr_item) {{0, 0, 0, 0}, 0};
+		fbr_item	want = p < TOTAL ? universe[p] : (fbr_item) {box2(0, 0, 0, 0), 0};
 
 		if (i > 0 && got->items[i - 1].payload == p)
 			__atomic_fetch_add(&S->duplicates, 1, __ATOMIC_RELAXED);
-		if (p / (uint64_t) nw > ins1[p % (uint64_t) nw] || !item_same(&got->items[i], &want) ||
-			!fbr_box_overlaps(&want.box, &qu.q) || deleted_before(p, del0))
+		if (p / (uint64_t) nw > ins1[p % (uint64_t) nw] || !item_same(&got->items[i], &want, 2) ||
+			!fbr_box_overlaps(&want.box, &qu.q, 2) || deleted_before(p, del0))
 		{
 			__atomic_fetch_add(&S->phantoms, 1, __ATOMIC_RELAXED);
 			fail_once("phantom: payload %llu returned (inserted %llu of its worker)", p, ins1[p % (uint64_t) nw]);
@@ -185,12 +185,12 @@ window_query(fbr_tree *t, uint64_t *s, fbr_results *got, uint64_t j)
 	}
 	/* brute force over the entries whose band reaches the window */
 	{
-		double		lo = (qu.q.xmin - BAND - MAX_W) * per_worker / (AREA - BAND);
+		double		lo = (qu.q.min[0] - BAND - MAX_W) * per_worker / (AREA - BAND);
 		uint64_t	first = lo < 0 ? 0 : (uint64_t) lo / KEEP_EVERY * KEEP_EVERY;
 
 		for (int w = 0; w < nw; w++)
-			for (uint64_t j = first + KEEP_EVERY - 1; j < ins0[w] && band_at(j) <= qu.q.xmax; j += KEEP_EVERY)
-				must += fbr_box_overlaps(&universe[j * (uint64_t) nw + w].box, &qu.q);
+			for (uint64_t j = first + KEEP_EVERY - 1; j < ins0[w] && band_at(j) <= qu.q.max[0]; j += KEEP_EVERY)
+				must += fbr_box_overlaps(&universe[j * (uint64_t) nw + w].box, &qu.q, 2);
 	}
 	if (found_must != must)
 	{
@@ -215,7 +215,7 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 {
 	uint64_t	ins0[MAXW],
 				del0[MAXW];
-	point		p = {band_at(j) + grid(s, 0, BAND), grid(s, 0, AREA)};
+	point		p = point2(band_at(j) + grid(s, 0, BAND), grid(s, 0, AREA));
 	uint64_t	seen[KNN_N];
 	double		prev = 0;
 	fbr_item	it;
@@ -257,11 +257,11 @@ knn_scan(fbr_tree *t, uint64_t *s, uint64_t j)
 	/* brute force over the kept entries whose band reaches the disc of radius r */
 	{
 		double		r = more ? prev : 2 * AREA;
-		double		lo = (p.x - r - BAND - MAX_W) * per_worker / (AREA - BAND);
+		double		lo = (p.c[0] - r - BAND - MAX_W) * per_worker / (AREA - BAND);
 		uint64_t	first = lo < 0 ? 0 : (uint64_t) lo / KEEP_EVERY * KEEP_EVERY;
 
 		for (int w = 0; w < nw; w++)
-			for (uint64_t jj = first + KEEP_EVERY - 1; jj < ins0[w] && band_at(jj) <= p.x + r;
+			for (uint64_t jj = first + KEEP_EVERY - 1; jj < ins0[w] && band_at(jj) <= p.c[0] + r;
 				 jj += KEEP_EVERY)
 			{
 				const fbr_item *want = &universe[jj * (uint64_t) nw + (uint64_t) w];
@@ -320,7 +320,7 @@ diag_item(uint64_t i)
 {
 	double		c = (double) i;
 
-	return (fbr_item) {{c, c, c, c}, i};
+	return (fbr_item) {box2(c, c, c, c), i};
 }
 
 static diag *
@@ -383,7 +383,7 @@ diag_begin(diag *t, double x)
 {
 	pm_error	err;
 
-	t->q = (point) {x, x};
+	t->q = point2(x, x);
 	fbr_get_stats(&t->w.tree, &t->before);
 	t->k = fbr_knn_begin(&t->r.tree, NULL, NULL, point_box_distance, &t->q, &err);
 	if (t->k == NULL)
@@ -424,7 +424,7 @@ diag_insert(diag *t, double from, double step, int n, uint64_t first)
 	for (int i = 0; i < n; i++)
 	{
 		double		c = from + i * step;
-		fbr_item	it = {{c, c, c, c}, DIAG_NEW + first + (uint64_t) i};
+		fbr_item	it = {box2(c, c, c, c), DIAG_NEW + first + (uint64_t) i};
 
 		if (fbr_insert(&t->w.tree, &it, &err) != PM_OK)
 			diag_fail(t, err.msg);
@@ -664,7 +664,7 @@ dead_prepare(diag *t)
 {
 	diag_delete_leaves(t, 30, 51);
 	diag_delete_leaves(t, 20, 29);
-	diag_insert_box(t, (fbr_box) {0, 0, 1750, 1750}, DIAG_NEW + 99);
+	diag_insert_box(t, box2(0, 0, 1750, 1750), DIAG_NEW + 99);
 }
 
 static void
@@ -677,7 +677,7 @@ dead_change(diag *t)
 static const interleave_case dead_case = {
 	"through a merged-away inner node, the receiver searched before", 2700,
 	dead_prepare, dead_change, {20 * DIAG_LEAF, 52 * DIAG_LEAF}, {0, 11 * DIAG_LEAF},
-	{1680, 1680, 1709, 1709}, 1690, 11 * DIAG_LEAF, 1, true,
+	{{1680, 1680}, {1709, 1709}}, 1690, 11 * DIAG_LEAF, 1, true,
 	12							/* 11 of X's leaves, then X with V */
 };
 
@@ -696,7 +696,7 @@ static void
 sibling_prepare(diag *t)
 {
 	diag_delete_points(t, 180, 182);
-	diag_insert_box(t, (fbr_box) {180, 180, 230, 230}, DIAG_NEW + 99);
+	diag_insert_box(t, box2(180, 180, 230, 230), DIAG_NEW + 99);
 }
 
 static void
@@ -709,7 +709,7 @@ sibling_change(diag *t)
 static const interleave_case sibling_case = {
 	"a split's new leaf merged into a leaf searched before", DIAG_N,
 	sibling_prepare, sibling_change, {180, 183}, {210, 221},
-	{210, 210, 239, 239}, 225, 190, 2, false, 1
+	{{210, 210}, {239, 239}}, 225, 190, 2, false, 1
 };
 
 /* The case's tree, prepared; the nodes the premises name. */
@@ -799,7 +799,7 @@ accept_all_change_at(void *arg, const fbr_box *box, bool is_leaf)
 {
 	interleave *c = arg;
 
-	if (!is_leaf && !c->changed && fbr_box_equal(box, &c->k->at_box))
+	if (!is_leaf && !c->changed && fbr_box_equal(box, &c->k->at_box, 2))
 		interleave_change(c);
 	return true;
 }
@@ -840,7 +840,7 @@ static void
 pause_on_fault(int sig, siginfo_t *si, void *uc)
 {
 	const char *addr = si->si_addr;
-	char		c = addr >= fault_pause.node && addr < fault_pause.node + sizeof(fbr_node) ? 'P' : 'E';
+	char		c = addr >= fault_pause.node && addr < fault_pause.node + FBR_NODE_BYTES ? 'P' : 'E';
 
 	(void) sig;
 	(void) uc;
@@ -1008,7 +1008,7 @@ verify_end(const char *variant)
 		uint64_t	p = all.items[i].payload;
 
 		exact = p / (uint64_t) nw < S->inserted[p % (uint64_t) nw] && !deleted_before(p, S->deleted) &&
-			item_same(&all.items[i], &universe[p]) &&
+			item_same(&all.items[i], &universe[p], 2) &&
 			(i == 0 || all.items[i - 1].payload != p);
 	}
 	pm_alloc_foreach(&h.tree.pm, count_block, &blocks);

@@ -26,14 +26,21 @@
  * After each crash the parent recovers (fbr_recover with allocator
  * recovery), verifies, runs OPS_AFTER more operations and verifies again.
  * Workloads and crash points are seeded; PM_TEST_SEED=n runs other ones.
+ * test_fbrtree_crash_nd.c runs the same on a tree of 4-D boxes
+ * (FBR_CRASH_DIMS).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "fbr_harness.h"
+#include "fbr_internal.h"
 #include "harness_crash.h"
 
 #include <signal.h>
+
+#ifndef FBR_CRASH_DIMS
+#define FBR_CRASH_DIMS	2
+#endif
 
 #define NID			6000
 #define LIVE_MAX	(NID * 2 / 3)
@@ -81,7 +88,7 @@ static uint64_t test_seed;
 static bool
 in_strip(int id, int strip)
 {
-	double		x = universe[id].box.xmin;
+	double		x = universe[id].box.min[0];
 
 	return x >= strip * AREA / 7 && x < (strip + 1) * AREA / 7;
 }
@@ -128,6 +135,25 @@ typedef struct env
 	pm_epoch_domain *dom;
 } env;
 
+/* What crashes left unfinished, seen before recovery: version-0 nodes by the aux tag. */
+static uint64_t unfinished_splits;
+static uint64_t unfinished_merges;
+
+static void
+count_unfinished(fbr_tree *t, uint64_t off, int depth)
+{
+	fbr_node   *n = fbr_node_at(t, off);
+	uint64_t	m = n->meta;
+
+	if (fbr_version(m) == 0 && (n->aux & FBR_AUX_MERGE))
+		unfinished_merges++;
+	else if (fbr_version(m) == 0)
+		unfinished_splits++;
+	if (!fbr_is_leaf(m) && depth < 64)
+		for (uint64_t bits = fbr_bits(m); bits; bits &= bits - 1)
+			count_unfinished(t, fbr_slot_payload(n, __builtin_ctzll(bits), t->dims), depth + 1);
+}
+
 /* Open a pool as after a restart: a fresh epoch domain, then (if asked) recovery. */
 static const char *
 env_open(env *e, const char *path, pm_mode mode, bool recover, uint64_t *repaired)
@@ -147,6 +173,8 @@ env_open(env *e, const char *path, pm_mode mode, bool recover, uint64_t *repaire
 		snprintf(why, sizeof(why), "epoch register: %s", err.msg);
 		return why;
 	}
+	if (recover)
+		count_unfinished(&e->h.tree, fbr_root(&e->h.tree), 0);
 	if (recover && fbr_recover(&e->h.tree, true, repaired, &err) != PM_OK)
 	{
 		snprintf(why, sizeof(why), "recover: %s", err.msg);
@@ -211,7 +239,7 @@ verify(env *e, const uint8_t *ref, int fuzzy_id, uint8_t *got)
 	{
 		uint64_t	id = all.items[i].payload;
 
-		if (id >= NID || !item_same(&all.items[i], &universe[id]) || got[id])
+		if (id >= NID || !item_same(&all.items[i], &universe[id], FBR_CRASH_DIMS) || got[id])
 		{
 			snprintf(why, sizeof(why), "entry %llu is unknown, altered or there twice",
 					 (unsigned long long) id);
@@ -420,6 +448,7 @@ main(void)
 	const char *w = NULL;
 
 	tap_plan(7);
+	fbr_test_dims = FBR_CRASH_DIMS;
 	if (getenv("PM_TEST_SEED"))
 		test_seed = strtoull(getenv("PM_TEST_SEED"), NULL, 10);
 	P = mmap(NULL, sizeof(progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -434,11 +463,15 @@ main(void)
 
 		for (int id = 0; id < NID; id++)
 		{
-			double		x = grid(&s, 0, AREA),
-						y = grid(&s, 0, AREA);
-			double		wd = xorshift(&s) % 2 ? 0 : grid(&s, 0, 2);
+			fbr_box		b = {{0}, {0}};
+			double		wd;
 
-			universe[id].box = (fbr_box) {x, y, x + wd, y + wd / 2};
+			for (int d = 0; d < FBR_CRASH_DIMS; d++)
+				b.min[d] = grid(&s, 0, AREA);
+			wd = xorshift(&s) % 2 ? 0 : grid(&s, 0, 2);
+			for (int d = 0; d < FBR_CRASH_DIMS; d++)
+				b.max[d] = b.min[d] + wd / (d + 1);
+			universe[id].box = b;
 			universe[id].payload = (uint64_t) id;
 		}
 	}
@@ -459,8 +492,8 @@ main(void)
 				w = verify(&e, base.ref, -1, got);
 			env_close(&e);
 		}
-		tap_ok(w == NULL, "base pool of %d ops (%d live entries) builds and verifies%s%s", BASE_OPS,
-			   base.live, w ? ": " : "", w ? w : "");
+		tap_ok(w == NULL, "base pool of %d ops (%d live entries, %d-D boxes) builds and verifies%s%s",
+			   BASE_OPS, base.live, FBR_CRASH_DIMS, w ? ": " : "", w ? w : "");
 		if (w != NULL)
 			return tap_done();
 	}
@@ -509,6 +542,7 @@ main(void)
 					in_smo = 0;
 		uint64_t	repaired_total = 0;
 
+		unfinished_splits = unfinished_merges = 0;
 		for (int point = 0; point < ADR_POINTS; point++)
 		{
 			int			s = point % ADR_SEEDS;
@@ -554,8 +588,10 @@ main(void)
 		tap_ok(crashed == ADR_POINTS, "%d of %d adr crash points crashed as planned", crashed, ADR_POINTS);
 		tap_ok(failures == 0, "adr: after every crash, recovery checks, holds exactly the acknowledged "
 			   "entries, leaks no block, and keeps working (%d failures)", failures);
-		tap_ok(repaired_total > 0, "adr: %llu crashes left a split or merge to repair",
-			   (unsigned long long) repaired_total);
+		tap_ok(repaired_total > 0 && unfinished_splits > 0 && unfinished_merges > 0,
+			   "adr: crashes left %llu nodes to repair, %llu of them in a split and %llu in a merge",
+			   (unsigned long long) repaired_total, (unsigned long long) unfinished_splits,
+			   (unsigned long long) unfinished_merges);
 	}
 	for (int s = 0; s < ADR_SEEDS; s++)
 	{
@@ -577,6 +613,7 @@ main(void)
 						repaired_total = 0;
 			work		c;
 
+			unfinished_splits = unfinished_merges = 0;
 			t0 = now_sec();
 			for (int k = 0; k < EADR_KILLS && efail == 0; k++)
 			{
@@ -613,9 +650,11 @@ main(void)
 				}
 				state = cur;
 			}
-			tap_diag("eadr: %d kills %s in %.1f s, %llu ops acknowledged, %llu version-0 nodes repaired",
+			tap_diag("eadr: %d kills %s in %.1f s, %llu ops acknowledged, %llu version-0 nodes repaired "
+					 "(%llu in a split, %llu in a merge)",
 					 EADR_KILLS, at_fence ? "at a chosen fence" : "after a random delay", now_sec() - t0,
-					 (unsigned long long) ops_total, (unsigned long long) repaired_total);
+					 (unsigned long long) ops_total, (unsigned long long) repaired_total,
+					 (unsigned long long) unfinished_splits, (unsigned long long) unfinished_merges);
 			tap_ok(killed == EADR_KILLS && efail == 0 && (!at_fence || repaired_total > 0),
 				   "eadr, %s: %d of %d workload processes killed mid-run; after every kill, recovery "
 				   "checks, holds exactly the acknowledged entries, leaks no block, and keeps working "

@@ -8,6 +8,9 @@
  *	  KNN against a brute-force order, structure checks along the way; then
  *	  the same data bulk-loaded with STR.  (What the split heuristics and
  *	  fan-outs cost is measured by bench/bin/bench_fbrtree.)
+ *
+ * Built with FBR_TEST_ND (test_fbrtree_model_nd.c), the same phases run on
+ * boxes of 3 and then 4 dimensions, on less data.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,8 +20,13 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#ifdef FBR_TEST_ND
+#define N_UNIFORM	(200000 / FBR_SCALE_DOWN)
+#define N_CLUSTERED	(100000 / FBR_SCALE_DOWN)
+#else
 #define N_UNIFORM	(1000000 / FBR_SCALE_DOWN)
 #define N_CLUSTERED	(300000 / FBR_SCALE_DOWN)
+#endif
 #define QUERIES		(5000 / FBR_SCALE_DOWN)	/* per phase: before and after deletes */
 #define KNN_QUERIES	(200 / FBR_SCALE_DOWN)
 #define KNN_K		20
@@ -29,7 +37,7 @@ typedef struct ref_item
 	bool		live;
 } ref_item;
 
-static ref_item *ref;			/* sorted by box.xmin */
+static ref_item *ref;			/* sorted by box.min[0] */
 static size_t nref;
 static fbr_item *items;			/* by payload */
 static bool *live;				/* by payload */
@@ -37,8 +45,8 @@ static bool *live;				/* by payload */
 static int
 ref_cmp(const void *a, const void *b)
 {
-	double		x = ((const ref_item *) a)->it.box.xmin,
-				y = ((const ref_item *) b)->it.box.xmin;
+	double		x = ((const ref_item *) a)->it.box.min[0],
+				y = ((const ref_item *) b)->it.box.min[0];
 
 	return x < y ? -1 : x > y;
 }
@@ -56,7 +64,7 @@ build_reference(size_t n)
 }
 
 static size_t
-first_xmin_at_least(double x)
+first_min0_at_least(double x)
 {
 	size_t		lo = 0,
 				hi = nref;
@@ -65,7 +73,7 @@ first_xmin_at_least(double x)
 	{
 		size_t		mid = (lo + hi) / 2;
 
-		if (ref[mid].it.box.xmin < x)
+		if (ref[mid].it.box.min[0] < x)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -73,7 +81,7 @@ first_xmin_at_least(double x)
 	return lo;
 }
 
-/* Brute force over the entries whose xmin can qualify (boxes are at most MAX_EXTENT wide). */
+/* Brute force over the entries whose min[0] can qualify (boxes are at most MAX_EXTENT wide). */
 static size_t
 reference_query(const query *qu, fbr_item *out)
 {
@@ -84,22 +92,33 @@ reference_query(const query *qu, fbr_item *out)
 	switch (qu->op)
 	{
 		case Q_OVERLAP:
-			lo = qu->q.xmin - MAX_EXTENT, hi = qu->q.xmax;
+			lo = qu->q.min[0] - MAX_EXTENT, hi = qu->q.max[0];
 			break;
 		case Q_CONTAINED:
-			lo = qu->q.xmin, hi = qu->q.xmax;
+			lo = qu->q.min[0], hi = qu->q.max[0];
 			break;
 		case Q_CONTAINS:
-			lo = qu->q.xmax - MAX_EXTENT, hi = qu->q.xmin;
+			lo = qu->q.max[0] - MAX_EXTENT, hi = qu->q.min[0];
 			break;
 		default:
-			lo = hi = qu->q.xmin;
+			lo = hi = qu->q.min[0];
 	}
-	for (size_t i = first_xmin_at_least(lo); i < nref && ref[i].it.box.xmin <= hi; i++)
+	for (size_t i = first_min0_at_least(lo); i < nref && ref[i].it.box.min[0] <= hi; i++)
 		if (ref[i].live && query_leaf(qu, &ref[i].it.box))
 			out[n++] = ref[i].it;
 	qsort(out, n, sizeof(fbr_item), payload_cmp);
 	return n;
+}
+
+/*
+ * The widest window side: 30 in 2-D, wider in more dims so that windows
+ * still hold entries (about as many as a 2-D window of the same side in 2-D
+ * would at a tenth of the data).
+ */
+static double
+window_span(int dims)
+{
+	return dims == 2 ? 30 : dims == 3 ? 100 : 180;
 }
 
 static query
@@ -107,27 +126,44 @@ random_query(uint64_t *s, size_t n)
 {
 	query		qu;
 	size_t		pick = xorshift(s) % n;
+	int			dims = fbr_test_dims;
 
 	qu.op = (query_op) (xorshift(s) % Q_NOPS);
+	qu.dims = dims;
 	switch (qu.op)
 	{
 		case Q_OVERLAP:
 		case Q_CONTAINED:
-			qu.q.xmin = grid(s, 0, 990);
-			qu.q.ymin = grid(s, 0, 990);
-			qu.q.xmax = qu.q.xmin + grid(s, 0, 30);
-			qu.q.ymax = qu.q.ymin + grid(s, 0, 30);
+			for (int d = 0; d < dims; d++)
+				qu.q.min[d] = grid(s, 0, 990);
+			for (int d = 0; d < dims; d++)
+				qu.q.max[d] = qu.q.min[d] + grid(s, 0, window_span(dims));
 			break;
 		case Q_CONTAINS:
 			/* a point or a piece of an entry's box, often its corner */
 			qu.q = items[pick].box;
 			if (xorshift(s) % 2)
-				qu.q.xmax = qu.q.xmin, qu.q.ymax = qu.q.ymin;
+				for (int d = 0; d < dims; d++)
+					qu.q.max[d] = qu.q.min[d];
 			break;
 		default:
 			qu.q = items[pick].box;
 	}
 	return qu;
+}
+
+/* "(min0 min1 ..., max0 max1 ...)" for messages */
+static const char *
+box_text(char *buf, size_t len, const fbr_box *b, int dims)
+{
+	size_t		used = 0;
+
+	for (int d = 0; d < 2 * dims && used < len; d++)
+		used += snprintf(buf + used, len - used, "%s%g", d == 0 ? "(" : d == dims ? ", " : " ",
+						 d < dims ? b->min[d] : b->max[d - dims]);
+	if (used < len)
+		snprintf(buf + used, len - used, ")");
+	return buf;
 }
 
 /* Run queries against the tree and the reference; returns the number that differ. */
@@ -156,13 +192,15 @@ compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, i
 			qsort(got.items, got.n, sizeof(fbr_item), payload_cmp);
 		same = got.n == nw;
 		for (size_t k = 0; same && k < nw; k++)
-			same = item_same(&got.items[k], &want[k]);
+			same = item_same(&got.items[k], &want[k], fbr_test_dims);
 		*matches += nw;
 		if (!same && bad++ == 0)
 		{
+			char		text[200];
+
 			*first_bad = i;
-			tap_diag("query %d (%s %g %g %g %g): tree %zu results, brute force %zu", i,
-					 query_op_name[qu.op], qu.q.xmin, qu.q.ymin, qu.q.xmax, qu.q.ymax, got.n, nw);
+			tap_diag("query %d (%s %s): tree %zu results, brute force %zu", i, query_op_name[qu.op],
+					 box_text(text, sizeof(text), &qu.q, fbr_test_dims), got.n, nw);
 		}
 	}
 	fbr_results_free(&got);
@@ -210,13 +248,18 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 
 	for (int qi = 0; qi < nq; qi++)
 	{
-		point		p = {grid(s, 0, 1000), grid(s, 0, 1000)};
-		int			nl = smallest_distances(&p, n, all, KNN_K);
-		fbr_knn    *k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
+		point		p = {fbr_test_dims, {0}};
+		int			nl;
+		fbr_knn    *k;
 		uint64_t	seen[KNN_K];
 		double		prev = 0;
-		bool		ok = k != NULL;
+		bool		ok;
 
+		for (int d = 0; d < p.dims; d++)
+			p.c[d] = grid(s, 0, 1000);
+		nl = smallest_distances(&p, n, all, KNN_K);
+		k = fbr_knn_begin(t, NULL, NULL, point_box_distance, &p, &err);
+		ok = k != NULL;
 		err.code = PM_OK;
 
 		for (int j = 0; ok && j < nl; j++)
@@ -225,7 +268,7 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 			double		d;
 
 			ok = fbr_knn_next(k, &it, &d, &err) && it.payload < n && live[it.payload] &&
-				item_same(&it, &items[it.payload]) && d == all[j] && d >= prev &&
+				item_same(&it, &items[it.payload], p.dims) && d == all[j] && d >= prev &&
 				d == point_box_distance(&p, &it.box, true);
 			for (int x = 0; ok && x < j; x++)
 				ok = seen[x] != it.payload;
@@ -235,7 +278,7 @@ compare_knn(fbr_tree *t, uint64_t *s, size_t n, int nq)
 		if (k != NULL)
 			fbr_knn_end(k);
 		if (!ok && bad++ == 0)
-			tap_diag("knn query %d at (%g, %g) differs from brute force%s%s", qi, p.x, p.y,
+			tap_diag("knn query %d at (%g, %g, ...) differs from brute force%s%s", qi, p.c[0], p.c[1],
 					 err.code != PM_OK ? ": " : "", err.code != PM_OK ? err.msg : "");
 	}
 	return bad;
@@ -248,7 +291,7 @@ make_items(uint64_t *s, size_t n, bool clustered)
 {
 	for (size_t i = 0; i < n; i++)
 	{
-		items[i].box = random_box(s, clustered);
+		items[i].box = random_box_nd(s, clustered, fbr_test_dims);
 		items[i].payload = i;
 		live[i] = true;
 	}
@@ -286,8 +329,8 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	pm_error	err;
 	bool		ok = true;
 
-	snprintf(name, sizeof(name), "%s%s", clustered ? "clustered" : "uniform",
-			 split == FBR_SPLIT_QUADRATIC ? ", quadratic split" : "");
+	snprintf(name, sizeof(name), "%s%s%s", fbr_test_dims == 2 ? "" : fbr_test_dims == 3 ? "3-D " : "4-D ",
+			 clustered ? "clustered" : "uniform", split == FBR_SPLIT_QUADRATIC ? ", quadratic split" : "");
 	snprintf(path, sizeof(path), "%s/%s.pool", dir, name);
 	pool = fbr_harness_pool(path, PM_MODE_EADR, 0);
 	fbr_harness_attach(&h, pool, dom, 1);
@@ -314,7 +357,7 @@ run_dataset(const char *dir, pm_epoch_domain *dom, size_t n, bool clustered, uin
 	ok = true;
 	for (size_t i = 0; i < n && ok; i++)
 	{
-		bool		corner = items[i].box.xmin < 400 && items[i].box.ymin < 400;
+		bool		corner = items[i].box.min[0] < 400 && items[i].box.min[1] < 400;
 		bool		found;
 
 		if (xorshift(&s) % 100 < (corner ? 80 : 15))
@@ -374,7 +417,7 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 	/* the empty tree answers nothing, and a tree that is not empty refuses a bulk load */
 	{
 		fbr_results none = {0};
-		point		p = {1, 1};
+		point		p = {fbr_test_dims, {1, 1, 1, 1}};
 		fbr_knn    *k = fbr_knn_begin(&h.tree, NULL, NULL, point_box_distance, &p, &err);
 		fbr_item	it;
 		double		d;
@@ -395,9 +438,17 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 	}
 	t0 = now_sec();
 	rc = fbr_bulk_load(&h.tree, copy, nl, 90, &err);
-	tap_ok(rc == PM_OK, "STR bulk load of %zu entries at 90%% fill in %.2f s", nl, now_sec() - t0);
-	check_tree(&h.tree, nl, "after STR");
+	t0 = now_sec() - t0;
 	fbr_get_stats(&h.tree, &st);
+	{
+		/* leaves of 90% of this dims' entries per node */
+		size_t		per = (size_t) h.tree.cap * 90 / 100;
+
+		tap_ok(rc == PM_OK && st.leaves == (nl + per - 1) / per,
+			   "STR bulk load of %zu entries at 90%% fill (%d per node) in %.2f s: %llu leaves",
+			   nl, h.tree.cap, t0, (unsigned long long) st.leaves);
+	}
+	check_tree(&h.tree, nl, "after STR");
 	bad = compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad);
 	bad += compare_knn(&h.tree, &s, n, KNN_QUERIES);
 	tap_ok(bad == 0, "STR tree: %d window and %d KNN queries equal brute force (%d differ)",
@@ -417,8 +468,13 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 		}
 		build_reference(n);
 		matches = 0;
+		nl = 0;
+		for (size_t i = 0; i < n; i++)
+			nl += live[i];
+		check_tree(&h.tree, nl, "STR tree after inserts and deletes");
 		bad = ok ? compare_queries(&h.tree, &s, n, QUERIES, &matches, &first_bad) : -1;
-		tap_ok(bad == 0, "STR tree after inserts and deletes: queries equal brute force");
+		bad += ok ? compare_knn(&h.tree, &s, n, KNN_QUERIES) : 0;
+		tap_ok(bad == 0, "STR tree after inserts and deletes: window and KNN queries equal brute force");
 	}
 	free(copy);
 	pm_epoch_drain(&h.epoch);
@@ -426,6 +482,7 @@ run_str(const char *dir, pm_epoch_domain *dom, size_t n)
 	pm_pool_close(pool);
 }
 
+#ifndef FBR_TEST_ND				/* the 2-D run covers it */
 #if !defined(__SANITIZE_ADDRESS__)
 /* Inner boxes at 0, entries at 1: every node is read before the first result. */
 static double
@@ -477,7 +534,7 @@ knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
 		double		x = (double) (i % 1000),
 					y = (double) (i / 1000);
 
-		all[i] = (fbr_item) {{x, y, x, y}, i};
+		all[i] = (fbr_item) {box2(x, y, x, y), i};
 	}
 	if (fbr_bulk_load(&h.tree, all, OOM_N, 90, &err) != PM_OK)
 	{
@@ -539,6 +596,7 @@ knn_out_of_memory(const char *dir, pm_epoch_domain *dom)
 	pm_pool_close(pool);
 #endif
 }
+#endif							/* FBR_TEST_ND */
 
 int
 main(void)
@@ -547,16 +605,27 @@ main(void)
 	pm_epoch_domain *dom = harness_domain();
 	size_t		nmax = N_UNIFORM > N_CLUSTERED ? N_UNIFORM : N_CLUSTERED;
 
-	tap_plan(30);
 	ref = malloc(sizeof(ref_item) * nmax);
 	items = malloc(sizeof(fbr_item) * nmax);
 	live = malloc(sizeof(bool) * nmax);
+#ifdef FBR_TEST_ND
+	tap_plan(2 * 30);
+	for (fbr_test_dims = 3; fbr_test_dims <= FBR_MAX_DIMS; fbr_test_dims++)
+	{
+		run_dataset(dir, dom, N_UNIFORM, false, 10 + fbr_test_dims, FBR_SPLIT_RSTAR);
+		run_str(dir, dom, N_UNIFORM);
+		run_dataset(dir, dom, N_CLUSTERED, true, 20 + fbr_test_dims, FBR_SPLIT_RSTAR);
+		run_dataset(dir, dom, N_CLUSTERED / 3, true, 30 + fbr_test_dims, FBR_SPLIT_QUADRATIC);
+	}
+#else
+	tap_plan(31);
 	run_dataset(dir, dom, N_UNIFORM, false, 1, FBR_SPLIT_RSTAR);
 	run_str(dir, dom, N_UNIFORM);
 	knn_out_of_memory(dir, dom);
 	run_dataset(dir, dom, N_CLUSTERED, true, 2, FBR_SPLIT_RSTAR);
 	/* the alternative heuristic bench_fbrtree measures: correct too */
 	run_dataset(dir, dom, N_CLUSTERED / 3, true, 3, FBR_SPLIT_QUADRATIC);
+#endif
 	free(ref);
 	free(items);
 	free(live);

@@ -37,9 +37,26 @@ fail(check_state *cs, const char *fmt,...)
 }
 
 static bool
-box_valid(const fbr_box *b)
+box_valid(const fbr_box *b, int dims)
 {
-	return b->xmin <= b->xmax && b->ymin <= b->ymax;
+	for (int d = 0; d < dims; d++)
+		if (!(b->min[d] <= b->max[d]))
+			return false;
+	return true;
+}
+
+/* "(min0 min1 ..., max0 max1 ...)" of a box, for messages */
+static const char *
+box_text(char *buf, size_t len, const fbr_box *b, int dims)
+{
+	size_t		used = 0;
+
+	for (int d = 0; d < 2 * dims && used < len; d++)
+		used += snprintf(buf + used, len - used, "%s%g", d == 0 ? "(" : d == dims ? ", " : " ",
+						 d < dims ? b->min[d] : b->max[d - dims]);
+	if (used < len)
+		snprintf(buf + used, len - used, ")");
+	return buf;
 }
 
 static void
@@ -74,6 +91,10 @@ walk_node(check_state *cs, uint64_t off, uint64_t depth, const fbr_box *bound)
 				 (unsigned long long) pm_load(&n->lock));
 		else if (!fbr_is_leaf(m) && count == 0)
 			fail(cs, "inner node %llu has no entries", (unsigned long long) off);
+		else if ((fbr_bits(m) & ~fbr_slots_mask(cs->t)) != 0)
+			fail(cs, "node %llu has bits set beyond its %d slots", (unsigned long long) off, cs->t->cap);
+		if (cs->failed)
+			return;
 	}
 	if (fbr_is_leaf(m))
 	{
@@ -87,25 +108,29 @@ walk_node(check_state *cs, uint64_t off, uint64_t depth, const fbr_box *bound)
 	}
 	else
 		cs->st.inner_nodes++;
-	for (uint64_t bits = fbr_bits(m); bits && !cs->failed; bits &= bits - 1)
+	for (uint64_t bits = fbr_bits(m) & fbr_slots_mask(cs->t); bits && !cs->failed; bits &= bits - 1)
 	{
 		int			s = __builtin_ctzll(bits);
-		const fbr_item *e = &n->e[s];
+		int			dims = cs->t->dims;
+		fbr_item	e;
+		char		eb[200],
+					bb[200];
 
-		if (cs->checking && !box_valid(&e->box))
+		fbr_slot_read(n, s, dims, &e);
+		if (cs->checking && !box_valid(&e.box, dims))
 			fail(cs, "node %llu slot %d has an inverted box", (unsigned long long) off, s);
-		else if (cs->checking && bound != NULL && !fbr_box_contains(bound, &e->box))
-			fail(cs, "node %llu slot %d: box (%g %g, %g %g) is outside its parent entry's (%g %g, %g %g)",
-				 (unsigned long long) off, s, e->box.xmin, e->box.ymin, e->box.xmax, e->box.ymax,
-				 bound->xmin, bound->ymin, bound->xmax, bound->ymax);
+		else if (cs->checking && bound != NULL && !fbr_box_contains(bound, &e.box, dims))
+			fail(cs, "node %llu slot %d: box %s is outside its parent entry's %s",
+				 (unsigned long long) off, s, box_text(eb, sizeof(eb), &e.box, dims),
+				 box_text(bb, sizeof(bb), bound, dims));
 		else if (!fbr_is_leaf(m))
 		{
-			if (cs->checking && (e->payload == 0 || e->payload % FBR_NODE_SIZE != 0 ||
-								 e->payload >= pm_pool_size(cs->t->pool)))
+			if (cs->checking && (e.payload == 0 || e.payload % FBR_NODE_SIZE != 0 ||
+								 e.payload >= pm_pool_size(cs->t->pool)))
 				fail(cs, "node %llu slot %d: child offset %llu is not a node block",
-					 (unsigned long long) off, s, (unsigned long long) e->payload);
+					 (unsigned long long) off, s, (unsigned long long) e.payload);
 			else
-				walk_node(cs, e->payload, depth + 1, &e->box);
+				walk_node(cs, e.payload, depth + 1, &e.box);
 		}
 	}
 }
@@ -125,9 +150,21 @@ run(fbr_tree *t, check_state *cs)
 	fbr_meta   *meta = fbr_meta_block(t);
 
 	cs->t = t;
-	if (pm_pool_root(t->pool, 0) == 0 || meta->magic != FBR_META_MAGIC)
+	if (pm_pool_root(t->pool, t->meta_root) == 0 || meta->magic != FBR_META_MAGIC)
 	{
 		fail(cs, "no fbrtree meta block");
+		return;
+	}
+	if (cs->checking && fbr_meta_dims(meta) == 0)
+	{
+		fail(cs, "meta block of format %llu with dims field %llu", (unsigned long long) meta->format,
+			 (unsigned long long) meta->dims);
+		return;
+	}
+	if (cs->checking && (fbr_meta_dims(meta) != t->dims || fbr_cap_for(t->dims) != t->cap))
+	{
+		fail(cs, "the handle has %d dims and %d entries per node, the meta block says %d dims",
+			 t->dims, t->cap, fbr_meta_dims(meta));
 		return;
 	}
 	walk_node(cs, fbr_root(t), 1, NULL);

@@ -16,10 +16,12 @@ fbr_trylock(fbr_node *n)
 }
 
 static bool
-touches_edge(const fbr_box *outer, const fbr_box *b)
+touches_edge(const fbr_box *outer, const fbr_box *b, int dims)
 {
-	return b->xmin == outer->xmin || b->ymin == outer->ymin ||
-		b->xmax == outer->xmax || b->ymax == outer->ymax;
+	for (int d = 0; d < dims; d++)
+		if (b->min[d] == outer->min[d] || b->max[d] == outer->max[d])
+			return true;
+	return false;
 }
 
 /*
@@ -34,6 +36,7 @@ touches_edge(const fbr_box *outer, const fbr_box *b)
 static bool
 merge_child(fbr_tree *t, fbr_node *p, int xs, fbr_node *x, fbr_held *held)
 {
+	int			dims = t->dims;
 	uint64_t	pmeta = pm_load_relaxed(&p->meta);
 	uint64_t	bits = fbr_bits(pmeta);
 	int			cx = fbr_count(pm_load_relaxed(&x->meta));
@@ -49,21 +52,25 @@ merge_child(fbr_tree *t, fbr_node *p, int xs, fbr_node *x, fbr_held *held)
 				vbits,
 				free_bits,
 				added = 0;
-	fbr_box		u;
+	fbr_box		u,
+				vbox,
+				xbox;
 
+	fbr_slot_box_load(p, xs, dims, &xbox);
 	while (bits)
 	{
 		int			i = __builtin_ctzll(bits);
-		fbr_node   *sib = fbr_node_at(t, p->e[i].payload);
-		fbr_box		b = p->e[i].box;
+		fbr_node   *sib = fbr_node_at(t, fbr_slot_payload(p, i, dims));
+		fbr_box		b;
 		double		grow;
 
 		bits &= bits - 1;
-		if (i == xs || cx + fbr_count(pm_load(&sib->meta)) > FBR_MERGE_MAX)
+		if (i == xs || cx + fbr_count(pm_load(&sib->meta)) > fbr_merge_max(t))
 			continue;
-		grow = fbr_box_area(&b);
-		fbr_box_union(&b, &p->e[xs].box);
-		grow = fbr_box_area(&b) - grow;
+		fbr_slot_box_load(p, i, dims, &b);
+		grow = fbr_box_volume(&b, dims);
+		fbr_box_union(&b, &xbox, dims);
+		grow = fbr_box_volume(&b, dims) - grow;
 		if (grow < best_grow)
 		{
 			best = i;
@@ -72,11 +79,11 @@ merge_child(fbr_tree *t, fbr_node *p, int xs, fbr_node *x, fbr_held *held)
 	}
 	if (best < 0)
 		return false;
-	s = fbr_node_at(t, p->e[best].payload);
+	s = fbr_node_at(t, fbr_slot_payload(p, best, dims));
 	if (!fbr_trylock(s))
 		return false;
 	fbr_hold(held, s);
-	if (cx + fbr_count(pm_load_relaxed(&s->meta)) > FBR_MERGE_MAX)
+	if (cx + fbr_count(pm_load_relaxed(&s->meta)) > fbr_merge_max(t))
 		return false;
 	if (fbr_count(pm_load_relaxed(&s->meta)) >= cx)
 	{
@@ -91,26 +98,29 @@ merge_child(fbr_tree *t, fbr_node *p, int xs, fbr_node *x, fbr_held *held)
 	rm = pm_load_relaxed(&recv->meta);
 	vm = pm_load_relaxed(&victim->meta);
 	/* 1: copy */
-	free_bits = ~fbr_bits(rm) & FBR_BITS_MASK;
+	free_bits = ~fbr_bits(rm) & fbr_slots_mask(t);
 	for (vbits = fbr_bits(vm); vbits; vbits &= vbits - 1)
 	{
 		int			from = __builtin_ctzll(vbits);
 		int			to = __builtin_ctzll(free_bits);
+		fbr_item	e;
 
 		free_bits &= free_bits - 1;
 		added |= UINT64_C(1) << to;
-		fbr_item_store(&recv->e[to], &victim->e[from]);
-		pm_flush(&t->pool->persist, &recv->e[to], sizeof(fbr_item));
+		fbr_slot_load(victim, from, dims, &e);
+		fbr_slot_store(recv, to, dims, &e);
+		pm_flush(&t->pool->persist, fbr_slot(recv, to, dims), fbr_slot_size(dims));
 	}
 	pm_drain(&t->pool->persist);
 	/* 2 */
 	pm_store_relaxed(&recv->aux, pm_pool_off(t->pool, victim) | FBR_AUX_MERGE);
 	fbr_commit(t, recv, fbr_meta_with(rm, 0, fbr_bits(rm) | added));
 	/* 3 */
-	u = p->e[recv_slot].box;
-	fbr_box_union(&u, &p->e[victim_slot].box);
-	fbr_box_store(&p->e[recv_slot].box, &u);
-	pm_persist(&t->pool->persist, &p->e[recv_slot].box, sizeof(fbr_box));
+	fbr_slot_box_load(p, recv_slot, dims, &u);
+	fbr_slot_box_load(p, victim_slot, dims, &vbox);
+	fbr_box_union(&u, &vbox, dims);
+	fbr_slot_box_store(p, recv_slot, dims, &u);
+	pm_persist(&t->pool->persist, fbr_slot(p, recv_slot, dims), fbr_box_size(dims));
 	/* 4 */
 	fbr_commit(t, p, fbr_meta_with(pmeta, fbr_next_version(fbr_version(pmeta)),
 								   fbr_bits(pmeta) & ~(UINT64_C(1) << victim_slot)));
@@ -144,7 +154,7 @@ collapse_root(fbr_tree *t)
 			fbr_unlock(r);
 			return;
 		}
-		pm_store(&meta->root, r->e[__builtin_ctzll(fbr_bits(m))].payload);
+		pm_store(&meta->root, fbr_slot_payload(r, __builtin_ctzll(fbr_bits(m)), t->dims));
 		pm_persist(&t->pool->persist, &meta->root, sizeof(meta->root));
 		fbr_mark_dead(r);
 		fbr_retire(t, root);
@@ -170,7 +180,7 @@ condense(fbr_tree *t, const uint64_t *path, int level)
 		if (!fbr_lock(p))
 			break;
 		fbr_hold(&held, p);
-		xs = fbr_find_child(p, path[j]);
+		xs = fbr_find_child(t, p, path[j]);
 		if (xs < 0)
 		{
 			fbr_release(&held);
@@ -179,7 +189,7 @@ condense(fbr_tree *t, const uint64_t *path, int level)
 		x = fbr_node_at(t, path[j]);
 		fbr_lock(x);
 		fbr_hold(&held, x);
-		merged = fbr_count(pm_load_relaxed(&x->meta)) < FBR_UNDERFULL &&
+		merged = fbr_count(pm_load_relaxed(&x->meta)) < fbr_underfull(t) &&
 			merge_child(t, p, xs, x, &held);
 		fbr_release(&held);
 		if (!merged)
@@ -218,7 +228,7 @@ fbr_delete(fbr_tree *t, const fbr_item *item, bool *found, pm_error *err)
 			if (!fbr_lock(p))
 				continue;
 			fbr_hold(&held, p);
-			if ((ps = fbr_find_child(p, path[depth])) < 0)
+			if ((ps = fbr_find_child(t, p, path[depth])) < 0)
 			{
 				fbr_release(&held);
 				continue;
@@ -235,8 +245,13 @@ fbr_delete(fbr_tree *t, const fbr_item *item, bool *found, pm_error *err)
 		}
 		m = pm_load_relaxed(&l->meta);
 		for (uint64_t bits = fbr_bits(m); bits && k < 0; bits &= bits - 1)
-			if (fbr_item_equal(&l->e[__builtin_ctzll(bits)], item))
+		{
+			fbr_item	e;
+
+			fbr_slot_load(l, __builtin_ctzll(bits), t->dims, &e);
+			if (fbr_item_equal(&e, item, t->dims))
 				k = __builtin_ctzll(bits);
+		}
 		if (k < 0)
 		{
 			/* moved by a split since the search: look again */
@@ -247,16 +262,22 @@ fbr_delete(fbr_tree *t, const fbr_item *item, bool *found, pm_error *err)
 									   fbr_bits(m) & ~(UINT64_C(1) << k)));
 		*found = true;
 		m = pm_load_relaxed(&l->meta);
-		if (p != NULL && fbr_count(m) > 0 && touches_edge(&p->e[ps].box, &item->box))
+		if (p != NULL && fbr_count(m) > 0)
 		{
-			fbr_box		tight = fbr_node_box(l, m);
+			fbr_box		pbox;
 
-			fbr_box_store(&p->e[ps].box, &tight);
-			pm_persist(&t->pool->persist, &p->e[ps].box, sizeof(fbr_box));
+			fbr_slot_box_load(p, ps, t->dims, &pbox);
+			if (touches_edge(&pbox, &item->box, t->dims))
+			{
+				fbr_box		tight = fbr_node_box(t, l, m);
+
+				fbr_slot_box_store(p, ps, t->dims, &tight);
+				pm_persist(&t->pool->persist, fbr_slot(p, ps, t->dims), fbr_box_size(t->dims));
+			}
 		}
-		if (p != NULL && fbr_count(m) < FBR_UNDERFULL)
+		if (p != NULL && fbr_count(m) < fbr_underfull(t))
 			merged = merge_child(t, p, ps, l, &held);
-		merged = merged && fbr_count(pm_load_relaxed(&p->meta)) < FBR_UNDERFULL;
+		merged = merged && fbr_count(pm_load_relaxed(&p->meta)) < fbr_underfull(t);
 		fbr_release(&held);
 		if (merged)
 			condense(t, path, depth - 1);

@@ -6,14 +6,20 @@
 #include "fbr_internal.h"
 
 pm_errcode
-fbr_format(pm_pool *pool, int meta_root, pm_error *err)
+fbr_format(pm_pool *pool, int meta_root, int dims, pm_error *err)
 {
 	fbr_tree	t;
 	uint64_t	meta_off;
 	uint64_t	root;
 	fbr_meta   *meta;
 
+	if (dims < 2 || dims > FBR_MAX_DIMS)
+		return pm_error_set(err, PM_ERR_INVALID, 0,
+							"pool file \"%s\": an fbrtree has 2 to %d dimensions, not %d",
+							pool->path, FBR_MAX_DIMS, dims);
 	fbr_attach(&t, pool, meta_root, NULL, 0, 0);
+	t.dims = dims;
+	t.cap = fbr_cap_for(dims);
 	meta_off = pm_alloc_block(&t.pm, sizeof(fbr_meta), err);
 	if (meta_off == 0)
 		return err->code;
@@ -23,7 +29,9 @@ fbr_format(pm_pool *pool, int meta_root, pm_error *err)
 	meta = pm_pool_addr(pool, meta_off);
 	memset(meta, 0, sizeof(*meta));
 	meta->magic = FBR_META_MAGIC;
-	meta->format = FBR_FORMAT;
+	/* 2-D: format 1, which builds that know only 2-D trees read */
+	meta->format = dims == 2 ? FBR_FORMAT_2D : FBR_FORMAT_ND;
+	meta->dims = dims == 2 ? 0 : (uint64_t) dims;
 	meta->root = root;
 	pm_persist(&pool->persist, meta, sizeof(*meta));
 	pm_pool_set_root(pool, meta_root, meta_off);
@@ -41,15 +49,26 @@ fbr_attach(fbr_tree *t, pm_pool *pool, int meta_root, pm_epoch_handle *epoch, ui
 	t->space = space;
 	t->tag = tag;
 	t->split = FBR_SPLIT_RSTAR;
+	t->dims = 2;
+	if (pm_pool_root(pool, meta_root) != 0)
+	{
+		int			dims = fbr_meta_dims(fbr_meta_block(t));
+
+		if (dims != 0)
+			t->dims = dims;
+	}
+	t->cap = fbr_cap_for(t->dims);
 }
 
 /*
  * Seqlock-style read: the metadata word before and after the copy must be
  * equal.  In-place box enlargements and shrinks do not change the word; a
- * box copied mid-change is still enclosing (README: invariant I2).
+ * box copied mid-change is still enclosing (README: invariant I2).  Every
+ * search reads nodes through here, so it is inlined with dims a constant,
+ * once for each dims: a 2-D copy is five loads and stores per entry.
  */
-uint64_t
-fbr_read_node(const fbr_node *n, fbr_item *items, int *slots, int *count)
+static inline __attribute__((always_inline)) uint64_t
+read_node(const fbr_node *n, int dims, fbr_item *items, int *slots, int *count)
 {
 	for (unsigned attempt = 0;; attempt++)
 	{
@@ -62,7 +81,7 @@ fbr_read_node(const fbr_node *n, fbr_item *items, int *slots, int *count)
 			int			s = __builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			fbr_item_load(&n->e[s], &items[c]);
+			fbr_slot_read(n, s, dims, &items[c]);
 			if (slots)
 				slots[c] = s;
 			c++;
@@ -74,6 +93,22 @@ fbr_read_node(const fbr_node *n, fbr_item *items, int *slots, int *count)
 			return m;
 		}
 		pm_spin_delay(attempt);
+	}
+}
+
+_Static_assert(FBR_MAX_DIMS == 4, "fbr_read_node instantiates dims 2, 3 and 4");
+
+uint64_t
+fbr_read_node(const fbr_tree *t, const fbr_node *n, fbr_item *items, int *slots, int *count)
+{
+	switch (t->dims)
+	{
+		case 2:
+			return read_node(n, 2, items, slots, count);
+		case 3:
+			return read_node(n, 3, items, slots, count);
+		default:
+			return read_node(n, 4, items, slots, count);
 	}
 }
 
@@ -112,30 +147,31 @@ fbr_commit(fbr_tree *t, fbr_node *n, uint64_t meta)
 }
 
 fbr_box
-fbr_items_box(const fbr_item *items, int n)
+fbr_items_box(const fbr_tree *t, const fbr_item *items, int n)
 {
-	fbr_box		b = items[0].box;
+	fbr_box		b;
 
+	fbr_box_copy(&b, &items[0].box, t->dims);
 	for (int i = 1; i < n; i++)
-		fbr_box_union(&b, &items[i].box);
+		fbr_box_union(&b, &items[i].box, t->dims);
 	return b;
 }
 
 fbr_box
-fbr_node_box(const fbr_node *n, uint64_t meta)
+fbr_node_box(const fbr_tree *t, const fbr_node *n, uint64_t meta)
 {
-	fbr_item	items[FBR_CAP];
 	uint64_t	bits = fbr_bits(meta);
-	int			c = 0;
+	fbr_box		b,
+				e;
 
-	while (bits)
+	pm_assert(bits != 0);
+	fbr_slot_box_load(n, __builtin_ctzll(bits), t->dims, &b);
+	for (bits &= bits - 1; bits; bits &= bits - 1)
 	{
-		int			s = __builtin_ctzll(bits);
-
-		bits &= bits - 1;
-		items[c++] = n->e[s];
+		fbr_slot_box_load(n, __builtin_ctzll(bits), t->dims, &e);
+		fbr_box_union(&b, &e, t->dims);
 	}
-	return fbr_items_box(items, c);
+	return b;
 }
 
 uint64_t
@@ -149,10 +185,10 @@ fbr_new_node(fbr_tree *t, bool leaf, const fbr_item *items, int n, bool locked, 
 	node = fbr_node_at(t, off);
 	node->lock = locked ? FBR_LOCKED : FBR_UNLOCKED;
 	node->aux = 0;
-	if (n > 0)
-		memcpy(node->e, items, sizeof(fbr_item) * n);
+	for (int i = 0; i < n; i++)
+		fbr_slot_store(node, i, t->dims, &items[i]);
 	node->meta = fbr_make_meta(leaf, 1, (UINT64_C(1) << n) - 1);
-	pm_persist(&t->pool->persist, node, offsetof(fbr_node, e) + sizeof(fbr_item) * n);
+	pm_persist(&t->pool->persist, node, sizeof(fbr_node) + fbr_slot_size(t->dims) * n);
 	return off;
 }
 
@@ -163,16 +199,16 @@ fbr_retire(fbr_tree *t, uint64_t off)
 }
 
 int
-fbr_find_child(const fbr_node *n, uint64_t child)
+fbr_find_child(const fbr_tree *t, const fbr_node *n, uint64_t child)
 {
-	uint64_t	bits = fbr_bits(n->meta);
+	uint64_t	bits = fbr_bits(pm_load_relaxed(&n->meta));
 
 	while (bits)
 	{
 		int			s = __builtin_ctzll(bits);
 
 		bits &= bits - 1;
-		if (n->e[s].payload == child)
+		if (fbr_slot_payload(n, s, t->dims) == child)
 			return s;
 	}
 	return -1;

@@ -72,6 +72,13 @@ collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
 	}
 	n = fbr_node_at(t, off);
 	m = n->meta;
+	if ((fbr_bits(m) & ~fbr_slots_mask(t)) != 0)
+	{
+		/* its slots would reach past the node's block */
+		w->damage = "a node with bits set beyond its slots";
+		w->damage_off = off;
+		return;
+	}
 	if (w->n == w->cap)
 		w->nodes = grow(w->nodes, &w->cap, sizeof(uint64_t), &w->oom);
 	if (w->oom)
@@ -88,7 +95,7 @@ collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
 	}
 	if (!fbr_is_leaf(m))
 		for (uint64_t bits = fbr_bits(m); bits; bits &= bits - 1)
-			collect(t, w, n->e[__builtin_ctzll(bits)].payload, off, depth + 1);
+			collect(t, w, fbr_slot_payload(n, __builtin_ctzll(bits), t->dims), off, depth + 1);
 }
 
 static int
@@ -114,13 +121,16 @@ reached(const walk *w, uint64_t off)
 
 /* Does n's slot s also live in sibling c (moved by the split)? */
 static bool
-moved_to(const fbr_node *n, int s, const fbr_node *c, bool leaf)
+moved_to(const fbr_tree *t, const fbr_node *n, int s, const fbr_node *c, bool leaf)
 {
+	fbr_item	mine,
+				e;
+
+	fbr_slot_load(n, s, t->dims, &mine);
 	for (uint64_t bits = fbr_bits(c->meta); bits; bits &= bits - 1)
 	{
-		const fbr_item *e = &c->e[__builtin_ctzll(bits)];
-
-		if (leaf ? fbr_item_equal(e, &n->e[s]) : e->payload == n->e[s].payload)
+		fbr_slot_load(c, __builtin_ctzll(bits), t->dims, &e);
+		if (leaf ? fbr_item_equal(&e, &mine, t->dims) : e.payload == mine.payload)
 			return true;
 	}
 	return false;
@@ -143,22 +153,25 @@ repair(fbr_tree *t, const walk *w, const pending *pn)
 	uint64_t	m = n->meta;
 	uint64_t	bits = fbr_bits(m);
 	uint64_t	other = n->aux & ~FBR_AUX_MERGE;
-	int			ns = p ? fbr_find_child(p, pn->off) : -1;
+	int			ns = p ? fbr_find_child(t, p, pn->off) : -1;
 
 	if (fbr_version(m) != 0)
 		return;					/* reached twice: already repaired */
 	if (n->aux & FBR_AUX_MERGE)
 	{
-		int			vs = p ? fbr_find_child(p, other) : -1;
+		int			vs = p ? fbr_find_child(t, p, other) : -1;
 
 		if (vs >= 0 && ns >= 0 && reached(w, other))
 		{
 			uint64_t	pm = p->meta;
-			fbr_box		u = p->e[ns].box;
+			fbr_box		u,
+						v;
 
-			fbr_box_union(&u, &p->e[vs].box);
-			fbr_box_store(&p->e[ns].box, &u);
-			pm_persist(&t->pool->persist, &p->e[ns].box, sizeof(fbr_box));
+			fbr_slot_box_load(p, ns, t->dims, &u);
+			fbr_slot_box_load(p, vs, t->dims, &v);
+			fbr_box_union(&u, &v, t->dims);
+			fbr_slot_box_store(p, ns, t->dims, &u);
+			pm_persist(&t->pool->persist, fbr_slot(p, ns, t->dims), fbr_box_size(t->dims));
 			fbr_commit(t, p, fbr_meta_with(pm, fbr_next_version(fbr_version(pm)),
 										   fbr_bits(pm) & ~(UINT64_C(1) << vs)));
 		}
@@ -168,14 +181,14 @@ repair(fbr_tree *t, const walk *w, const pending *pn)
 		fbr_node   *c = fbr_node_at(t, other);
 
 		for (uint64_t b = bits; b; b &= b - 1)
-			if (moved_to(n, __builtin_ctzll(b), c, fbr_is_leaf(m)))
+			if (moved_to(t, n, __builtin_ctzll(b), c, fbr_is_leaf(m)))
 				bits &= ~(UINT64_C(1) << __builtin_ctzll(b));
 		if (ns >= 0 && bits != 0)
 		{
-			fbr_box		tight = fbr_node_box(n, bits);
+			fbr_box		tight = fbr_node_box(t, n, bits);
 
-			fbr_box_store(&p->e[ns].box, &tight);
-			pm_persist(&t->pool->persist, &p->e[ns].box, sizeof(fbr_box));
+			fbr_slot_box_store(p, ns, t->dims, &tight);
+			pm_persist(&t->pool->persist, fbr_slot(p, ns, t->dims), fbr_box_size(t->dims));
 		}
 	}
 	fbr_commit(t, n, fbr_meta_with(m, 1, bits));
@@ -190,7 +203,7 @@ mark(fbr_tree *t, pm_alloc *a, uint64_t off, pm_error *err)
 
 	if (rc == PM_OK && !fbr_is_leaf(n->meta))
 		for (uint64_t bits = fbr_bits(n->meta); bits && rc == PM_OK; bits &= bits - 1)
-			rc = mark(t, a, n->e[__builtin_ctzll(bits)].payload, err);
+			rc = mark(t, a, fbr_slot_payload(n, __builtin_ctzll(bits), t->dims), err);
 	return rc;
 }
 
@@ -205,10 +218,19 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 	if (pm_pool_root(t->pool, t->meta_root) == 0 ||
 		(meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no fbrtree", t->pool->path);
-	if (meta->format != FBR_FORMAT)
+	if (meta->format != FBR_FORMAT_2D && meta->format != FBR_FORMAT_ND)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
-							"pool file \"%s\" holds fbrtree format %llu, this build reads %d",
-							t->pool->path, (unsigned long long) meta->format, FBR_FORMAT);
+							"pool file \"%s\" holds fbrtree format %llu, this build reads %d and %d",
+							t->pool->path, (unsigned long long) meta->format, FBR_FORMAT_2D, FBR_FORMAT_ND);
+	if (fbr_meta_dims(meta) == 0)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\": fbrtree meta block of format %llu with dims field %llu",
+							t->pool->path, (unsigned long long) meta->format,
+							(unsigned long long) meta->dims);
+	if (fbr_meta_dims(meta) != t->dims)
+		return pm_error_set(err, PM_ERR_INVALID, 0,
+							"pool file \"%s\": the handle has %d dims, the fbrtree %d",
+							t->pool->path, t->dims, fbr_meta_dims(meta));
 	/* each node is reached once, or twice while a split or merge is unfinished */
 	w.limit = 2 * (pm_pool_size(t->pool) / FBR_NODE_SIZE) + 2;
 	collect(t, &w, meta->root, 0, 0);

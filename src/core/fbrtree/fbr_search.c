@@ -9,18 +9,26 @@
 
 /* ---------- a small open-addressing set of items ---------- */
 
+/* Items whose coordinates past dims are 0, so that equal ones are equal bytes. */
 typedef struct item_set
 {
 	fbr_item   *slot;
 	bool	   *used;
 	size_t		cap;			/* power of two */
 	size_t		n;
+	int			dims;
 } item_set;
 
+/* The hash of the words that mean something: a 2-D entry's 40 bytes, not all 72. */
 static uint64_t
-item_hash(const fbr_item *it)
+item_hash(const fbr_item *it, int dims)
 {
-	return pm_fnv1a64(it, sizeof(*it));
+	uint64_t	words[FBR_SLOT_WORDS(FBR_MAX_DIMS)];
+
+	memcpy(words, it->box.min, dims * sizeof(double));
+	memcpy(words + dims, it->box.max, dims * sizeof(double));
+	words[2 * dims] = it->payload;
+	return pm_fnv1a64(words, FBR_SLOT_WORDS(dims) * sizeof(uint64_t));
 }
 
 /* Place it in a set that has room and does not hold it. */
@@ -29,7 +37,7 @@ item_set_place(item_set *s, const fbr_item *it)
 {
 	size_t		i;
 
-	for (i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+	for (i = item_hash(it, s->dims) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
 		;
 	s->used[i] = true;
 	s->slot[i] = *it;
@@ -41,6 +49,7 @@ item_set_grow(item_set *s)
 {
 	item_set	bigger = {0};
 
+	bigger.dims = s->dims;
 	bigger.cap = s->cap ? s->cap * 2 : 64;
 	bigger.slot = malloc(bigger.cap * sizeof(fbr_item));
 	bigger.used = calloc(bigger.cap, sizeof(bool));
@@ -64,7 +73,7 @@ static int
 item_set_add(item_set *s, const fbr_item *it)
 {
 	if (s->cap > 0)
-		for (size_t i = item_hash(it) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
+		for (size_t i = item_hash(it, s->dims) & (s->cap - 1); s->used[i]; i = (i + 1) & (s->cap - 1))
 			if (memcmp(&s->slot[i], it, sizeof(*it)) == 0)
 				return 0;
 	if ((s->n + 1) * 2 > s->cap && !item_set_grow(s))
@@ -82,8 +91,13 @@ item_set_free(item_set *s)
 
 /* ---------- results ---------- */
 
+/*
+ * Only the first dims coordinates of a result are written (a 2-D result
+ * copies 40 bytes, not the 72 of an item).  New room is zeroed, so the rest
+ * reads 0 unless the caller put something there.
+ */
 static bool
-results_add(fbr_results *r, const fbr_item *it)
+results_add(fbr_results *r, const fbr_item *it, int dims)
 {
 	if (r->n == r->cap)
 	{
@@ -92,10 +106,11 @@ results_add(fbr_results *r, const fbr_item *it)
 
 		if (items == NULL)
 			return false;
+		memset(items + r->cap, 0, (cap - r->cap) * sizeof(fbr_item));
 		r->items = items;
 		r->cap = cap;
 	}
-	r->items[r->n++] = *it;
+	fbr_item_copy(&r->items[r->n++], it, dims);
 	return true;
 }
 
@@ -156,7 +171,7 @@ walk_leaf(walk *w, const fbr_item *items, int count, int level)
 	if (w->want != NULL)
 	{
 		for (int i = 0; i < count; i++)
-			if (fbr_item_equal(&items[i], w->want))
+			if (fbr_item_equal(&items[i], w->want, w->t->dims))
 			{
 				w->depth = level;
 				return;
@@ -164,7 +179,7 @@ walk_leaf(walk *w, const fbr_item *items, int count, int level)
 		return;
 	}
 	for (int i = 0; i < count; i++)
-		if (w->consistent(w->arg, &items[i].box, true) && !results_add(w->out, &items[i]))
+		if (w->consistent(w->arg, &items[i].box, true) && !results_add(w->out, &items[i], w->t->dims))
 			w->oom = true;
 }
 
@@ -199,7 +214,7 @@ walk_node(walk *w, uint64_t off, int level)
 	walked		done;
 	const fbr_item *want = w->want;
 	int			count;
-	uint64_t	m = fbr_read_node(n, items, NULL, &count);
+	uint64_t	m = fbr_read_node(w->t, n, items, NULL, &count);
 
 	if (w->out != NULL)
 		w->out->nodes_visited++;
@@ -221,7 +236,7 @@ walk_node(walk *w, uint64_t off, int level)
 			int			k = reread ? walked_find(&done, child) : -1;
 			uint64_t	end;
 
-			if (!(want != NULL ? fbr_box_contains(&items[i].box, &want->box) :
+			if (!(want != NULL ? fbr_box_contains(&items[i].box, &want->box, w->t->dims) :
 				  w->consistent(w->arg, &items[i].box, false)) ||
 				(k >= 0 && walked_unchanged(w, child, done.meta[k])))
 				continue;
@@ -239,7 +254,7 @@ walk_node(walk *w, uint64_t off, int level)
 		if (pm_load(&n->meta) == m)
 			return m;
 		w->may_dup = true;
-		m = fbr_read_node(n, items, NULL, &count);
+		m = fbr_read_node(w->t, n, items, NULL, &count);
 	}
 }
 
@@ -294,6 +309,9 @@ fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg, fbr_results *ou
 	{
 		size_t		d = first + 1;
 
+		/* item_cmp compares bytes */
+		for (size_t i = first; i < out->n; i++)
+			fbr_box_clear_tail(&out->items[i].box, t->dims);
 		qsort(out->items + first, out->n - first, sizeof(fbr_item), item_cmp);
 		for (size_t i = first + 1; i < out->n; i++)
 			if (item_cmp(&out->items[i], &out->items[d - 1]) != 0)
@@ -316,10 +334,14 @@ fbr_find_leaf(fbr_tree *t, const fbr_item *item, uint64_t *path, int *depth)
 
 /* ---------- KNN: best-first ---------- */
 
+/*
+ * An element of the queue: small, so that the heap moves little (a leaf
+ * entry waits in the entry store, whose slots are reused once popped).
+ */
 typedef struct knn_elem
 {
 	double		dist;
-	fbr_item	item;			/* a leaf entry, or (box, node offset) */
+	uint64_t	ref;			/* node: its offset; leaf entry: its slot in the entry store */
 	int			parent;			/* node: its parent's visit record; -1: the root */
 	bool		is_node;
 } knn_elem;
@@ -425,6 +447,10 @@ struct fbr_knn
 	knn_elem   *heap;
 	size_t		n;
 	size_t		cap;
+	fbr_item   *entries;		/* leaf entries queued; a free slot's payload links the next one */
+	size_t		nentries;
+	size_t		entries_cap;
+	uint64_t	free_entry;		/* first free slot + 1, or 0 */
 	knn_visit  *visit;
 	size_t		nvisit;
 	size_t		visit_cap;
@@ -521,7 +547,7 @@ push_node(fbr_knn *k, const fbr_item *entry, int parent)
 	e.dist = k->distance(k->darg, &entry->box, false);
 	if (!(e.dist >= k->frontier))
 		e.dist = k->frontier;
-	e.item = *entry;
+	e.ref = entry->payload;
 	e.parent = parent;
 	e.is_node = true;
 	heap_push(k, &e);
@@ -530,10 +556,43 @@ push_node(fbr_knn *k, const fbr_item *entry, int parent)
 static void
 push_root(fbr_knn *k)
 {
-	fbr_item	root = {{0, 0, 0, 0}, fbr_root(k->t)};
-	knn_elem	e = {k->frontier, root, -1, true};
+	knn_elem	e = {k->frontier, fbr_root(k->t), -1, true};
 
-	k->root_seen = root.payload;
+	k->root_seen = e.ref;
+	heap_push(k, &e);
+}
+
+/* Queue a leaf entry at distance dist (0 past dims: the set of entries returned compares bytes). */
+static void
+push_entry(fbr_knn *k, const fbr_item *entry, double dist)
+{
+	knn_elem	e = {dist, 0, -1, false};
+
+	if (k->free_entry != 0)
+	{
+		e.ref = k->free_entry - 1;
+		k->free_entry = k->entries[e.ref].payload;
+	}
+	else
+	{
+		if (k->nentries == k->entries_cap)
+		{
+			size_t		cap = k->entries_cap ? k->entries_cap * 2 : 256;
+			fbr_item   *en = realloc(k->entries, cap * sizeof(fbr_item));
+
+			if (en == NULL)
+			{
+				knn_fail(k, "queue");
+				return;
+			}
+			/* 0 past dims for good: fbr_item_copy writes only the dims */
+			memset(en + k->entries_cap, 0, (cap - k->entries_cap) * sizeof(fbr_item));
+			k->entries = en;
+			k->entries_cap = cap;
+		}
+		e.ref = k->nentries++;
+	}
+	fbr_item_copy(&k->entries[e.ref], entry, k->t->dims);
 	heap_push(k, &e);
 }
 
@@ -556,6 +615,7 @@ fbr_knn_begin(fbr_tree *t, fbr_consistent_fn consistent, void *carg,
 		return NULL;
 	}
 	k->t = t;
+	k->returned.dims = t->dims;
 	k->consistent = consistent;
 	k->carg = carg;
 	k->distance = distance;
@@ -611,7 +671,7 @@ revalidate(fbr_knn *k, int v)
 
 		if (pm_load(&n->meta) == vis->meta && pm_load(&n->lock) != FBR_DEAD)
 			return;
-		vis->meta = fbr_read_node(n, items, NULL, &count);
+		vis->meta = fbr_read_node(k->t, n, items, NULL, &count);
 		if (!node_map_put(&k->read, vis->off, vis->meta))
 		{
 			knn_fail(k, "set of nodes read");
@@ -642,28 +702,34 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 		k->frontier = e.dist;
 		if (!e.is_node)
 		{
-			int			added = item_set_add(&k->returned, &e.item);
+			fbr_item   *entry = &k->entries[e.ref];
+			int			added = item_set_add(&k->returned, entry);
 
+			if (added > 0)
+			{
+				*item = *entry;
+				*distance = e.dist;
+			}
+			entry->payload = k->free_entry;
+			k->free_entry = e.ref + 1;
 			if (added < 0)
 				knn_fail(k, "set of entries returned");
 			if (added <= 0)
 				continue;
-			*item = e.item;
-			*distance = e.dist;
 			return true;
 		}
 		/* read already, and unchanged since: everything in it is queued */
-		node = fbr_node_at(k->t, e.item.payload);
-		if (node_map_get(&k->read, e.item.payload, &m) && pm_load(&node->meta) == m)
+		node = fbr_node_at(k->t, e.ref);
+		if (node_map_get(&k->read, e.ref, &m) && pm_load(&node->meta) == m)
 			continue;
-		m = fbr_read_node(node, items, NULL, &count);
-		if (!node_map_put(&k->read, e.item.payload, m))
+		m = fbr_read_node(k->t, node, items, NULL, &count);
+		if (!node_map_put(&k->read, e.ref, m))
 		{
 			knn_fail(k, "set of nodes read");
 			break;
 		}
 		if (!fbr_is_leaf(m))
-			v = add_visit(k, e.item.payload, m, e.parent);
+			v = add_visit(k, e.ref, m, e.parent);
 		revalidate(k, e.parent);
 		for (int i = 0; i < count; i++)
 		{
@@ -671,14 +737,14 @@ fbr_knn_next(fbr_knn *k, fbr_item *item, double *distance, pm_error *err)
 				push_node(k, &items[i], v);
 			else if (k->consistent == NULL || k->consistent(k->carg, &items[i].box, true))
 			{
-				knn_elem	leaf = {k->distance(k->darg, &items[i].box, true), items[i], -1, false};
+				double		dist = k->distance(k->darg, &items[i].box, true);
 
 				/*
 				 * Closer than the frontier: committed after the scan began (README:
 				 * "KNN"); yielding it now would break the order.
 				 */
-				if (leaf.dist >= k->frontier)
-					heap_push(k, &leaf);
+				if (dist >= k->frontier)
+					push_entry(k, &items[i], dist);
 			}
 		}
 	}
@@ -704,6 +770,7 @@ fbr_knn_end(fbr_knn *k)
 	node_map_free(&k->read);
 	item_set_free(&k->returned);
 	free(k->visit);
+	free(k->entries);
 	free(k->heap);
 	free(k);
 }

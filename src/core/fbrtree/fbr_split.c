@@ -36,79 +36,110 @@ axis_order(const fbr_item *items, int n, int axis, bool by_upper, sort_ref *ord)
 	for (int i = 0; i < n; i++)
 	{
 		const fbr_box *b = &items[i].box;
-		double		lo = axis == 0 ? b->xmin : b->ymin;
-		double		hi = axis == 0 ? b->xmax : b->ymax;
 
-		ord[i].key1 = by_upper ? hi : lo;
-		ord[i].key2 = by_upper ? lo : hi;
+		ord[i].key1 = by_upper ? b->max[axis] : b->min[axis];
+		ord[i].key2 = by_upper ? b->min[axis] : b->max[axis];
 		ord[i].idx = i;
 	}
 	qsort(ord, n, sizeof(sort_ref), sort_ref_cmp);
 }
 
 /* Prefix and suffix boxes of an order: pre[k] covers [0, k], suf[k] covers [k, n). */
-static void
-prefix_boxes(const fbr_item *items, const sort_ref *ord, int n, fbr_box *pre, fbr_box *suf)
+static inline __attribute__((always_inline)) void
+prefix_boxes(const fbr_item *items, const sort_ref *ord, int n, int dims, fbr_box *pre,
+			 fbr_box *suf)
 {
-	pre[0] = items[ord[0].idx].box;
+	fbr_box_copy(&pre[0], &items[ord[0].idx].box, dims);
 	for (int i = 1; i < n; i++)
 	{
-		pre[i] = pre[i - 1];
-		fbr_box_union(&pre[i], &items[ord[i].idx].box);
+		fbr_box_copy(&pre[i], &pre[i - 1], dims);
+		fbr_box_union(&pre[i], &items[ord[i].idx].box, dims);
 	}
-	suf[n - 1] = items[ord[n - 1].idx].box;
+	fbr_box_copy(&suf[n - 1], &items[ord[n - 1].idx].box, dims);
 	for (int i = n - 2; i >= 0; i--)
 	{
-		suf[i] = suf[i + 1];
-		fbr_box_union(&suf[i], &items[ord[i].idx].box);
+		fbr_box_copy(&suf[i], &suf[i + 1], dims);
+		fbr_box_union(&suf[i], &items[ord[i].idx].box, dims);
 	}
 }
 
-static double
-overlap_area(const fbr_box *a, const fbr_box *b)
+/* The length of the overlap of a and b on axis d (<= 0 if they only touch or are apart). */
+static inline double
+overlap_length(const fbr_box *a, const fbr_box *b, int d)
 {
-	double		w = (a->xmax < b->xmax ? a->xmax : b->xmax) - (a->xmin > b->xmin ? a->xmin : b->xmin);
-	double		h = (a->ymax < b->ymax ? a->ymax : b->ymax) - (a->ymin > b->ymin ? a->ymin : b->ymin);
+	return (a->max[d] < b->max[d] ? a->max[d] : b->max[d]) -
+		(a->min[d] > b->min[d] ? a->min[d] : b->min[d]);
+}
 
-	return w > 0 && h > 0 ? w * h : 0;
+/* The volume a and b share (0 if they only touch). */
+static inline __attribute__((always_inline)) double
+overlap_volume(const fbr_box *a, const fbr_box *b, int dims)
+{
+	double		w = overlap_length(a, b, 0);
+	double		h = overlap_length(a, b, 1);
+	double		v;
+
+	if (!(w > 0 && h > 0))
+		return 0;
+	v = w * h;
+	for (int d = 2; d < dims; d++)
+	{
+		double		l = overlap_length(a, b, d);
+
+		if (!(l > 0))
+			return 0;
+		v *= l;
+	}
+	return v;
 }
 
 /*
- * The axis with the least sum of margins over all distributions; on it the
- * distribution with the least overlap, then the least total area, then
- * the least total margin (which still separates degenerate boxes).
+ * The axis (of dims) with the least sum of margins over all distributions;
+ * on it the distribution with the least overlap, then the least total
+ * volume, then the least total margin (which still separates degenerate
+ * boxes).
  */
-static void
-split_rstar(const fbr_item *items, int n, bool *in_a)
+static inline __attribute__((always_inline)) void
+split_rstar(const fbr_tree *t, const fbr_item *items, int n, bool *in_a, int dims)
 {
-	sort_ref	ord[2][2][FBR_CAP + 1];
+	int			min_group = fbr_min_group(t);
+	sort_ref	ord[FBR_MAX_DIMS][2][FBR_CAP + 1];
+	int			axis = 0;
 	fbr_box		pre[FBR_CAP + 1];
 	fbr_box		suf[FBR_CAP + 1];
-	double		margin[2] = {0, 0};
-	int			axis;
+	double		best_axis_margin = DBL_MAX;
 	double		best_overlap = DBL_MAX,
 				best_area = DBL_MAX,
 				best_margin = DBL_MAX;
 	int			best_sort = 0,
-				best_k = FBR_MIN_GROUP;
+				best_k = min_group;
 
-	for (int a = 0; a < 2; a++)
+	/* ties go to the lower axis */
+	for (int a = 0; a < dims; a++)
+	{
+		double		margin = 0;
+
 		for (int u = 0; u < 2; u++)
 		{
 			axis_order(items, n, a, u, ord[a][u]);
-			prefix_boxes(items, ord[a][u], n, pre, suf);
-			for (int k = FBR_MIN_GROUP; k <= n - FBR_MIN_GROUP; k++)
-				margin[a] += fbr_box_margin(&pre[k - 1]) + fbr_box_margin(&suf[k]);
+			prefix_boxes(items, ord[a][u], n, dims, pre, suf);
+			for (int k = min_group; k <= n - min_group; k++)
+				margin += fbr_box_margin(&pre[k - 1], dims) + fbr_box_margin(&suf[k], dims);
 		}
-	axis = margin[1] < margin[0] ? 1 : 0;
+		if (margin < best_axis_margin)
+		{
+			best_axis_margin = margin;
+			axis = a;
+		}
+	}
 	for (int u = 0; u < 2; u++)
 	{
-		prefix_boxes(items, ord[axis][u], n, pre, suf);
-		for (int k = FBR_MIN_GROUP; k <= n - FBR_MIN_GROUP; k++)
+		prefix_boxes(items, ord[axis][u], n, dims, pre, suf);
+		for (int k = min_group; k <= n - min_group; k++)
 		{
-			double		ov = overlap_area(&pre[k - 1], &suf[k]);
-			double		ar = fbr_box_area(&pre[k - 1]) + fbr_box_area(&suf[k]);
-			double		mg = fbr_box_margin(&pre[k - 1]) + fbr_box_margin(&suf[k]);
+			double		ov = overlap_volume(&pre[k - 1], &suf[k], dims);
+			double		ar = fbr_box_volume(&pre[k - 1], dims) + fbr_box_volume(&suf[k], dims);
+			double		mg = fbr_box_margin(&pre[k - 1], dims) + fbr_box_margin(&suf[k], dims);
 
 			if (ov < best_overlap ||
 				(ov == best_overlap && (ar < best_area || (ar == best_area && mg < best_margin))))
@@ -127,18 +158,20 @@ split_rstar(const fbr_item *items, int n, bool *in_a)
 
 /* ---------- Guttman quadratic split ---------- */
 
-static double
-union_area(const fbr_box *a, const fbr_box *b)
+static inline __attribute__((always_inline)) double
+union_volume(const fbr_box *a, const fbr_box *b, int dims)
 {
-	fbr_box		u = *a;
+	fbr_box		u;
 
-	fbr_box_union(&u, b);
-	return fbr_box_area(&u);
+	fbr_box_copy(&u, a, dims);
+	fbr_box_union(&u, b, dims);
+	return fbr_box_volume(&u, dims);
 }
 
-static void
-split_quadratic(const fbr_item *items, int n, bool *in_a)
+static inline __attribute__((always_inline)) void
+split_quadratic(const fbr_tree *t, const fbr_item *items, int n, bool *in_a, int dims)
 {
+	int			min_group = fbr_min_group(t);
 	bool		done[FBR_CAP + 1] = {false};
 	int			seed_a = 0,
 				seed_b = 1,
@@ -148,12 +181,12 @@ split_quadratic(const fbr_item *items, int n, bool *in_a)
 	fbr_box		box_a,
 				box_b;
 
-	/* seeds: the pair that would waste the most area together */
+	/* seeds: the pair that would waste the most volume together */
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
 		{
-			double		d = union_area(&items[i].box, &items[j].box) -
-				fbr_box_area(&items[i].box) - fbr_box_area(&items[j].box);
+			double		d = union_volume(&items[i].box, &items[j].box, dims) -
+				fbr_box_volume(&items[i].box, dims) - fbr_box_volume(&items[j].box, dims);
 
 			if (d > worst)
 			{
@@ -165,8 +198,8 @@ split_quadratic(const fbr_item *items, int n, bool *in_a)
 	in_a[seed_a] = true;
 	in_a[seed_b] = false;
 	done[seed_a] = done[seed_b] = true;
-	box_a = items[seed_a].box;
-	box_b = items[seed_b].box;
+	fbr_box_copy(&box_a, &items[seed_a].box, dims);
+	fbr_box_copy(&box_b, &items[seed_b].box, dims);
 	for (int left = n - 2; left > 0; left--)
 	{
 		int			pick = -1;
@@ -175,10 +208,10 @@ split_quadratic(const fbr_item *items, int n, bool *in_a)
 					pick_db = 0;
 		bool		to_a;
 
-		if (na + left <= FBR_MIN_GROUP || nb + left <= FBR_MIN_GROUP)
+		if (na + left <= min_group || nb + left <= min_group)
 		{
 			/* the short group takes everything left */
-			bool		rest_a = na + left <= FBR_MIN_GROUP;
+			bool		rest_a = na + left <= min_group;
 
 			for (int i = 0; i < n; i++)
 				if (!done[i])
@@ -193,8 +226,8 @@ split_quadratic(const fbr_item *items, int n, bool *in_a)
 
 			if (done[i])
 				continue;
-			da = union_area(&box_a, &items[i].box) - fbr_box_area(&box_a);
-			db = union_area(&box_b, &items[i].box) - fbr_box_area(&box_b);
+			da = union_volume(&box_a, &items[i].box, dims) - fbr_box_volume(&box_a, dims);
+			db = union_volume(&box_b, &items[i].box, dims) - fbr_box_volume(&box_b, dims);
 			if (pick < 0 || (da > db ? da - db : db - da) > pick_diff)
 			{
 				pick = i;
@@ -205,32 +238,50 @@ split_quadratic(const fbr_item *items, int n, bool *in_a)
 		}
 		if (pick_da != pick_db)
 			to_a = pick_da < pick_db;
-		else if (fbr_box_area(&box_a) != fbr_box_area(&box_b))
-			to_a = fbr_box_area(&box_a) < fbr_box_area(&box_b);
+		else if (fbr_box_volume(&box_a, dims) != fbr_box_volume(&box_b, dims))
+			to_a = fbr_box_volume(&box_a, dims) < fbr_box_volume(&box_b, dims);
 		else
 			to_a = na <= nb;
 		done[pick] = true;
 		in_a[pick] = to_a;
 		if (to_a)
 		{
-			fbr_box_union(&box_a, &items[pick].box);
+			fbr_box_union(&box_a, &items[pick].box, dims);
 			na++;
 		}
 		else
 		{
-			fbr_box_union(&box_b, &items[pick].box);
+			fbr_box_union(&box_b, &items[pick].box, dims);
 			nb++;
 		}
 	}
 }
 
-void
-fbr_partition(fbr_split_method method, const fbr_item *items, int n, bool *in_a)
+static inline __attribute__((always_inline)) void
+partition_dims(const fbr_tree *t, const fbr_item *items, int n, bool *in_a, int dims)
 {
-	if (method == FBR_SPLIT_QUADRATIC)
-		split_quadratic(items, n, in_a);
+	if (t->split == FBR_SPLIT_QUADRATIC)
+		split_quadratic(t, items, n, in_a, dims);
 	else
-		split_rstar(items, n, in_a);
+		split_rstar(t, items, n, in_a, dims);
+}
+
+/* Inlined with dims a constant, once for each dims, as fbr_read_node. */
+void
+fbr_partition(const fbr_tree *t, const fbr_item *items, int n, bool *in_a)
+{
+	switch (t->dims)
+	{
+		case 2:
+			partition_dims(t, items, n, in_a, 2);
+			break;
+		case 3:
+			partition_dims(t, items, n, in_a, 3);
+			break;
+		default:
+			partition_dims(t, items, n, in_a, 4);
+			break;
+	}
 }
 
 /* ---------- insert into a locked node, splitting in place ---------- */
@@ -239,10 +290,10 @@ static void
 place_in_free_slot(fbr_tree *t, fbr_node *n, const fbr_item *item)
 {
 	uint64_t	m = pm_load_relaxed(&n->meta);
-	int			s = __builtin_ctzll(~fbr_bits(m) & FBR_BITS_MASK);
+	int			s = __builtin_ctzll(~fbr_bits(m) & fbr_slots_mask(t));
 
-	fbr_item_store(&n->e[s], item);
-	pm_persist(&t->pool->persist, &n->e[s], sizeof(fbr_item));
+	fbr_slot_store(n, s, t->dims, item);
+	pm_persist(&t->pool->persist, fbr_slot(n, s, t->dims), fbr_slot_size(t->dims));
 	fbr_commit(t, n, fbr_meta_with(m, fbr_next_version(fbr_version(m)), fbr_bits(m) | UINT64_C(1) << s));
 }
 
@@ -263,6 +314,7 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 {
 	fbr_node   *n = fbr_node_at(t, path[level]);
 	uint64_t	m = pm_load_relaxed(&n->meta);
+	int			cap = t->cap;
 	fbr_item	all[FBR_CAP + 1];
 	int			slot[FBR_CAP + 1];
 	bool		in_a[FBR_CAP + 1];
@@ -280,34 +332,34 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 	fbr_item	up;
 	fbr_meta   *meta = fbr_meta_block(t);
 
-	if (fbr_count(m) < FBR_CAP)
+	if (fbr_count(m) < cap)
 	{
 		place_in_free_slot(t, n, item);
 		*holder = path[level];
 		return PM_OK;
 	}
 
-	for (int s = 0; s < FBR_CAP; s++)
+	for (int s = 0; s < cap; s++)
 	{
-		all[s] = n->e[s];
+		fbr_slot_load(n, s, t->dims, &all[s]);
 		slot[s] = s;
 	}
-	all[FBR_CAP] = *item;
-	slot[FBR_CAP] = -1;
-	fbr_partition(t->split, all, FBR_CAP + 1, in_a);
+	fbr_item_copy(&all[cap], item, t->dims);
+	slot[cap] = -1;
+	fbr_partition(t, all, cap + 1, in_a);
 	/* the group with more resident entries stays: fewer bytes copied */
-	for (int i = 0; i < FBR_CAP; i++)
+	for (int i = 0; i < cap; i++)
 		kept += in_a[i];
-	if (kept < FBR_CAP - kept)
-		for (int i = 0; i <= FBR_CAP; i++)
+	if (kept < cap - kept)
+		for (int i = 0; i <= cap; i++)
 			in_a[i] = !in_a[i];
-	for (int i = 0; i <= FBR_CAP; i++)
+	for (int i = 0; i <= cap; i++)
 	{
 		if (in_a[i])
-			group_a[na++] = all[i];
+			fbr_item_copy(&group_a[na++], &all[i], t->dims);
 		else
 		{
-			group_b[nb++] = all[i];
+			fbr_item_copy(&group_b[nb++], &all[i], t->dims);
 			if (slot[i] >= 0)
 				moved_bits |= UINT64_C(1) << slot[i];
 			if (slot[i] >= 0 && all[i].payload == track && track != 0)
@@ -315,7 +367,7 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 		}
 	}
 
-	pm_assert(na + nb == FBR_CAP + 1 && na <= FBR_CAP && nb > 0 && nb <= FBR_CAP);
+	pm_assert(na + nb == cap + 1 && na <= cap && nb > 0 && nb <= cap);
 	/* 1 */
 	c_off = fbr_new_node(t, fbr_is_leaf(m), group_b, nb, true, err);
 	if (c_off == 0)
@@ -327,8 +379,8 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 	/* n at version 0 names C, which nothing reaches yet */
 	pm_smo_pause("fbrtree_pm split");
 	/* 3-4 */
-	box_all = fbr_items_box(all, FBR_CAP + 1);
-	up.box = fbr_items_box(group_b, nb);
+	box_all = fbr_items_box(t, all, cap + 1);
+	up.box = fbr_items_box(t, group_b, nb);
 	up.payload = c_off;
 	if (level == 0)
 	{
@@ -347,17 +399,17 @@ fbr_insert_at(fbr_tree *t, uint64_t *path, int level, const fbr_item *item,
 	/* 5 */
 	ph = fbr_node_at(t, parent_holder);
 	{
-		int			s = fbr_find_child(ph, path[level]);
-		fbr_box		box_a = fbr_items_box(group_a, na);
+		int			s = fbr_find_child(t, ph, path[level]);
+		fbr_box		box_a = fbr_items_box(t, group_a, na);
 
-		fbr_box_store(&ph->e[s].box, &box_a);
-		pm_persist(&t->pool->persist, &ph->e[s].box, sizeof(fbr_box));
+		fbr_slot_box_store(ph, s, t->dims, &box_a);
+		pm_persist(&t->pool->persist, fbr_slot(ph, s, t->dims), fbr_box_size(t->dims));
 	}
 	/* 6 */
 	fbr_commit(t, n, fbr_meta_with(m, fbr_next_version(fbr_version(m)), fbr_bits(m) & ~moved_bits));
 	pm_fetch_add(&meta->splits, 1);
 	/* 7 */
-	if (in_a[FBR_CAP])
+	if (in_a[cap])
 		place_in_free_slot(t, n, item);
 	*holder = track_moves ? c_off : path[level];
 	return PM_OK;

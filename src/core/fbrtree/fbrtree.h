@@ -1,10 +1,11 @@
 /*
  * fbrtree.h
- *	  FBR-tree: a failure-atomic R-tree on 2-D boxes whose nodes live in a
- *	  persistent-memory pool.
+ *	  FBR-tree: a failure-atomic R-tree on boxes of 2 to 4 dimensions whose
+ *	  nodes live in a persistent-memory pool.
  *
  * Entries are (box, payload): a box of float8 coordinates (exact, so a point
- * or box datum can be rebuilt from it) and an opaque 64-bit payload (the
+ * or box datum can be rebuilt from it), in the number of dimensions the tree
+ * was formatted with, and an opaque 64-bit payload (the
  * PostgreSQL glue stores the heap TID and flags there).  (box, payload) is an
  * entry's identity: delete names both.  Readers take no locks; writers lock
  * one node at a time top-down.  Every change commits with one aligned 8-byte
@@ -21,19 +22,25 @@
 #define PM_KIND_FBRTREE		2		/* pm_owner.kind of an FBR-tree pool */
 
 /*
- * Entries per node: 50 fill a 2 KiB allocator block (README: "Fan-out and
- * fill").  Other values build only for bench_fbrtree's fan-out study.
+ * Entries per node of a 2-D tree: 50 fill a 2 KiB allocator block (README:
+ * "Fan-out and fill"); trees of more dimensions fit fewer into the same
+ * block (fbr_tree.cap).  Other values build only for bench_fbrtree's fan-out
+ * study.
  */
 #ifndef FBR_CAP
 #define FBR_CAP			50
 #endif
 
+#define FBR_MAX_DIMS	4
+
+/*
+ * A box: [min[d], max[d]] on each axis d < the tree's dims.  Coordinates at
+ * index dims and above are ignored: never read, compared or stored.
+ */
 typedef struct fbr_box
 {
-	double		xmin;
-	double		ymin;
-	double		xmax;
-	double		ymax;
+	double		min[FBR_MAX_DIMS];
+	double		max[FBR_MAX_DIMS];
 } fbr_box;
 
 /* An entry: in a leaf the host's payload, in an inner node a child offset. */
@@ -65,6 +72,8 @@ typedef struct fbr_tree
 	uint32_t	space;
 	uint32_t	tag;
 	fbr_split_method split;
+	int			dims;			/* from the meta block: 2..FBR_MAX_DIMS */
+	int			cap;			/* entries per node for these dims */
 } fbr_tree;
 
 typedef struct fbr_stats
@@ -83,19 +92,24 @@ typedef struct fbr_stats
 /* ---- life cycle ---- */
 
 /*
- * Format an empty tree (meta block + an empty root leaf) in a pool, its meta
- * block named by pool root meta_root.
+ * Format an empty tree of boxes in dims dimensions (2..FBR_MAX_DIMS; else
+ * PM_ERR_INVALID) in a pool: a meta block, named by pool root meta_root,
+ * and an empty root leaf.
  */
-extern pm_errcode fbr_format(pm_pool *pool, int meta_root, pm_error *err);
+extern pm_errcode fbr_format(pm_pool *pool, int meta_root, int dims, pm_error *err);
 
-/* Set up a handle on the tree at meta_root (no allocation); split heuristic defaults to R*. */
+/*
+ * Set up a handle on the tree at meta_root (no allocation): dims and cap
+ * come from its meta block (fbr_check and fbr_recover validate that block);
+ * split heuristic defaults to R*.
+ */
 extern void fbr_attach(fbr_tree *t, pm_pool *pool, int meta_root, pm_epoch_handle *epoch,
 					   uint32_t space, uint32_t tag);
 
 /*
  * STR (sort-tile-recursive) bulk load into a freshly formatted, empty tree.
- * Reorders items[] in place.  Nodes are filled to fill_pct percent of
- * FBR_CAP.  Caller is exclusive.
+ * May reorder items[].  Nodes are filled to fill_pct percent of the tree's
+ * cap.  Caller is exclusive.
  */
 extern pm_errcode fbr_bulk_load(fbr_tree *t, fbr_item *items, size_t n, int fill_pct,
 								pm_error *err);
@@ -131,7 +145,8 @@ extern pm_errcode fbr_delete(fbr_tree *t, const fbr_item *item, bool *found, pm_
 
 /*
  * Decides, for the box of an inner entry (is_leaf false: may the subtree
- * hold a match?) or of a leaf entry (is_leaf true: is it a match?).
+ * hold a match?) or of a leaf entry (is_leaf true: is it a match?).  The
+ * box's first dims coordinates are meaningful.
  */
 typedef bool (*fbr_consistent_fn) (void *arg, const fbr_box *box, bool is_leaf);
 
@@ -146,8 +161,9 @@ typedef struct fbr_results
 
 /*
  * Every entry for which consistent says yes, each once, appended to *out
- * (in no particular order).  An entry committed before the call and not
- * deleted before it returns is always there.
+ * (in no particular order; of each box only the tree's dims coordinates are
+ * written).  An entry committed before the call and not deleted before it
+ * returns is always there.
  */
 extern pm_errcode fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg,
 							 fbr_results *out, pm_error *err);
@@ -191,27 +207,57 @@ extern const char *fbr_check(fbr_tree *t, fbr_stats *st);
 /* Counters and a walk of the tree; exact only without concurrent writers. */
 extern void fbr_get_stats(fbr_tree *t, fbr_stats *st);
 
-/* Box helpers for hosts and tests. */
+/*
+ * Box helpers for hosts and tests, on the first dims coordinates (dims >=
+ * 2).  Axes 2 and up are tested first and axes 0 and 1 last, spelled out,
+ * so that a 2-D test is four comparisons after one of dims.  Each is the
+ * comparison that must hold, so a NaN coordinate fails it.
+ */
 static inline bool
-fbr_box_overlaps(const fbr_box *a, const fbr_box *b)
+fbr_axis_overlaps(const fbr_box *a, const fbr_box *b, int d)
 {
-	return a->xmin <= b->xmax && b->xmin <= a->xmax &&
-		a->ymin <= b->ymax && b->ymin <= a->ymax;
+	return a->min[d] <= b->max[d] && b->min[d] <= a->max[d];
+}
+
+static inline bool
+fbr_box_overlaps(const fbr_box *a, const fbr_box *b, int dims)
+{
+	for (int d = 2; d < dims; d++)
+		if (!fbr_axis_overlaps(a, b, d))
+			return false;
+	return fbr_axis_overlaps(a, b, 0) && fbr_axis_overlaps(a, b, 1);
+}
+
+/* a contains b on axis d */
+static inline bool
+fbr_axis_contains(const fbr_box *a, const fbr_box *b, int d)
+{
+	return a->min[d] <= b->min[d] && a->max[d] >= b->max[d];
 }
 
 /* a contains b */
 static inline bool
-fbr_box_contains(const fbr_box *a, const fbr_box *b)
+fbr_box_contains(const fbr_box *a, const fbr_box *b, int dims)
 {
-	return a->xmin <= b->xmin && a->xmax >= b->xmax &&
-		a->ymin <= b->ymin && a->ymax >= b->ymax;
+	for (int d = 2; d < dims; d++)
+		if (!fbr_axis_contains(a, b, d))
+			return false;
+	return fbr_axis_contains(a, b, 0) && fbr_axis_contains(a, b, 1);
 }
 
 static inline bool
-fbr_box_equal(const fbr_box *a, const fbr_box *b)
+fbr_axis_equal(const fbr_box *a, const fbr_box *b, int d)
 {
-	return a->xmin == b->xmin && a->xmax == b->xmax &&
-		a->ymin == b->ymin && a->ymax == b->ymax;
+	return a->min[d] == b->min[d] && a->max[d] == b->max[d];
+}
+
+static inline bool
+fbr_box_equal(const fbr_box *a, const fbr_box *b, int dims)
+{
+	for (int d = 2; d < dims; d++)
+		if (!fbr_axis_equal(a, b, d))
+			return false;
+	return fbr_axis_equal(a, b, 0) && fbr_axis_equal(a, b, 1);
 }
 
 #endif							/* PM_FBRTREE_H */

@@ -34,8 +34,18 @@
 #define FBRPM_POINT_IN_POLYGON_STRATEGY 48
 #define FBRPM_POINT_IN_CIRCLE_STRATEGY 68
 #define FBRPM_DISTANCE_STRATEGY 15		/* built-in types: <-> point */
-#define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <-> */
+#define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <->, and <<->> of the n-D class */
+#define FBRPM_CPA_DISTANCE_STRATEGY 20	/* PostGIS n-D: |=| */
 #define FBRPM_BOX_DISTANCE_STRATEGY 14	/* PostGIS: <#> */
+
+/*
+ * Metres by which geography's boxes are taken to be rounded: PostGIS's
+ * geocentric boxes of one place can miss each other (POINT(180 0) and
+ * POINT(-180 0)) by about 1e-15 of the Earth's radius, nanometres; derived
+ * conditions widen by this much and distance bounds shrink by it, far less
+ * than anything a selectivity or a KNN scan notices.
+ */
+#define FBRPM_GEOGRAPHY_SLACK 0.001
 
 /* payload: heap TID in the low 48 bits, flags above (side tree entries only) */
 #define FBRPM_TID_MASK		((UINT64_C(1) << 48) - 1)
@@ -47,14 +57,16 @@
 #define FBRPM_PROC_BOX		1	/* value -> box; NULL for an empty value */
 #define FBRPM_PROC_POINT	2	/* (float8, float8) -> value: a point, for index-only scans */
 #define FBRPM_PROC_SRID		3	/* (value, int4) -> value: set its SRID */
-#define FBRPM_NPROCS		3
+#define FBRPM_PROC_GIDX		4	/* PostGIS's GiST compress: the value's n-D box (a GIDX) */
+#define FBRPM_NPROCS		4
 
 typedef enum FbrpmKind
 {
 	FBRPM_BOX,					/* box: stored exactly, the operators' own functions decide */
 	FBRPM_POINT,				/* point: likewise */
 	FBRPM_SHAPE,				/* circle, polygon: a bounding box per value, entries rechecked */
-	FBRPM_BOUNDED				/* a bounding box per value, operators on boxes (PostGIS geometry) */
+	FBRPM_BOUNDED,				/* a bounding box per value, operators on boxes (PostGIS geometry) */
+	FBRPM_GIDX					/* PostGIS's n-D box per value (geometry n-D, geography): rechecked */
 } FbrpmKind;
 
 /* What a scan, an insert or a check needs to know of the index's operator class. */
@@ -63,7 +75,10 @@ typedef struct FbrpmOpclass
 	Relation	index;
 	FbrpmKind	kind;
 	Oid			type;			/* the column's */
+	int			dims;			/* of the spatial tree's boxes */
+	bool		geography;		/* GIDX: geocentric boxes, distances in metres */
 	FmgrInfo   *bbox;			/* bounded: FBRPM_PROC_BOX */
+	FmgrInfo   *gidx;			/* GIDX: FBRPM_PROC_GIDX */
 	bool		points;			/* bounded: the column holds points of one SRID only */
 	int32		srid;
 	FmgrInfo   *make_point;
@@ -78,6 +93,7 @@ typedef struct FbrpmKey
 	fbr_box		query_pred;		/* bounded: the float4 below each coordinate of query */
 	fbr_box		query_succ;		/* bounded: the float4 above each coordinate of query */
 	bool		empty_query;	/* bounded: the argument has no box */
+	bool		unbounded;		/* GIDX: the argument's box is unknown: test every entry */
 	FmgrInfo   *op;				/* the operator's function, for leaf entries */
 	Datum		arg;
 } FbrpmKey;
@@ -132,11 +148,7 @@ extern bool fbrpm_canreturn(Relation index, int attno);
 /* fbrpm_index.c: fbrtree_pm's PmiAmOps */
 extern const PmiAmOps fbrpm_am_ops;
 
-static inline PmiIndex *
-fbrpm_open(Relation index)
-{
-	return pmi_index_open(index, &fbrpm_am_ops);
-}
+extern PmiIndex *fbrpm_open(Relation index, const FbrpmOpclass *oc);
 
 /* A handle's two trees (its am_state). */
 typedef struct FbrpmTrees

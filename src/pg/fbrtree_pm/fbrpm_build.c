@@ -11,6 +11,7 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 typedef struct ItemArray
@@ -25,6 +26,7 @@ typedef struct BuildState
 	FbrpmOpclass oc;
 	ItemArray	spatial;
 	ItemArray	side;
+	MemoryContext per_tuple;	/* what making an entry allocates (a box, a detoasted value) */
 } BuildState;
 
 static void
@@ -46,8 +48,11 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, boo
 {
 	BuildState *bs = state;
 	fbr_item	item;
+	MemoryContext old = MemoryContextSwitchTo(bs->per_tuple);
 	bool		side = fbrpm_entry(&bs->oc, values[0], isnull[0], tid, &item);
 
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->per_tuple);
 	add_item(side ? &bs->side : &bs->spatial, &item);
 }
 
@@ -72,8 +77,11 @@ fbrpm_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBRPM_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	fbrpm_opclass(index, &bs.oc);
+	bs.per_tuple = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm build entry",
+										 ALLOCSET_SMALL_SIZES);
 	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback,
 											&bs, NULL);
+	MemoryContextDelete(bs.per_tuple);
 	b->index_tuples = bs.spatial.n + bs.side.n;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, b->index_tuples);

@@ -54,12 +54,25 @@ fbrpm_canreturn(Relation index, int attno)
 	return fbrpm_can_return(&oc);
 }
 
-/* Is the operator one the operator class's kind knows (GiST's strategy numbers)? */
+/*
+ * Is the operator one the operator class's kind knows (GiST's strategy
+ * numbers)?  gidx: the class boxes values with PostGIS's GiST compress.
+ */
 static bool
-strategy_known(Oid coltype, const Form_pg_amop op)
+strategy_known(Oid coltype, bool gidx, const Form_pg_amop op)
 {
 	StrategyNumber s = op->amopstrategy;
 
+	if (gidx)
+	{
+		/* PostGIS's gist_geometry_ops_nd and gist_geography_ops */
+		if (op->amoprighttype != coltype)
+			return false;
+		if (op->amoppurpose == AMOP_ORDER)
+			return s == FBRPM_DISTANCE_STRATEGY_BOUNDED || s == FBRPM_CPA_DISTANCE_STRATEGY;
+		return s == RTOverlapStrategyNumber || s == RTSameStrategyNumber ||
+			s == RTContainsStrategyNumber || s == RTContainedByStrategyNumber;
+	}
 	if (coltype == CIRCLEOID || coltype == POLYGONOID)
 	{
 		/* GiST's circle_ops and poly_ops */
@@ -115,6 +128,8 @@ support_known(Oid coltype, const Form_pg_amproc proc)
 			return check_amproc_signature(proc->amproc, coltype, true, 2, 2, FLOAT8OID, FLOAT8OID);
 		case FBRPM_PROC_SRID:
 			return check_amproc_signature(proc->amproc, coltype, true, 2, 2, coltype, INT4OID);
+		case FBRPM_PROC_GIDX:
+			return check_amproc_signature(proc->amproc, INTERNALOID, true, 1, 1, INTERNALOID);
 		default:
 			return false;
 	}
@@ -124,7 +139,8 @@ support_known(Oid coltype, const Form_pg_amproc proc)
  * Validate an operator class: every operator a known strategy for its kind
  * (GiST's numbers), searches returning bool, distance orderings float8.
  * box, point, circle and polygon take no support functions; any other type needs support
- * function 1 (value -> box) and may have 2 and 3 (index-only points).
+ * function 1 (value -> box), and may have 2 and 3 (index-only points), or
+ * support function 4 (PostGIS's GiST compress: n-D boxes) alone.
  */
 bool
 fbrpm_validate(Oid opclassoid)
@@ -137,6 +153,7 @@ fbrpm_validate(Oid opclassoid)
 	char	   *opclassname;
 	bool		bounded;
 	bool		has_bbox = false;
+	bool		has_gidx = false;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
 	if (!HeapTupleIsValid(classtup))
@@ -145,31 +162,16 @@ fbrpm_validate(Oid opclassoid)
 	opclassname = NameStr(classform->opcname);
 	bounded = classform->opcintype != BOXOID && classform->opcintype != POINTOID &&
 		classform->opcintype != CIRCLEOID && classform->opcintype != POLYGONOID;
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
-	for (int i = 0; i < oprlist->n_members; i++)
-	{
-		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-		bool		ordering = op->amoppurpose == AMOP_ORDER;
-
-		if (op->amoplefttype != classform->opcintype || !strategy_known(op->amoplefttype, op) ||
-			!check_amop_signature(op->amopopr, ordering ? FLOAT8OID : BOOLOID,
-								  op->amoplefttype, op->amoprighttype))
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("fbrtree_pm operator family contains invalid operator %s for strategy %d",
-							format_operator(op->amopopr), op->amopstrategy)));
-			result = false;
-		}
-	}
 	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(classform->opcfamily));
 	for (int i = 0; i < proclist->n_members; i++)
 	{
 		Form_pg_amproc proc = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
 
-		if (proc->amproclefttype == classform->opcintype &&
-			proc->amprocnum == FBRPM_PROC_BOX)
-			has_bbox = true;
+		if (proc->amproclefttype == classform->opcintype)
+		{
+			has_bbox = has_bbox || proc->amprocnum == FBRPM_PROC_BOX;
+			has_gidx = has_gidx || proc->amprocnum == FBRPM_PROC_GIDX;
+		}
 		if (!bounded || !support_known(classform->opcintype, proc))
 		{
 			ereport(INFO,
@@ -179,13 +181,32 @@ fbrpm_validate(Oid opclassoid)
 			result = false;
 		}
 	}
-	if (bounded && !has_bbox)
+	if (bounded && has_bbox == has_gidx)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("fbrtree_pm operator class \"%s\" for type %s lacks support function %d (value -> box)",
-						opclassname, format_type_be(classform->opcintype), FBRPM_PROC_BOX)));
+				 errmsg("fbrtree_pm operator class \"%s\" for type %s needs support function %d (value -> box) or %d (PostGIS's GiST compress), not both",
+						opclassname, format_type_be(classform->opcintype), FBRPM_PROC_BOX,
+						FBRPM_PROC_GIDX)));
 		result = false;
+	}
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(classform->opcfamily));
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+		bool		ordering = op->amoppurpose == AMOP_ORDER;
+
+		if (op->amoplefttype != classform->opcintype ||
+			!strategy_known(op->amoplefttype, has_gidx, op) ||
+			!check_amop_signature(op->amopopr, ordering ? FLOAT8OID : BOOLOID,
+								  op->amoplefttype, op->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("fbrtree_pm operator family contains invalid operator %s for strategy %d",
+							format_operator(op->amopopr), op->amopstrategy)));
+			result = false;
+		}
 	}
 	ReleaseCatCacheList(proclist);
 	ReleaseCatCacheList(oprlist);

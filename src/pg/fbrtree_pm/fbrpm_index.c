@@ -22,12 +22,51 @@
 
 #define FBRPM_META_MAGIC	0x46425250	/* "FBRP" */
 
+/* The format parameter: the spatial tree's dimensions (0: 2); the side tree's are 2. */
 static pm_errcode
-fbrpm_format(pm_pool *pool, pm_error *err)
+fbrpm_format(pm_pool *pool, uint32 format_param, pm_error *err)
 {
-	pm_errcode	rc = fbr_format(pool, FBRPM_ROOT_SPATIAL, err);
+	pm_errcode	rc = fbr_format(pool, FBRPM_ROOT_SPATIAL, format_param != 0 ? format_param : 2,
+								err);
 
-	return rc != PM_OK ? rc : fbr_format(pool, FBRPM_ROOT_SIDE, err);
+	return rc != PM_OK ? rc : fbr_format(pool, FBRPM_ROOT_SIDE, 2, err);
+}
+
+static uint32
+fbrpm_format_param(Relation index)
+{
+	FbrpmOpclass oc;
+
+	fbrpm_opclass(index, &oc);
+	return oc.dims;
+}
+
+/*
+ * The handle of an index whose spatial tree has the dimensions of its
+ * operator class's boxes (the pool was formatted for them: format_param).
+ */
+PmiIndex *
+fbrpm_open(Relation index, const FbrpmOpclass *oc)
+{
+	PmiIndex   *h = pmi_index_open(index, &fbrpm_am_ops);
+	int			dims = fbrpm_trees(h)->spatial.dims;
+
+	if (dims != oc->dims)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("fbrtree_pm index \"%s\" holds %d-D boxes, its operator class makes %d-D ones",
+						RelationGetRelationName(index), dims, oc->dims),
+				 errhint("REINDEX the index.")));
+	return h;
+}
+
+static uint32
+fbrpm_pool_format_param(pm_pool *pool)
+{
+	fbr_tree	t;
+
+	fbr_attach(&t, pool, FBRPM_ROOT_SPATIAL, NULL, 0, 0);
+	return t.dims;
 }
 
 static void
@@ -94,11 +133,12 @@ fbrpm_entry_cmp(const void *a, const void *b)
 
 	if (x->payload != y->payload)
 		return x->payload < y->payload ? -1 : 1;
-	if ((c = cmp_double(x->box.xmin, y->box.xmin)) != 0 ||
-		(c = cmp_double(x->box.ymin, y->box.ymin)) != 0 ||
-		(c = cmp_double(x->box.xmax, y->box.xmax)) != 0)
-		return c;
-	return cmp_double(x->box.ymax, y->box.ymax);
+	/* coordinates past a tree's dimensions are 0 in every entry (fbrpm_entry, fbr_search) */
+	for (int d = 0; d < FBR_MAX_DIMS; d++)
+		if ((c = cmp_double(x->box.min[d], y->box.min[d])) != 0 ||
+			(c = cmp_double(x->box.max[d], y->box.max[d])) != 0)
+			return c;
+	return 0;
 }
 
 static bool
@@ -123,20 +163,37 @@ fbrpm_delete_entry(Relation index, void *state, const void *entry)
 	return found;
 }
 
-/* PmiAmOps.log_entry: an item names its box and payload itself. */
+/*
+ * PmiAmOps.log_entry: an item names its box and payload itself.  Logged
+ * are the coordinates of its tree's dimensions, then the payload, so that a
+ * 2-D entry takes 40 bytes; replay tells the dimensions from the length.
+ */
 static void
 fbrpm_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
 {
-	appendBinaryStringInfo(out, entry, sizeof(fbr_item));
+	const fbr_item *item = entry;
+	int			dims = 2;
+
+	if ((item->payload & FBRPM_PAYLOAD_SIDE) == 0)
+		dims = (int) fbrpm_pool_format_param((pm_pool *) pool);
+	appendBinaryStringInfo(out, (const char *) item->box.min, dims * sizeof(double));
+	appendBinaryStringInfo(out, (const char *) item->box.max, dims * sizeof(double));
+	appendBinaryStringInfo(out, (const char *) &item->payload, sizeof(item->payload));
 }
+
+/* A box in a tree of some dimensions, for the callbacks below. */
+typedef struct TreeBox
+{
+	const fbr_box *box;
+	int			dims;
+} TreeBox;
 
 static bool
 contains_box(void *arg, const fbr_box *box, bool is_leaf)
 {
-	const fbr_box *b = arg;
+	const TreeBox *b = arg;
 
-	return box->xmin <= b->xmin && box->ymin <= b->ymin && box->xmax >= b->xmax &&
-		box->ymax >= b->ymax;
+	return fbr_box_contains(box, b->box, b->dims);
 }
 
 /*
@@ -150,7 +207,9 @@ insert_once(fbr_tree *t, const fbr_item *item, pm_error *err)
 	bool		there = false;
 	pm_errcode	rc;
 
-	rc = fbr_search(t, contains_box, (void *) &item->box, &found, err);
+	TreeBox		b = {&item->box, t->dims};
+
+	rc = fbr_search(t, contains_box, &b, &found, err);
 	for (size_t i = 0; rc == PM_OK && i < found.n && !there; i++)
 		there = fbrpm_entry_cmp(&found.items[i], item) == 0;
 	fbr_results_free(&found);
@@ -168,10 +227,18 @@ fbrpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_erro
 	fbr_tree   *t;
 	bool		there;
 
-	if (len != sizeof(item))
+	int			dims = (int) (len / sizeof(double) - 1) / 2;
+
+	if (len % sizeof(double) != 0 || dims < 2 || dims > FBR_MAX_DIMS)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged fbrtree_pm entry has %zu bytes", len);
-	memcpy(&item, data, sizeof(item));
+	memset(&item, 0, sizeof(item));
+	memcpy(item.box.min, data, dims * sizeof(double));
+	memcpy(item.box.max, data + dims * sizeof(double), dims * sizeof(double));
+	memcpy(&item.payload, data + 2 * dims * sizeof(double), sizeof(item.payload));
 	t = (item.payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial;
+	if (dims != t->dims)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"a logged fbrtree_pm entry has %d dimensions, its tree %d", dims, t->dims);
 	return insert ? insert_once(t, &item, err) : fbr_delete(t, &item, &there, err);
 }
 
@@ -222,7 +289,9 @@ fbrpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 static bool
 in_window(void *arg, const fbr_box *box, bool is_leaf)
 {
-	return fbr_box_overlaps(arg, box);
+	const TreeBox *w = arg;
+
+	return fbr_box_overlaps(w->box, box, w->dims);
 }
 
 static void
@@ -248,8 +317,10 @@ note_entries_one(Relation index, void *state, uint64 key, uint64 payload, PmiEnt
 	{
 		size_t		n = 0;
 
-		if (fbr_search(side ? &trees->side : &trees->spatial, in_window, &window, found,
-					   &err) != PM_OK)
+		fbr_tree   *t = side ? &trees->side : &trees->spatial;
+		TreeBox		w = {&window, t->dims};
+
+		if (fbr_search(t, in_window, &w, found, &err) != PM_OK)
 			pmi_report(&err, index);
 		for (size_t i = 0; i < found->n; i++)
 			if (found->items[i].payload == payload)
@@ -280,6 +351,8 @@ const PmiAmOps fbrpm_am_ops = {
 	.fillfactor_desc = "Packs fbrtree_pm nodes at build to this percentage",
 	.default_fillfactor = FBRPM_DEFAULT_FILLFACTOR,
 	.format = fbrpm_format,
+	.format_param = fbrpm_format_param,
+	.pool_format_param = fbrpm_pool_format_param,
 	.attach = fbrpm_attach,
 	.state_size = sizeof(FbrpmTrees),
 	.build = fbrpm_build,

@@ -14,14 +14,16 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			 Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			 IndexInfo *indexInfo)
 {
-	PmiIndex   *h = fbrpm_open(index);
-	pm_counters before = pm_tls_counters;
+	PmiIndex   *h;
+	pm_counters before;
 	FbrpmOpclass oc;
 	fbr_item	item;
 	bool		side;
 	pm_error	err;
 
 	fbrpm_opclass(index, &oc);
+	h = fbrpm_open(index, &oc);
+	before = pm_tls_counters;
 	side = fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);
 	if (fbr_insert(side ? &fbrpm_trees(h)->side : &fbrpm_trees(h)->spatial, &item, &err) != PM_OK)

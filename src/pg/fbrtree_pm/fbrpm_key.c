@@ -40,6 +40,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/gist.h"
 #include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
@@ -65,12 +66,21 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 	oc->index = index;
 	/* the operator class's input type: the column's, or for a domain the type it is over */
 	oc->type = index->rd_opcintype[0];
+	oc->dims = 2;
 	if (oc->type == BOXOID)
 		oc->kind = FBRPM_BOX;
 	else if (oc->type == POINTOID)
 		oc->kind = FBRPM_POINT;
 	else if (oc->type == CIRCLEOID || oc->type == POLYGONOID)
 		oc->kind = FBRPM_SHAPE;
+	else if (OidIsValid(index_getprocid(index, 1, FBRPM_PROC_GIDX)))
+	{
+		/* geography's boxes are geocentric X Y Z; geometry's X Y Z M */
+		oc->kind = FBRPM_GIDX;
+		oc->gidx = index_getprocinfo(index, 1, FBRPM_PROC_GIDX);
+		oc->geography = fbrpm_type_is_geography(oc->type);
+		oc->dims = oc->geography ? 3 : 4;
+	}
 	else
 	{
 		oc->kind = FBRPM_BOUNDED;
@@ -122,37 +132,70 @@ fbrpm_can_return(const FbrpmOpclass *oc)
 bool
 fbrpm_exact_entries(const FbrpmOpclass *oc)
 {
-	return oc->kind != FBRPM_SHAPE;
+	return oc->kind != FBRPM_SHAPE && oc->kind != FBRPM_GIDX;
 }
 
 static void
 from_pg_box(const BOX *b, fbr_box *box)
 {
-	box->xmin = b->low.x;		/* normalized: high >= low */
-	box->ymin = b->low.y;
-	box->xmax = b->high.x;
-	box->ymax = b->high.y;
+	box->min[0] = b->low.x;		/* normalized: high >= low */
+	box->min[1] = b->low.y;
+	box->max[0] = b->high.x;
+	box->max[1] = b->high.y;
 }
 
 static void
 to_pg_box(const fbr_box *box, BOX *b)
 {
-	b->low.x = box->xmin;
-	b->low.y = box->ymin;
-	b->high.x = box->xmax;
-	b->high.y = box->ymax;
+	b->low.x = box->min[0];
+	b->low.y = box->min[1];
+	b->high.x = box->max[0];
+	b->high.y = box->max[1];
+}
+
+/*
+ * GIDX: the box PostGIS's GiST keeps for a value, from its own compress
+ * function, so that the boxes are GiST's to the bit (float4, rounded
+ * outward; geography's geocentric).  Dimensions the value lacks (Z, M of a
+ * 2-D geometry) span -FLT_MAX..FLT_MAX, as PostGIS pads a missing Z: every
+ * box operator passes over them.  False for a value with no box (EMPTY, or
+ * a non-finite coordinate: GiST's "unknown" key).
+ */
+static bool
+gidx_box(const FbrpmOpclass *oc, Datum value, fbr_box *box)
+{
+	GISTENTRY	in;
+	GISTENTRY  *out;
+	const float *c;
+	int			ndims;
+
+	gistentryinit(in, value, NULL, NULL, 0, true);
+	out = (GISTENTRY *) DatumGetPointer(FunctionCall1(oc->gidx, PointerGetDatum(&in)));
+	ndims = (VARSIZE(DatumGetPointer(out->key)) - VARHDRSZ) / (2 * sizeof(float));
+	if (ndims == 0)
+		return false;
+	c = (const float *) VARDATA(DatumGetPointer(out->key));
+	for (int d = 0; d < oc->dims; d++)
+	{
+		box->min[d] = d < ndims ? c[2 * d] : -FLT_MAX;
+		box->max[d] = d < ndims ? c[2 * d + 1] : FLT_MAX;
+	}
+	return true;
 }
 
 /* The box of a value of the opclass's type or of a query argument of type argtype. */
 static bool
 datum_box(const FbrpmOpclass *oc, Oid argtype, Datum value, fbr_box *box)
 {
+	memset(box, 0, sizeof(*box));
+	if (oc->kind == FBRPM_GIDX)
+		return gidx_box(oc, value, box);
 	if (argtype == POINTOID)
 	{
 		Point	   *p = DatumGetPointP(value);
 
-		box->xmin = box->xmax = p->x;
-		box->ymin = box->ymax = p->y;
+		box->min[0] = box->max[0] = p->x;
+		box->min[1] = box->max[1] = p->y;
 		return true;
 	}
 	if (argtype == BOXOID)
@@ -170,10 +213,10 @@ datum_box(const FbrpmOpclass *oc, Oid argtype, Datum value, fbr_box *box)
 		CIRCLE	   *c = DatumGetCircleP(value);
 
 		/* as GiST's circle_ops: the centre plus and minus the radius */
-		box->xmin = float8_mi(c->center.x, c->radius);
-		box->xmax = float8_pl(c->center.x, c->radius);
-		box->ymin = float8_mi(c->center.y, c->radius);
-		box->ymax = float8_pl(c->center.y, c->radius);
+		box->min[0] = float8_mi(c->center.x, c->radius);
+		box->max[0] = float8_pl(c->center.x, c->radius);
+		box->min[1] = float8_mi(c->center.y, c->radius);
+		box->max[1] = float8_pl(c->center.y, c->radius);
 		return true;
 	}
 	else
@@ -211,13 +254,13 @@ fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid, f
 		fbrpm_side_box(tid, &item->box);
 		return true;
 	}
-	if (!isfinite(item->box.xmin) || !isfinite(item->box.ymin) || !isfinite(item->box.xmax) ||
-		!isfinite(item->box.ymax))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fbrtree_pm index \"%s\" cannot hold a value with an infinite or NaN coordinate",
-						RelationGetRelationName(oc->index)),
-				 errhint("Use a GiST index if such values must be indexed, or exclude them with a partial index.")));
+	for (int d = 0; d < oc->dims; d++)
+		if (!isfinite(item->box.min[d]) || !isfinite(item->box.max[d]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("fbrtree_pm index \"%s\" cannot hold a value with an infinite or NaN coordinate",
+							RelationGetRelationName(oc->index)),
+					 errhint("Use a GiST index if such values must be indexed, or exclude them with a partial index.")));
 	return false;
 }
 
@@ -242,8 +285,8 @@ fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
 			{
 				Point	   *p = palloc(sizeof(Point));
 
-				p->x = box->xmin;
-				p->y = box->ymin;
+				p->x = box->min[0];
+				p->y = box->min[1];
 				return PointPGetDatum(p);
 			}
 		case FBRPM_BOX:
@@ -254,7 +297,8 @@ fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
 				return BoxPGetDatum(b);
 			}
 		case FBRPM_SHAPE:
-			elog(ERROR, "a bounding box does not give back the circle or polygon it bounds");
+		case FBRPM_GIDX:
+			elog(ERROR, "a bounding box does not give back the value it bounds");
 			break;
 		case FBRPM_BOUNDED:
 			break;
@@ -270,8 +314,8 @@ fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
 	}
 	else
 	{
-		Datum		p = FunctionCall2(oc->make_point, Float8GetDatum(box->xmin),
-									  Float8GetDatum(box->ymin));
+		Datum		p = FunctionCall2(oc->make_point, Float8GetDatum(box->min[0]),
+									  Float8GetDatum(box->min[1]));
 
 		return oc->srid != 0 ? FunctionCall2(oc->set_srid, p, Int32GetDatum(oc->srid)) : p;
 	}
@@ -336,20 +380,20 @@ float_up(double d)
 static void
 round_outward(const fbr_box *in, fbr_box *out)
 {
-	out->xmin = float_down(in->xmin);
-	out->ymin = float_down(in->ymin);
-	out->xmax = float_up(in->xmax);
-	out->ymax = float_up(in->ymax);
+	out->min[0] = float_down(in->min[0]);
+	out->min[1] = float_down(in->min[1]);
+	out->max[0] = float_up(in->max[0]);
+	out->max[1] = float_up(in->max[1]);
 }
 
 /* The float4 next to each coordinate of a float4 box, towards direction. */
 static void
 float_neighbours(const fbr_box *in, fbr_box *out, float direction)
 {
-	out->xmin = nextafterf((float) in->xmin, direction);
-	out->ymin = nextafterf((float) in->ymin, direction);
-	out->xmax = nextafterf((float) in->xmax, direction);
-	out->ymax = nextafterf((float) in->ymax, direction);
+	out->min[0] = nextafterf((float) in->min[0], direction);
+	out->min[1] = nextafterf((float) in->min[1], direction);
+	out->max[0] = nextafterf((float) in->max[0], direction);
+	out->max[1] = nextafterf((float) in->max[1], direction);
 }
 
 /*
@@ -375,11 +419,22 @@ fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key)
 			if (s < RTLeftStrategyNumber || s > RTOverAboveStrategyNumber)
 				s = InvalidStrategy;
 			break;
+		case FBRPM_GIDX:
+			if (s != RTOverlapStrategyNumber && s != RTSameStrategyNumber &&
+				s != RTContainsStrategyNumber && s != RTContainedByStrategyNumber)
+				s = InvalidStrategy;
+			break;
 	}
 	if (s == InvalidStrategy)
 		return false;
 	key->strategy = s;
-	if (oc->kind == FBRPM_BOUNDED)
+	key->unbounded = false;
+	if (oc->kind == FBRPM_GIDX)
+	{
+		/* an argument with no box: every entry goes to the recheck */
+		key->unbounded = !datum_box(oc, oc->type, sk->sk_argument, &key->query);
+	}
+	else if (oc->kind == FBRPM_BOUNDED)
 	{
 		fbr_box		q;
 
@@ -438,12 +493,12 @@ node_may_match_fuzzy(const FbrpmKey *key, const BOX *n)
 	return true;
 }
 
-/* bounded: D(x0) <= q.xmax, U(x1) >= q.xmin, the same for y (see below) */
+/* bounded: D(x0) <= q.max[0], U(x1) >= q.min[0], the same for y (see below) */
 static inline bool
 overlaps_query(const FbrpmKey *key, double x0, double y0, double x1, double y1)
 {
-	return x0 < key->query_succ.xmax && x1 > key->query_pred.xmin &&
-		y0 < key->query_succ.ymax && y1 > key->query_pred.ymin;
+	return x0 < key->query_succ.max[0] && x1 > key->query_pred.min[0] &&
+		y0 < key->query_succ.max[1] && y1 > key->query_pred.min[1];
 }
 
 /*
@@ -472,53 +527,81 @@ bounded_matches(const FbrpmKey *key, const fbr_box *box, bool is_leaf)
 	const fbr_box *q = &key->query;
 	const fbr_box *pred = &key->query_pred;
 	const fbr_box *succ = &key->query_succ;
-	double		x0 = Min(Max(box->xmin, -FLT_MAX), FLT_MAX);
-	double		y0 = Min(Max(box->ymin, -FLT_MAX), FLT_MAX);
-	double		x1 = Min(Max(box->xmax, -FLT_MAX), FLT_MAX);
-	double		y1 = Min(Max(box->ymax, -FLT_MAX), FLT_MAX);
+	double		x0 = Min(Max(box->min[0], -FLT_MAX), FLT_MAX);
+	double		y0 = Min(Max(box->min[1], -FLT_MAX), FLT_MAX);
+	double		x1 = Min(Max(box->max[0], -FLT_MAX), FLT_MAX);
+	double		y1 = Min(Max(box->max[1], -FLT_MAX), FLT_MAX);
 
 	switch (key->strategy)
 	{
 		case RTLeftStrategyNumber:
-			/* leaf U(x1) < q.xmin; node D(x0) < q.xmin */
-			return is_leaf ? x1 <= pred->xmin : x0 < q->xmin;
+			/* leaf U(x1) < q.min[0]; node D(x0) < q.min[0] */
+			return is_leaf ? x1 <= pred->min[0] : x0 < q->min[0];
 		case RTOverLeftStrategyNumber:
-			/* leaf U(x1) <= q.xmax; node D(x0) <= q.xmax */
-			return is_leaf ? x1 <= q->xmax : x0 < succ->xmax;
+			/* leaf U(x1) <= q.max[0]; node D(x0) <= q.max[0] */
+			return is_leaf ? x1 <= q->max[0] : x0 < succ->max[0];
 		case RTOverlapStrategyNumber:
 			return overlaps_query(key, x0, y0, x1, y1);
 		case RTOverRightStrategyNumber:
-			/* leaf D(x0) >= q.xmin; node U(x1) >= q.xmin */
-			return is_leaf ? x0 >= q->xmin : x1 > pred->xmin;
+			/* leaf D(x0) >= q.min[0]; node U(x1) >= q.min[0] */
+			return is_leaf ? x0 >= q->min[0] : x1 > pred->min[0];
 		case RTRightStrategyNumber:
-			/* leaf D(x0) > q.xmax; node U(x1) > q.xmax */
-			return is_leaf ? x0 >= succ->xmax : x1 > q->xmax;
+			/* leaf D(x0) > q.max[0]; node U(x1) > q.max[0] */
+			return is_leaf ? x0 >= succ->max[0] : x1 > q->max[0];
 		case RTSameStrategyNumber:
 			/* leaf: each rounded coordinate equals the query's; node: as ~ */
 			if (is_leaf)
-				return q->xmin <= x0 && x0 < succ->xmin && pred->xmax < x1 && x1 <= q->xmax &&
-					q->ymin <= y0 && y0 < succ->ymin && pred->ymax < y1 && y1 <= q->ymax;
+				return q->min[0] <= x0 && x0 < succ->min[0] && pred->max[0] < x1 && x1 <= q->max[0] &&
+					q->min[1] <= y0 && y0 < succ->min[1] && pred->max[1] < y1 && y1 <= q->max[1];
 			/* FALLTHROUGH */
 		case RTContainsStrategyNumber:
-			/* D(x0) <= q.xmin, U(x1) >= q.xmax, the same for y */
-			return x0 < succ->xmin && x1 > pred->xmax && y0 < succ->ymin && y1 > pred->ymax;
+			/* D(x0) <= q.min[0], U(x1) >= q.max[0], the same for y */
+			return x0 < succ->min[0] && x1 > pred->max[0] && y0 < succ->min[1] && y1 > pred->max[1];
 		case RTContainedByStrategyNumber:
-			/* leaf: D(x0) >= q.xmin, U(x1) <= q.xmax, the same for y; node: as && */
+			/* leaf: D(x0) >= q.min[0], U(x1) <= q.max[0], the same for y; node: as && */
 			if (is_leaf)
-				return x0 >= q->xmin && x1 <= q->xmax && y0 >= q->ymin && y1 <= q->ymax;
+				return x0 >= q->min[0] && x1 <= q->max[0] && y0 >= q->min[1] && y1 <= q->max[1];
 			return overlaps_query(key, x0, y0, x1, y1);
 		case RTOverBelowStrategyNumber:
-			/* leaf U(y1) <= q.ymax; node D(y0) <= q.ymax */
-			return is_leaf ? y1 <= q->ymax : y0 < succ->ymax;
+			/* leaf U(y1) <= q.max[1]; node D(y0) <= q.max[1] */
+			return is_leaf ? y1 <= q->max[1] : y0 < succ->max[1];
 		case RTBelowStrategyNumber:
-			/* leaf U(y1) < q.ymin; node D(y0) < q.ymin */
-			return is_leaf ? y1 <= pred->ymin : y0 < q->ymin;
+			/* leaf U(y1) < q.min[1]; node D(y0) < q.min[1] */
+			return is_leaf ? y1 <= pred->min[1] : y0 < q->min[1];
 		case RTAboveStrategyNumber:
-			/* leaf D(y0) > q.ymax; node U(y1) > q.ymax */
-			return is_leaf ? y0 >= succ->ymax : y1 > q->ymax;
+			/* leaf D(y0) > q.max[1]; node U(y1) > q.max[1] */
+			return is_leaf ? y0 >= succ->max[1] : y1 > q->max[1];
 		case RTOverAboveStrategyNumber:
-			/* leaf D(y0) >= q.ymin; node U(y1) >= q.ymin */
-			return is_leaf ? y0 >= q->ymin : y1 > pred->ymin;
+			/* leaf D(y0) >= q.min[1]; node U(y1) >= q.min[1] */
+			return is_leaf ? y0 >= q->min[1] : y1 > pred->min[1];
+	}
+	return true;
+}
+
+/*
+ * GIDX: could an entry whose box lies inside box satisfy the key?  PostGIS's
+ * n-D box operators pass over a dimension where either box reaches FLT_MAX
+ * (a missing Z or M is padded so; gidx_overlaps and the rest), and so does
+ * this test; a node reaches FLT_MAX wherever one of its entries does, so
+ * the test stays true of every node above a match.  Leaf entries take the
+ * same test and the executor's recheck.
+ */
+static bool
+gidx_may_match(const FbrpmKey *key, const fbr_box *box, int dims)
+{
+	const fbr_box *q = &key->query;
+	bool		containment = key->strategy == RTSameStrategyNumber ||
+		key->strategy == RTContainsStrategyNumber;
+
+	if (key->unbounded)
+		return true;
+	for (int d = 0; d < dims; d++)
+	{
+		if (box->max[d] == FLT_MAX || q->max[d] == FLT_MAX)
+			continue;
+		if (containment ? box->min[d] > q->min[d] || box->max[d] < q->max[d] :
+			box->min[d] > q->max[d] || q->min[d] > box->max[d])
+			return false;
 	}
 	return true;
 }
@@ -531,6 +614,13 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 	Point		p;
 	Datum		value;
 
+	if (oc->kind == FBRPM_GIDX)
+	{
+		for (int i = 0; i < nkeys; i++)
+			if (!gidx_may_match(&keys[i], box, oc->dims))
+				return false;
+		return true;
+	}
 	if (oc->kind == FBRPM_BOUNDED)
 	{
 		for (int i = 0; i < nkeys; i++)
@@ -539,8 +629,8 @@ fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys, const 
 		return true;
 	}
 	to_pg_box(box, &b);
-	p.x = box->xmin;
-	p.y = box->ymin;
+	p.x = box->min[0];
+	p.y = box->min[1];
 	value = oc->kind == FBRPM_POINT ? PointPGetDatum(&p) : BoxPGetDatum(&b);
 	for (int i = 0; i < nkeys; i++)
 	{
@@ -574,6 +664,9 @@ fbrpm_key_matches_nothing(const FbrpmKey *key)
 bool
 fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key)
 {
+	/* GIDX: the side tree holds values with no box and non-finite ones; the recheck decides */
+	if (oc->kind == FBRPM_GIDX)
+		return true;
 	if (oc->kind != FBRPM_BOUNDED)
 		return false;
 	return DatumGetBool(FunctionCall2(key->op, fbrpm_empty_value(oc), key->arg));
@@ -586,7 +679,9 @@ fbrpm_prepare_orderby(const FbrpmOpclass *oc, ScanKey sk, FbrpmOrderBy *ob)
 	ob->arg = sk->sk_argument;
 	ob->null_arg = (sk->sk_flags & SK_ISNULL) != 0;
 	ob->no_distance = ob->null_arg;
-	if (!ob->null_arg && oc->kind == FBRPM_BOUNDED)
+	if (!ob->null_arg && oc->kind == FBRPM_GIDX)
+		ob->no_distance = !datum_box(oc, oc->type, sk->sk_argument, &ob->query);
+	else if (!ob->null_arg && oc->kind == FBRPM_BOUNDED)
 	{
 		fbr_box		q;
 
@@ -622,22 +717,67 @@ fbrpm_exact_distances(const FbrpmOpclass *oc)
 	return fbrpm_can_return(oc);
 }
 
-/* Distance between two boxes (0 if they overlap). */
+/* Distance between two boxes in dims dimensions (0 if they overlap); hypot: no overflow. */
 static double
-box_gap(const fbr_box *a, const fbr_box *b)
+box_gap(const fbr_box *a, const fbr_box *b, int dims)
 {
-	double		dx = a->xmax < b->xmin ? b->xmin - a->xmax : (b->xmax < a->xmin ? a->xmin - b->xmax : 0);
-	double		dy = a->ymax < b->ymin ? b->ymin - a->ymax : (b->ymax < a->ymin ? a->ymin - b->ymax : 0);
+	double		gap = 0;
 
-	return hypot(dx, dy);
+	for (int d = 0; d < dims; d++)
+	{
+		if (a->max[d] < b->min[d])
+			gap = hypot(gap, b->min[d] - a->max[d]);
+		else if (b->max[d] < a->min[d])
+			gap = hypot(gap, a->min[d] - b->max[d]);
+	}
+	return gap;
 }
+
+/*
+ * Could something inside box be FLT_MAX or more away from query, over the
+ * dimensions query has (a Z or M it lacks spans -FLT_MAX..FLT_MAX)?
+ * PostGIS's n-D distance searches its closest points from FLT_MAX down and
+ * gives 0 for a pair farther apart, so no positive bound holds for such a
+ * box.  A box that reaches FLT_MAX holds values anywhere beyond it (PostGIS
+ * clamps boxes there), and so does a query that does.
+ */
+static bool
+may_reach_flt_max(const fbr_box *box, const fbr_box *query, int dims)
+{
+	double		far = 0;
+
+	for (int d = 0; d < dims; d++)
+	{
+		if (d >= 2 && query->min[d] == -FLT_MAX && query->max[d] == FLT_MAX)
+			continue;
+		if (query->min[d] <= -FLT_MAX || query->max[d] >= FLT_MAX ||
+			box->min[d] <= -FLT_MAX || box->max[d] >= FLT_MAX)
+			return true;
+		far = hypot(far, Max(fabs(query->max[d] - box->min[d]), fabs(box->max[d] - query->min[d])));
+	}
+	return far >= FLT_MAX / 2;
+}
+
+/*
+ * The radius geocentric box distances (chords of the unit sphere) are
+ * scaled by: below the least radius of curvature of the Earth's ellipsoids
+ * (b^2/a: 6,335,439 m for WGS 84, 6,334,832 m for Bessel 1841), so that the
+ * bound stays below the geodesic on the spheroid as well as below the
+ * distance on the sphere.  (GiST scales by the mean radius, 6,371,009 m,
+ * more than a north-south spheroid distance near the equator.)
+ */
+#define FBRPM_EARTH_MIN_RADIUS	6330000.0
 
 /*
  * ORDER BY value <-> query.  box and point, and bounded columns of points:
  * a leaf entry's distance is the operator's own.  Otherwise (nodes, and
- * every entry of a shape or bounded kind) a lower bound for everything inside the box, made a little smaller still
- * so that rounding can never put it above an exact distance (best-first
- * search and the executor's recheck rely on bounds never exceeding them).
+ * every entry of a shape, bounded or GIDX kind) a lower bound for
+ * everything inside the box, made a little smaller still so that rounding
+ * can never put it above an exact distance (best-first search and the
+ * executor's recheck rely on bounds never exceeding them).  Geography's
+ * bound is the geocentric gap (a chord of the unit sphere, never longer
+ * than the arc) times FBRPM_EARTH_MIN_RADIUS, less the rounding of the
+ * boxes (FBRPM_GEOGRAPHY_SLACK).
  */
 double
 fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *box, bool is_leaf)
@@ -656,8 +796,8 @@ fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *bo
 		Point		p;
 
 		to_pg_box(box, &b);
-		p.x = box->xmin;
-		p.y = box->ymin;
+		p.x = box->min[0];
+		p.y = box->min[1];
 		return DatumGetFloat8(FunctionCall2(ob->op, oc->kind == FBRPM_POINT ? PointPGetDatum(&p) :
 											BoxPGetDatum(&b), ob->arg));
 	}
@@ -666,24 +806,31 @@ fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *bo
 		fbr_box		n;
 
 		round_outward(box, &n);
-		return box_gap(&n, &ob->query) * (1 - 1e-9);
+		return box_gap(&n, &ob->query, 2) * (1 - 1e-9);
 	}
+	if (oc->kind == FBRPM_GIDX && oc->geography)
+		return Max(box_gap(box, &ob->query, oc->dims) * FBRPM_EARTH_MIN_RADIUS * (1 - 1e-9) -
+				   FBRPM_GEOGRAPHY_SLACK, 0);
+	if (oc->kind == FBRPM_GIDX)
+		return may_reach_flt_max(box, &ob->query, oc->dims) ? 0 :
+			box_gap(box, &ob->query, oc->dims) * (1 - 1e-9);
 
 	/*
 	 * A shape's distance is fuzzy: a point within EPSILON of a polygon is
 	 * inside it (distance 0), so the bound leaves that much room too.
 	 */
 	if (oc->kind == FBRPM_SHAPE)
-		return Max(box_gap(box, &ob->query) * (1 - 1e-9) - EPSILON, 0);
-	return box_gap(box, &ob->query) * (1 - 1e-9);
+		return Max(box_gap(box, &ob->query, 2) * (1 - 1e-9) - EPSILON, 0);
+	return box_gap(box, &ob->query, 2) * (1 - 1e-9);
 }
 
 /* The side tree keys an entry by its heap TID as a point. */
 void
 fbrpm_side_box(ItemPointer tid, fbr_box *box)
 {
-	box->xmin = box->xmax = ItemPointerGetBlockNumber(tid);
-	box->ymin = box->ymax = ItemPointerGetOffsetNumber(tid);
+	memset(box, 0, sizeof(*box));
+	box->min[0] = box->max[0] = ItemPointerGetBlockNumber(tid);
+	box->min[1] = box->max[1] = ItemPointerGetOffsetNumber(tid);
 }
 
 uint64
@@ -700,15 +847,15 @@ fbrpm_payload_tid(uint64 payload, ItemPointer tid)
 }
 
 /*
- * The reconciliation ring holds a 64-bit key per entry: the box's centre as
- * two float4.  fbrpm_note_window widens it by one float4 step each way, so
+ * The reconciliation ring holds a 64-bit key per entry: the centre of the
+ * box's first two dimensions as two float4.  fbrpm_note_window widens it by one float4 step each way, so
  * the window always overlaps the entry's box and a search finds the entry.
  */
 uint64
 fbrpm_note_key(const fbr_box *box)
 {
-	float4		cx = (float4) (box->xmin / 2 + box->xmax / 2);
-	float4		cy = (float4) (box->ymin / 2 + box->ymax / 2);
+	float4		cx = (float4) (box->min[0] / 2 + box->max[0] / 2);
+	float4		cy = (float4) (box->min[1] / 2 + box->max[1] / 2);
 	uint32		ux,
 				uy;
 
@@ -727,14 +874,16 @@ fbrpm_note_window(uint64 note_key, fbr_box *window)
 
 	memcpy(&cx, &ux, 4);
 	memcpy(&cy, &uy, 4);
-	if (isnan(cx) || isnan(cy))
+	/* the dimensions past the first two are not in the key: the window spans them */
+	for (int d = 0; d < FBR_MAX_DIMS; d++)
 	{
-		window->xmin = window->ymin = -INFINITY;
-		window->xmax = window->ymax = INFINITY;
-		return;
+		window->min[d] = -INFINITY;
+		window->max[d] = INFINITY;
 	}
-	window->xmin = nextafterf(cx, -INFINITY);
-	window->xmax = nextafterf(cx, INFINITY);
-	window->ymin = nextafterf(cy, -INFINITY);
-	window->ymax = nextafterf(cy, INFINITY);
+	if (isnan(cx) || isnan(cy))
+		return;
+	window->min[0] = nextafterf(cx, -INFINITY);
+	window->max[0] = nextafterf(cx, INFINITY);
+	window->min[1] = nextafterf(cy, -INFINITY);
+	window->max[1] = nextafterf(cy, INFINITY);
 }

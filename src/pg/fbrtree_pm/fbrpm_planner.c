@@ -31,6 +31,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parse_func.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -41,33 +42,37 @@ typedef struct StPredicate
 	StrategyNumber column_first;	/* f(column, other) */
 	StrategyNumber column_second;	/* f(other, column) */
 	bool		expand;			/* other side widened by the third argument */
+	bool		nd;				/* implies its n-D box condition (a 3-D predicate) */
 	bool		geography;		/* has a geography form, whose condition is && */
 } StPredicate;
 
 /*
- * The strategies are looked up in the index's operator family: on
- * geometry_ops_nd, && becomes &&&, ~ becomes ~~, and so on; on a 2-D class
- * the 3-D predicates get the 2-D box condition they imply.  On geography,
- * PostGIS indexes four predicates, each with && (ST_Covers too: its
- * geocentric boxes are not compared for containment).
+ * The strategies are looked up in the index's operator family.  On a 2-D
+ * class every predicate implies its 2-D box condition, the 3-D ones too.
+ * On geometry_ops_nd (&&&) only the 3-D ones imply theirs: two geometries
+ * that meet in 2-D need not have overlapping Z ranges, so the n-D condition
+ * PostGIS's GiST gets for ST_Intersects and the rest there loses rows, and
+ * fbrtree_pm derives none.  On geography, PostGIS indexes four predicates,
+ * each with && (ST_Covers too: geocentric boxes are not compared for
+ * containment).
  */
 static const StPredicate st_predicates[] = {
-	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, true},
-	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true},
-	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
-	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
-	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
-	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false},
-	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false},
-	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, true},
-	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false},
-	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, true},
-	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false, false},
-	{"st_orderingequals", RTSameStrategyNumber, RTSameStrategyNumber, false, false},
-	{"st_dfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
-	{"st_3dintersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false},
-	{"st_3ddwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
-	{"st_3ddfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false},
+	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, true},
+	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, true},
+	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false},
+	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false},
+	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, true},
+	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, false},
+	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, true},
+	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false},
+	{"st_orderingequals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false},
+	{"st_dfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, false},
+	{"st_3dintersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, true, false},
+	{"st_3ddwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false},
+	{"st_3ddfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false},
 };
 
 /* The PostGIS predicate a function is, or NULL. */
@@ -144,18 +149,34 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
 		return NULL;
-	if (pred->expand)
-	{
-		if (list_length(call->args) < 3 ||
-			(other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
-			return NULL;
-	}
+	if (pred->expand && list_length(call->args) < 3)
+		return NULL;
 	if (fbrpm_type_is_geography(type))
 	{
+		Expr	   *slack = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+											   Float8GetDatum(FBRPM_GEOGRAPHY_SLACK), false,
+											   FLOAT8PASSBYVAL);
+
 		if (!pred->geography)
+			return NULL;
+		/*
+		 * The other side is widened by FBRPM_GEOGRAPHY_SLACK besides any
+		 * distance, so that the condition holds wherever the predicate does
+		 * (GiST's misses POINT(-180 0) for ST_Intersects with POINT(180 0)).
+		 */
+		if (pred->expand)
+			slack = (Expr *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(lthird(call->args), slack),
+										  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		if ((other = expanded(call->funcid, type, other, slack)) == NULL)
 			return NULL;
 		opno = get_opfamily_member(index->opfamily[0], type, type, RTOverlapStrategyNumber);
 	}
+	else if (pred->expand &&
+			 (other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
+		return NULL;
+	else if (!pred->nd &&
+			 OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX)))
+		return NULL;
 	else
 		opno = get_opfamily_member(index->opfamily[0], type, type,
 								   col == 0 ? pred->column_first : pred->column_second);

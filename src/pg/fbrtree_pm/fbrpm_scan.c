@@ -102,9 +102,9 @@ fbrpm_beginscan(Relation r, int nkeys, int norderbys)
 				 errmsg("fbrtree_pm index \"%s\" orders by one distance at a time",
 						RelationGetRelationName(r)),
 				 errhint("Order by the first distance in the query and sort the rest, or use a GiST index.")));
-	so->h = fbrpm_open(r);
-	pmi_scan_check_built(so->h, r);
 	fbrpm_opclass(r, &so->oc);
+	so->h = fbrpm_open(r, &so->oc);
+	pmi_scan_check_built(so->h, r);
 	so->keys = palloc(sizeof(FbrpmKey) * Max(nkeys, 1));
 	if (norderbys > 0)
 		so->distctx = AllocSetContextCreate(CurrentMemoryContext, "fbrtree_pm distances",
@@ -143,8 +143,9 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
 	so->spatial = true;
-	/* only a bounded kind has empty values */
-	so->side_flags = so->oc.kind == FBRPM_BOUNDED ? FBRPM_PAYLOAD_SIDE : FBRPM_PAYLOAD_NULL;
+	/* only PostGIS's kinds have values with no box */
+	so->side_flags = so->oc.kind == FBRPM_BOUNDED || so->oc.kind == FBRPM_GIDX ?
+		FBRPM_PAYLOAD_SIDE : FBRPM_PAYLOAD_NULL;
 	so->nkeys = 0;
 	empties_match = true;
 	for (int i = 0; i < scan->numberOfKeys; i++)
@@ -241,20 +242,26 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
  * An ordered scan's EMPTY entries: when the operator gives an empty value a
  * distance ("<#>" gives FLT_MAX), they are returned at that distance among
  * the boxes, collected now into results; else (NULL, as "<->" gives) after
- * every box, with the NULLs.
+ * every box, with the NULLs.  The GIDX kind's side entries (no box, or a
+ * non-finite one) come first at bound 0: the executor's recheck computes
+ * their distances and orders them.
  */
 static void
 place_empties(IndexScanDesc scan)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
-	bool		isnull;
+	bool		isnull = false;
 	MemoryContext old;
 
 	if ((so->side_flags & FBRPM_PAYLOAD_EMPTY) == 0 || so->ob.null_arg)
 		return;
-	old = MemoryContextSwitchTo(so->distctx);
-	so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_empty_value(&so->oc), &isnull);
-	MemoryContextSwitchTo(old);
+	so->empty_distance = 0;
+	if (so->oc.kind != FBRPM_GIDX)
+	{
+		old = MemoryContextSwitchTo(so->distctx);
+		so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_empty_value(&so->oc), &isnull);
+		MemoryContextSwitchTo(old);
+	}
 	if (isnull)
 		return;
 	collect(scan, false, FBRPM_PAYLOAD_EMPTY);
@@ -276,6 +283,11 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 		Datum		value = (Datum) 0;
 		MemoryContext old;
 
+		/*
+		 * A value the entry cannot give back is NULL, as GiST's is: only a
+		 * plan that reads no column (count(*)) scans such an index only.
+		 */
+		isnull = isnull || !fbrpm_can_return(&so->oc);
 		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
 		if (!isnull)
 			value = fbrpm_entry_value(&so->oc, item);

@@ -12,6 +12,13 @@
 
 #define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
 
+/* An empty tree: nbtree_pm takes no format parameter. */
+static pm_errcode
+nbtpm_format(pm_pool *pool, uint32 format_param, pm_error *err)
+{
+	return nbt_format(pool, err);
+}
+
 static void
 nbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
@@ -173,7 +180,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.meta_magic = NBTPM_META_MAGIC,
 	.fillfactor_desc = "Packs nbtree_pm leaves at build to this percentage",
 	.default_fillfactor = NBTPM_DEFAULT_FILLFACTOR,
-	.format = nbt_format,
+	.format = nbtpm_format,
 	.attach = nbtpm_attach,
 	.state_size = sizeof(nbt_tree),
 	.build = ord_build,
