@@ -152,20 +152,6 @@ random_query(uint64_t *s, size_t n)
 	return qu;
 }
 
-/* "(min0 min1 ..., max0 max1 ...)" for messages */
-static const char *
-box_text(char *buf, size_t len, const fbr_box *b, int dims)
-{
-	size_t		used = 0;
-
-	for (int d = 0; d < 2 * dims && used < len; d++)
-		used += snprintf(buf + used, len - used, "%s%g", d == 0 ? "(" : d == dims ? ", " : " ",
-						 d < dims ? b->min[d] : b->max[d - dims]);
-	if (used < len)
-		snprintf(buf + used, len - used, ")");
-	return buf;
-}
-
 /* Run queries against the tree and the reference; returns the number that differ. */
 static int
 compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, int *first_bad)
@@ -200,7 +186,7 @@ compare_queries(fbr_tree *t, uint64_t *s, size_t n, int nq, uint64_t *matches, i
 
 			*first_bad = i;
 			tap_diag("query %d (%s %s): tree %zu results, brute force %zu", i, query_op_name[qu.op],
-					 box_text(text, sizeof(text), &qu.q, fbr_test_dims), got.n, nw);
+					 fbr_box_text(text, sizeof(text), &qu.q, fbr_test_dims), got.n, nw);
 		}
 	}
 	fbr_results_free(&got);

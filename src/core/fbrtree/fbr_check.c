@@ -45,9 +45,8 @@ box_valid(const fbr_box *b, int dims)
 	return true;
 }
 
-/* "(min0 min1 ..., max0 max1 ...)" of a box, for messages */
-static const char *
-box_text(char *buf, size_t len, const fbr_box *b, int dims)
+const char *
+fbr_box_text(char *buf, size_t len, const fbr_box *b, int dims)
 {
 	size_t		used = 0;
 
@@ -121,8 +120,8 @@ walk_node(check_state *cs, uint64_t off, uint64_t depth, const fbr_box *bound)
 			fail(cs, "node %llu slot %d has an inverted box", (unsigned long long) off, s);
 		else if (cs->checking && bound != NULL && !fbr_box_contains(bound, &e.box, dims))
 			fail(cs, "node %llu slot %d: box %s is outside its parent entry's %s",
-				 (unsigned long long) off, s, box_text(eb, sizeof(eb), &e.box, dims),
-				 box_text(bb, sizeof(bb), bound, dims));
+				 (unsigned long long) off, s, fbr_box_text(eb, sizeof(eb), &e.box, dims),
+				 fbr_box_text(bb, sizeof(bb), bound, dims));
 		else if (!fbr_is_leaf(m))
 		{
 			if (cs->checking && (e.payload == 0 || e.payload % FBR_NODE_SIZE != 0 ||

@@ -204,6 +204,9 @@ extern void fbr_knn_end(fbr_knn *k);
  */
 extern const char *fbr_check(fbr_tree *t, fbr_stats *st);
 
+/* "(min0 min1 ..., max0 max1 ...)" of a box's first dims coordinates, into buf; for messages. */
+extern const char *fbr_box_text(char *buf, size_t len, const fbr_box *b, int dims);
+
 /* Counters and a walk of the tree; exact only without concurrent writers. */
 extern void fbr_get_stats(fbr_tree *t, fbr_stats *st);
 
