@@ -12,7 +12,9 @@
 #
 # Knobs (environment): PM_WORK (where logs go; the caller's temp dir), PM_PRELOAD (library put in
 # shared_preload_libraries, default pm_index; empty = none, e.g. to test these scripts without the
-# extension), PM_PORT (force a port instead of picking a free one).
+# extension), PM_PORT (force a port instead of picking a free one), PM_PGBIN (the bin directory of
+# the PostgreSQL 15 installation to build against and run, default the Debian package's; a copy of
+# it elsewhere lets two checkouts test side by side).
 
 # Refuse to be executed: functions defined in a child shell would be useless.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -26,7 +28,7 @@ fi
 
 # PostgreSQL 15 is the target even if other majors get installed: pin PGXS and put 15's binaries
 # first so pg_prove/psql/pg_ctl never go through pg_wrapper's version guessing.
-PM_PGBIN=/usr/lib/postgresql/15/bin
+PM_PGBIN=${PM_PGBIN:-/usr/lib/postgresql/15/bin}
 export PG_CONFIG="$PM_PGBIN/pg_config"
 case ":$PATH:" in
 *":$PM_PGBIN:"*) ;;
