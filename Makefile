@@ -40,7 +40,7 @@ OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 # every version's install script and every update script of both extensions
 DATA = $(wildcard src/pm_index--*.sql src/pm_index_postgis--*.sql)
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique nbtree_pm_wide nbtree_pm_include nbtree_pm_multicolumn
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique nbtree_pm_wide nbtree_pm_include nbtree_pm_multicolumn nbtree_pm_libc
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl
@@ -93,6 +93,7 @@ CORE_SRCS = $(patsubst %.o,%.c,$(TEST_OBJS))
 UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 # the wide variants include the test they run on wide entries
 $(foreach t,model concurrent crash,$(eval tests/unit/bin/test_nbtree_$(t)_wide tests/unit/bin/test_nbtree_$(t)_wide_asan: tests/unit/test_nbtree_$(t).c))
+tests/unit/bin/test_nbtree_model_order tests/unit/bin/test_nbtree_model_order_asan: tests/unit/test_nbtree_model.c
 # and the N-D variants the fbrtree test they run on boxes of more dimensions
 $(foreach t,model crash,$(eval tests/unit/bin/test_fbrtree_$(t)_nd tests/unit/bin/test_fbrtree_$(t)_nd_asan: tests/unit/test_fbrtree_$(t).c))
 

@@ -3,7 +3,8 @@
  *	  The order of wide entries (pm_key.h): by key, then the record's
  *	  ordering bytes, then rest; the key just below a record's (BELOW) sorts
  *	  after every entry below that record's, the key just above (ABOVE)
- *	  before every entry above it.
+ *	  before every entry above it.  The ordering bytes compare with memcmp,
+ *	  or in a host's order (pm_key_order).
  */
 #include "pm_key.h"
 #include "pool.h"
@@ -47,8 +48,14 @@ side_of(const pm_pool *pool, uint64_t rest)
 	return s;
 }
 
+const pm_key_order *
+pm_pool_key_order(const pm_pool *pool)
+{
+	return pool != NULL ? pool->key_order : NULL;
+}
+
 int
-pm_key_cmp_wide(const pm_pool *pool, const pm_key *a, const pm_key *b)
+pm_key_cmp_wide(const pm_pool *pool, const pm_key_order *order, const pm_key *a, const pm_key *b)
 {
 	side		x;
 	side		y;
@@ -60,12 +67,21 @@ pm_key_cmp_wide(const pm_pool *pool, const pm_key *a, const pm_key *b)
 		return a->rest < b->rest ? -1 : a->rest > b->rest;
 	x = side_of(pool, a->rest);
 	y = side_of(pool, b->rest);
-	common = x.len < y.len ? x.len : y.len;
-	c = common > 0 ? memcmp(x.bytes, y.bytes, common) : 0;
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	if (x.len != y.len)
-		return x.len < y.len ? -1 : 1;
+	if (order != NULL)
+	{
+		c = order->cmp(order, x.bytes, x.len, y.bytes, y.len);
+		if (c != 0)
+			return c < 0 ? -1 : 1;
+	}
+	else
+	{
+		common = x.len < y.len ? x.len : y.len;
+		c = common > 0 ? memcmp(x.bytes, y.bytes, common) : 0;
+		if (c != 0)
+			return c < 0 ? -1 : 1;
+		if (x.len != y.len)
+			return x.len < y.len ? -1 : 1;
+	}
 	if (x.rest != y.rest)
 		return x.rest < y.rest ? -1 : 1;
 	return (x.offset > y.offset) - (x.offset < y.offset);

@@ -17,6 +17,13 @@
  *	  caller builds or copies out.  PM_REST_BELOW makes the key just below
  *	  the record's (pm_key_pred), PM_REST_ABOVE the key just above it (both:
  *	  the record's own).  Only the nbtree takes wide entries.
+ *
+ *	  A record's ordering bytes compare with memcmp, or with the host's
+ *	  pm_key_order where the host's order is not one of bytes (a collation
+ *	  whose comparison function is the order: PostgreSQL's libc collations).
+ *	  A pool's order is the one its pm_pool names (key_order), which the
+ *	  host sets for its process when it opens the pool; keys equal by their
+ *	  8 bytes then compare by their records in that order.
  */
 #ifndef PM_KEY_H
 #define PM_KEY_H
@@ -60,6 +67,19 @@ pm_key_rec_size(const pm_key_rec *r)
 struct pm_pool;
 
 /*
+ * A host's order of records' ordering bytes (a and b, alen and blen of
+ * them): negative, 0 or positive as a sorts before, with or after b; 0 only
+ * for equal bytes, so that an entry's identity stays its bytes.  A host
+ * embeds it in what the function needs.  It must not fail or allocate: it
+ * runs inside the structures' operations.
+ */
+typedef struct pm_key_order
+{
+	int			(*cmp) (const struct pm_key_order *order, const uint8_t *a, uint32_t alen,
+						const uint8_t *b, uint32_t blen);
+} pm_key_order;
+
+/*
  * Whether rest names a record.  0, and the rests with PM_REST_HIGH (all
  * ones, and what pm_key_pred makes of them), are the open ends of a key:
  * never wide.
@@ -73,10 +93,30 @@ pm_rest_is_wide(uint64_t rest)
 /* The record a wide rest names; pool resolves pool offsets (NULL: none may occur). */
 extern const pm_key_rec *pm_key_rec_of(const struct pm_pool *pool, uint64_t rest);
 
-/* Order of two entries of one key of which one at least is wide (pm_key.c). */
-extern int	pm_key_cmp_wide(const struct pm_pool *pool, const pm_key *a, const pm_key *b);
+/*
+ * Order of two entries of one key of which one at least is wide, their
+ * records in pool (or local), in order (NULL: memcmp) (pm_key.c).
+ */
+extern int	pm_key_cmp_wide(const struct pm_pool *pool, const pm_key_order *order,
+							const pm_key *a, const pm_key *b);
 
-/* Order of two entries whose wide records are in pool (or local). */
+/* The order of a pool's records in this process (NULL: memcmp). */
+extern const pm_key_order *pm_pool_key_order(const struct pm_pool *pool);
+
+/* Order of two entries whose wide records are local, in order (NULL: memcmp). */
+static inline int
+pm_key_cmp_by(const pm_key_order *order, const pm_key *a, const pm_key *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->rest == b->rest)
+		return 0;
+	if (pm_rest_is_wide(a->rest) || pm_rest_is_wide(b->rest))
+		return pm_key_cmp_wide(NULL, order, a, b);
+	return a->rest < b->rest ? -1 : 1;
+}
+
+/* Order of two entries whose wide records are in pool (or local), in the pool's order. */
 static inline int
 pm_key_cmp_in(const struct pm_pool *pool, const pm_key *a, const pm_key *b)
 {
@@ -85,15 +125,15 @@ pm_key_cmp_in(const struct pm_pool *pool, const pm_key *a, const pm_key *b)
 	if (a->rest == b->rest)
 		return 0;
 	if (pm_rest_is_wide(a->rest) || pm_rest_is_wide(b->rest))
-		return pm_key_cmp_wide(pool, a, b);
+		return pm_key_cmp_wide(pool, pm_pool_key_order(pool), a, b);
 	return a->rest < b->rest ? -1 : 1;
 }
 
-/* Order of two entries, narrow or with local records. */
+/* Order of two entries, narrow or with local records, by memcmp. */
 static inline int
 pm_key_cmp(const pm_key *a, const pm_key *b)
 {
-	return pm_key_cmp_in(NULL, a, b);
+	return pm_key_cmp_by(NULL, a, b);
 }
 
 static inline bool

@@ -204,6 +204,8 @@ typedef struct pm_pool
 	pthread_mutex_t grow_mutex; /* threads of this process; fcntl across */
 	pthread_mutex_t map_mutex;	/* threads of this process adding an extent */
 	pm_trace_hooks trace;
+	/* how this process orders the pool's wide records (pm_key.h; NULL: memcmp) */
+	const struct pm_key_order *key_order;
 } pm_pool;
 
 extern pm_errcode pm_pool_create(const char *path, const pm_pool_create_opts *opts,

@@ -133,6 +133,18 @@ typedef struct PmiNote
 } PmiNote;
 
 /*
+ * What a structure is formatted for (PmiAmOps.format): bytes of its access
+ * method's, the same wherever the pool is made (they travel in the CREATE
+ * WAL record and are read back from a pool), at most PMI_FORMAT_PARAM_MAX.
+ */
+#define PMI_FORMAT_PARAM_MAX	128
+typedef struct PmiFormatParam
+{
+	uint32		len;
+	uint8		data[PMI_FORMAT_PARAM_MAX];
+} PmiFormatParam;
+
+/*
  * The contract between the platform and an access method.  Generic code
  * (src/pg/pmi_*.c) reaches a structure only through these; "state" is the
  * access method's per-process handles on its structure in one pool
@@ -149,16 +161,18 @@ typedef struct PmiAmOps
 	int			default_fillfactor;
 
 	/*
-	 * An empty structure in a fresh pool.  param is the structure's format
-	 * parameter (format_param's for the index; 0 without one), such as the
-	 * dimensions of an R-tree's boxes.  A pool made again without the index's
-	 * catalog entry (replay of the CREATE record, which carries it; a
-	 * backup's copy replaced at startup) gets the parameter of the pool it
-	 * stands for (pool_format_param).
+	 * An empty structure in a fresh pool.  param is what the structure is
+	 * formatted for (format_param's for the index; empty without one), such
+	 * as the dimensions of an R-tree's boxes or the collation that orders a
+	 * B+-tree's strings.  A pool made again without the index's catalog
+	 * entry (replay of the CREATE record, which carries it; a backup's copy
+	 * replaced at startup) gets the parameter of the pool it stands for
+	 * (pool_format_param), and an index whose definition now gives another
+	 * parameter than its pool's is refused until REINDEX.
 	 */
-	pm_errcode	(*format) (pm_pool *pool, uint32 param, pm_error *err);
-	uint32		(*format_param) (Relation index);	/* NULL: always 0 */
-	uint32		(*pool_format_param) (pm_pool *pool);	/* NULL: always 0 */
+	pm_errcode	(*format) (pm_pool *pool, const PmiFormatParam *param, pm_error *err);
+	void		(*format_param) (Relation index, PmiFormatParam *param);	/* NULL: empty */
+	void		(*pool_format_param) (pm_pool *pool, PmiFormatParam *param);	/* NULL: empty */
 	/* the structure's handles over pool, in registry slot slotno, its DRAM root */
 	void		(*attach) (void *state, pm_pool *pool, int slotno, uint32 generation,
 						   uint64 dram_root);
@@ -257,10 +271,12 @@ typedef struct PmiAmOps
 } PmiAmOps;
 
 /* The format parameter of an index's structure (PmiAmOps.format). */
-static inline uint32
-pmi_format_param(Relation index, const PmiAmOps *ops)
+static inline void
+pmi_format_param(Relation index, const PmiAmOps *ops, PmiFormatParam *param)
 {
-	return ops->format_param != NULL ? ops->format_param(index) : 0;
+	param->len = 0;
+	if (ops->format_param != NULL)
+		ops->format_param(index, param);
 }
 
 /* An index build in progress (pmi_build.c). */
@@ -341,8 +357,8 @@ extern bool pmi_index_plannable(Relation index, bool *transient);
 extern void pmi_scan_check_built(PmiIndex *h, Relation index);
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
 extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
-									const uint8 *uuid, uint64 flags, uint32 format_param,
-									const char *index_name);
+									const uint8 *uuid, uint64 flags,
+									const PmiFormatParam *format_param, const char *index_name);
 extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();

@@ -94,25 +94,24 @@ pool_needs_build(RelFileNodeBackend rnode)
 }
 
 /*
- * The structure format parameter of a copied pool (0 if it cannot be
+ * The structure format parameter of a copied pool (empty if it cannot be
  * read: the structure's default).  The part of a pool that holds it is
  * written when the pool is made and never again, so a copy taken while
  * the pool changed holds it whole.
  */
-static uint32
-copied_format_param(const char *path, const PmiAmOps *ops)
+static void
+copied_format_param(const char *path, const PmiAmOps *ops, PmiFormatParam *param)
 {
 	pm_pool    *pool;
 	pm_error	err;
-	uint32		param = 0;
 
+	param->len = 0;
 	if (ops->pool_format_param != NULL &&
 		pm_pool_open(path, (pm_mode) pmi_persistence_guc, &pool, &err) == PM_OK)
 	{
-		param = ops->pool_format_param(pool);
+		ops->pool_format_param(pool, param);
 		pm_pool_close(pool);
 	}
-	return param;
 }
 
 /*
@@ -146,8 +145,11 @@ pmi_replace_copied_pools(void)
 			continue;
 		PG_TRY();
 		{
-			pm_pool_close(pmi_create_pool_for(rnode, ops, hdr.uuid, PM_POOL_FLAG_BUILDING,
-											  copied_format_param(path, ops), name));
+			PmiFormatParam param;
+
+			copied_format_param(path, ops, &param);
+			pm_pool_close(pmi_create_pool_for(rnode, ops, hdr.uuid, PM_POOL_FLAG_BUILDING, &param,
+											  name));
 			replaced++;
 		}
 		PG_CATCH();

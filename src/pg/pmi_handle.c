@@ -155,7 +155,7 @@ read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
  */
 pm_pool *
 pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
-					uint64 flags, uint32 format_param, const char *index_name)
+					uint64 flags, const PmiFormatParam *format_param, const char *index_name)
 {
 	char	   *path = pmi_pool_path(rnode);
 	pm_pool_create_opts o = {0};
@@ -195,8 +195,11 @@ pm_pool *
 pmi_create_pool(Relation index, const PmiAmOps *ops)
 {
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	pm_pool    *pool = pmi_create_pool_for(rnode, ops, NULL, 0, pmi_format_param(index, ops),
-										   RelationGetRelationName(index));
+	PmiFormatParam param;
+	pm_pool    *pool;
+
+	pmi_format_param(index, ops, &param);
+	pool = pmi_create_pool_for(rnode, ops, NULL, 0, &param, RelationGetRelationName(index));
 
 	pmi_note_pool_created(rnode);
 	return pool;
@@ -285,8 +288,11 @@ recover(const FirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 static pm_pool *
 replace_torn_pool(const FirstUse *fu, const uint8 *uuid)
 {
-	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING,
-									  pmi_format_param(fu->index, fu->ops), fu->name));
+	PmiFormatParam param;
+
+	pmi_format_param(fu->index, fu->ops, &param);
+	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING, &param,
+									  fu->name));
 	ereport(LOG,
 			(errmsg("pm_index: index \"%s\" is built again from its table in the background",
 					fu->name),
@@ -472,12 +478,38 @@ handle_attach(PmiIndex *h, const FirstUse *fu)
 				 errmsg("index \"%s\" was dropped or rebuilt concurrently", fu->name)));
 }
 
+/*
+ * An index whose definition gives its structure another format parameter
+ * than its pool was made with (a pool of an older build, whose encoding of
+ * the index's keys has changed since) is not used until rebuilt.
+ */
+static void
+check_format_param(Relation index, const PmiAmOps *ops, pm_pool *pool)
+{
+	PmiFormatParam want;
+	PmiFormatParam have;
+
+	if (ops->pool_format_param == NULL)
+		return;
+	pmi_format_param(index, ops, &want);
+	ops->pool_format_param(pool, &have);
+	if (want.len != have.len || memcmp(want.data, have.data, want.len) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" was built for another key format than its definition gives",
+						RelationGetRelationName(index)),
+				 errdetail("Its pool was made by a build of pm_index that encoded its keys "
+						   "differently, or for another operator class or collation."),
+				 errhint("REINDEX the index.")));
+}
+
 PmiIndex *
 pmi_index_open(Relation index, const PmiAmOps *ops)
 {
 	PmiIndex   *h;
 	bool		found;
 	uint8		uuid[16];
+	pm_pool    *pool;
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
 	FirstUse	fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
 
@@ -502,10 +534,13 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	handle_attach(h, &fu);
 	if (memcmp(uuid, zero_uuid, 16) == 0)
 		read_metapage(index, ops, uuid);	/* a fresh pool was just made */
-	h->pool = pmi_pool_open(index);
-	check_uuid(index, h->pool, uuid);
+	pool = pmi_pool_open(index);
+	check_uuid(index, pool, uuid);
+	check_format_param(index, ops, pool);
 	memcpy(h->uuid, uuid, 16);
-	ops->attach(h->am_state, h->pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
+	/* the handle names its pool once attached: an error on the way leaves it to the next call */
+	ops->attach(h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
+	h->pool = pool;
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
@@ -530,15 +565,17 @@ pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const c
 	h = handle_entry(rnode, ops, &found);
 	if (!(found && handle_current(h, rnode) && pmi_pool_lookup(rnode) == h->pool))
 	{
+		pm_pool    *pool;
+
 		handle_attach(h, &fu);
-		h->pool = pmi_pool_lookup(rnode);
-		if (h->pool == NULL)
+		pool = pmi_pool_lookup(rnode);
+		if (pool == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FILE),
 					 errmsg("index %s has no pool file", name)));
-		memcpy(h->uuid, h->pool->hdr->uuid, 16);
-		ops->attach(h->am_state, h->pool, h->slotno, h->generation,
-					pmi_slot(h->slotno)->dram_root);
+		memcpy(h->uuid, pool->hdr->uuid, 16);
+		ops->attach(h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
+		h->pool = pool;
 	}
 	remap_between_operations(h->pool, name);
 	return h;

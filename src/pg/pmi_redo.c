@@ -36,14 +36,15 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 {
 	RelFileNodeBackend rnode = {hdr->node, InvalidBackendId};
 	const uint8 *uuid = (const uint8 *) XLogRecGetData(record) + sizeof(*hdr);
-	uint32		format_param = 0;
+	PmiFormatParam param;
 	pm_pool    *pool;
 
-	if (XLogRecGetDataLen(record) < sizeof(*hdr) + 16)
-		elog(ERROR, "pm_index CREATE record too short");
+	if (XLogRecGetDataLen(record) < sizeof(*hdr) + 16 ||
+		XLogRecGetDataLen(record) > sizeof(*hdr) + 16 + PMI_FORMAT_PARAM_MAX)
+		elog(ERROR, "pm_index CREATE record of %u bytes", XLogRecGetDataLen(record));
 	/* the structure's format parameter follows the UUID (records of 0.4 and before have none) */
-	if (XLogRecGetDataLen(record) >= sizeof(*hdr) + 16 + sizeof(uint32))
-		memcpy(&format_param, uuid + 16, sizeof(uint32));
+	param.len = XLogRecGetDataLen(record) - sizeof(*hdr) - 16;
+	memcpy(param.data, uuid + 16, param.len);
 	pool = pmi_pool_lookup(rnode);
 	/*
 	 * Replayed again after a restart: the pool has taken records since.  A
@@ -61,7 +62,7 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 	}
 	/* a relfilenode of a dropped index is reused: its slot goes with its pool */
 	pmi_registry_release(rnode);
-	pool = pmi_create_pool_for(rnode, ops, uuid, 0, format_param, index_name(hdr->node));
+	pool = pmi_create_pool_for(rnode, ops, uuid, 0, &param, index_name(hdr->node));
 	pm_pool_set_host_position(pool, record->EndRecPtr);
 	pm_pool_close(pool);
 }

@@ -23,21 +23,22 @@
 /*
  * An empty pool for a WAL-logged index: the standby makes one of the same
  * UUID, which the index's metapage (WAL-logged too) names, and the same
- * structure format parameter.  The pool
+ * structure format parameter (the rest of the record).  The pool
  * remembers the position: it is kept by WAL from there on.
  */
 void
 pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool)
 {
 	PmiWalHeader hdr = {index->rd_node, ops->kind, 0};
-	uint32		format_param = pmi_format_param(index, ops);
+	PmiFormatParam param;
 
 	if (!RelationNeedsWAL(index))
 		return;
+	pmi_format_param(index, ops, &param);
 	XLogBeginInsert();
 	XLogRegisterData((char *) &hdr, sizeof(hdr));
 	XLogRegisterData((char *) pool->hdr->uuid, sizeof(pool->hdr->uuid));
-	XLogRegisterData((char *) &format_param, sizeof(format_param));
+	XLogRegisterData((char *) param.data, param.len);
 	pm_pool_set_host_position(pool, XLogInsert(PMI_RMGR_ID, XLOG_PMI_CREATE));
 }
 

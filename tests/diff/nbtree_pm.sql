@@ -128,7 +128,12 @@ LANGUAGE sql STABLE AS $$
             'abcdefghi', 'abcdefghijklmnopqrstuvwxyz', 'abcdefghijklmnopqrstuvwxz', 'b', 'z', '~',
             'prefix_common_', 'prefix_common_a', 'prefix_common_b', 'é', 'éé', repeat('x', 3000),
             -- what collations order apart from bytes: case, accents, ligatures, punctuation
-            'A', 'B', 'Z', 'É', 'ß', 'ss', 'SS', 'æ', 'ae', 'co-op', 'coop', 'Coop', 'a-b', 'a b']
+            'A', 'B', 'Z', 'É', 'ß', 'ss', 'SS', 'æ', 'ae', 'co-op', 'coop', 'Coop', 'a-b', 'a b',
+            -- precomposed and decomposed accents beside punctuation and ß (where glibc's strxfrm
+            -- and strcoll disagree), an ignorable soft hyphen, a ligature, three forms of Å
+            E'E\u0301-\u00df', E'\u00e9\u00df', E'\u00c9\u00df', E'e\u0301', E'E\u0301', E'e\u0301-',
+            E'\u00ad', E'co\u00adop', E'\ufb01', 'fi', E'\u00c5', E'A\u030a', E'\u212b', E'\u01c4',
+            E'\u01c6']
     -- trailing spaces, which compare as none and which index-only scans return
     WHEN 'bpchar'::regtype THEN
       ARRAY['', ' ', '  ', 'a', 'a ', 'a   ', ' a', 'ab', 'abcdefg', 'abcdefg ', 'abcdefgh', 'abcdefghi',
@@ -199,9 +204,12 @@ BEGIN
                                                  ELSE lpad(to_hex(floor(random() * 256)::int), 2, '0') END, '')
                             FROM generate_series(1, floor(r * 12)::int)), '');
     WHEN 'text'::regtype THEN
-      -- narrow ones share a long prefix; some characters take two bytes
+      -- narrow ones share a long prefix; some characters take two bytes; accents precomposed and
+      -- combining, case, ß and its spelling, a ligature, punctuation and an ignorable soft hyphen
       RETURN CASE WHEN narrow THEN 'prefix_common_' ELSE '' END
-             || coalesce((SELECT string_agg(substr('ab zé~AÉ-', floor(random() * 9)::int + 1, 1), '')
+             || coalesce((SELECT string_agg((ARRAY['a', 'b', ' ', 'z', 'é', '~', 'A', 'É', '-', E'e\u0301',
+                                                   E'E\u0301', 'ß', 'ss', E'\ufb01', E'\u00ad', ''''])
+                                            [floor(random() * 16)::int + 1], '')
                             FROM generate_series(1, floor(r * 12)::int)), '');
     WHEN 'bpchar'::regtype THEN
       RETURN pm_diff.random_value('text') || repeat(' ', floor(random() * 3)::int);

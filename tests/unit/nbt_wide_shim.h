@@ -7,6 +7,12 @@
  *	  turned back (its payload checked), so the test's own checks judge the
  *	  wide paths: prefix ties on every comparison, records stored, copied
  *	  out, retired and recovered.  Without it this header does nothing.
+ *
+ *	  With NBT_TEST_HOST_ORDER too, a record holds the key's bytes
+ *	  little-endian, which memcmp misorders, every entry has the same key,
+ *	  and the tree's pool orders records with a host order (pm_key_order)
+ *	  that reads them back: the tree is right only where every comparison
+ *	  of records goes through the pool's order.
  */
 #ifndef NBT_WIDE_SHIM_H
 #define NBT_WIDE_SHIM_H
@@ -44,6 +50,52 @@ wide_rest_is_entry(uint64_t rest)
 	return rest != 0 && rest != UINT64_MAX;
 }
 
+/* Byte i of a record's key bytes: big-endian, or little-endian under a host order. */
+static int
+wide_shift(int i)
+{
+#ifdef NBT_TEST_HOST_ORDER
+	return 8 * i;
+#else
+	return 56 - 8 * i;
+#endif
+}
+
+#ifdef NBT_TEST_HOST_ORDER
+static uint64_t
+wide_le(const uint8_t *b)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) b[i] << (8 * i);
+	return v;
+}
+
+/* records' 8 key bytes, little-endian: their order as numbers */
+static int
+wide_host_cmp(const pm_key_order *order, const uint8_t *a, uint32_t alen, const uint8_t *b,
+			  uint32_t blen)
+{
+	uint64_t	x = alen >= 8 ? wide_le(a) : 0;
+	uint64_t	y = blen >= 8 ? wide_le(b) : 0;
+
+	(void) order;
+	if (alen < 8 || blen < 8)
+		return (alen > blen) - (alen < blen);
+	return (x > y) - (x < y);
+}
+
+static const pm_key_order wide_host_order = {wide_host_cmp};
+
+#define WIDE_ORDER(pool)	((pool)->key_order = &wide_host_order)
+/* every entry one key, as PostgreSQL's strings in a libc collation: records decide all */
+#define WIDE_PREFIX(key)	((void) (key), UINT64_C(1))
+#else
+#define WIDE_ORDER(pool)	((void) (pool))
+#define WIDE_PREFIX(key)	((key) >> WIDE_PREFIX_SHIFT)
+#endif
+
 static nbt_skey
 wide_of(nbt_skey n, wide_buf *buf)
 {
@@ -56,10 +108,10 @@ wide_of(nbt_skey n, wide_buf *buf)
 	r->keylen = 8;
 	r->len = 8 + (uint32_t) plen;
 	for (int i = 0; i < 8; i++)
-		r->data[i] = (uint8_t) (n.key >> (56 - 8 * i));
+		r->data[i] = (uint8_t) (n.key >> wide_shift(i));
 	for (int j = 0; j < plen; j++)
 		r->data[8 + j] = wide_payload_byte(n.key, n.rest, j);
-	return (nbt_skey) {n.key >> WIDE_PREFIX_SHIFT, PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r};
+	return (nbt_skey) {WIDE_PREFIX(n.key), PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r};
 }
 
 static void
@@ -84,8 +136,8 @@ narrow_of(nbt_skey w)
 	if (r->keylen != 8)
 		wide_fail("a returned record has the wrong key length", w);
 	for (int i = 0; i < 8; i++)
-		key = key << 8 | r->data[i];
-	if (key >> WIDE_PREFIX_SHIFT != w.key)
+		key |= (uint64_t) r->data[i] << wide_shift(i);
+	if (WIDE_PREFIX(key) != w.key)
 		wide_fail("a returned record does not belong to its key", w);
 	if (wide_rest_is_entry(r->rest))
 	{
@@ -126,6 +178,7 @@ wide_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 	wide_buf	buf;
 	nbt_skey	w = wide_of(*sk, &buf);
 
+	WIDE_ORDER(t->pool);
 	return nbt_insert(t, &w, err);
 }
 
@@ -135,6 +188,7 @@ wide_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 	wide_buf	buf;
 	nbt_skey	w = wide_of(*sk, &buf);
 
+	WIDE_ORDER(t->pool);
 	return nbt_delete(t, &w, found, err);
 }
 
@@ -144,6 +198,7 @@ wide_compact_leaf(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *er
 	wide_buf	buf;
 	nbt_skey	w = wide_of(*sk, &buf);
 
+	WIDE_ORDER(t->pool);
 	return nbt_compact_leaf(t, &w, compacted, err);
 }
 
@@ -160,6 +215,7 @@ wide_read_range(nbt_tree *t, const nbt_skey *sk, bool backward, const nbt_skey *
 	nbt_skey	h = wide_of(*hi, &bh);
 
 	arena.used = 0;
+	WIDE_ORDER(t->pool);
 	nbt_read_range_copy(t, &s, backward, &l, &h, b, wide_copy, &arena);
 	for (int i = 0; i < b->n; i++)
 		b->e[i].sk = narrow_of(b->e[i].sk);
@@ -198,9 +254,26 @@ wide_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *s
 {
 	wide_load	w = {next, ctx, {{0}}};
 
+	WIDE_ORDER(pool);
 	return nbt_bulk_load(pool, fill_pct, wide_next, &w, err);
 }
 
+static inline pm_errcode
+wide_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
+{
+	WIDE_ORDER(t->pool);
+	return nbt_rebuild(t, recover_alloc, err);
+}
+
+static inline const char *
+wide_check(nbt_tree *t, uint64_t *entries)
+{
+	WIDE_ORDER(t->pool);
+	return nbt_check(t, entries);
+}
+
+#define nbt_rebuild			wide_rebuild
+#define nbt_check			wide_check
 #define nbt_insert			wide_insert
 #define nbt_delete			wide_delete
 #define nbt_compact_leaf	wide_compact_leaf

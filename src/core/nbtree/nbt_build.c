@@ -50,14 +50,25 @@ new_kv_block(pm_alloc *a, const nbt_skey *low, pm_error *err)
 pm_errcode
 nbt_format(pm_pool *pool, pm_error *err)
 {
+	return nbt_format_host(pool, NULL, 0, err);
+}
+
+/* A tree without host bytes keeps the meta block of version 1, which older builds read. */
+pm_errcode
+nbt_format_host(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
+{
 	pm_alloc	a;
 	uint64_t	meta_off;
 	uint64_t	kv_off;
+	size_t		meta_size = host_len > 0 ? sizeof(nbt_pm_meta_host) : sizeof(nbt_pm_meta);
 	nbt_pm_meta *meta;
 	nbt_skey	min = PM_KEY_MIN;
 
+	if (host_len > NBT_META_HOST_MAX)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "%u bytes of the host's do not fit an nbtree "
+							"meta block (at most %d)", host_len, NBT_META_HOST_MAX);
 	pm_alloc_attach_pool(&a, pool);
-	meta_off = pm_alloc_block(&a, sizeof(nbt_pm_meta), err);
+	meta_off = pm_alloc_block(&a, meta_size, err);
 	if (meta_off == 0)
 		return err->code;
 	kv_off = new_kv_block(&a, &min, err);
@@ -65,11 +76,16 @@ nbt_format(pm_pool *pool, pm_error *err)
 		return err->code;
 	pm_persist(&pool->persist, pm_pool_addr(pool, kv_off), sizeof(nbt_kv));
 	meta = pm_pool_addr(pool, meta_off);
-	memset(meta, 0, sizeof(*meta));
+	memset(meta, 0, meta_size);
 	meta->magic = NBT_META_MAGIC;
-	meta->version = NBT_META_VERSION;
+	meta->version = host_len > 0 ? NBT_META_VERSION_HOST : NBT_META_VERSION;
 	meta->head = kv_off;
-	pm_persist(&pool->persist, meta, sizeof(*meta));
+	if (host_len > 0)
+	{
+		((nbt_pm_meta_host *) meta)->host_len = host_len;
+		memcpy(((nbt_pm_meta_host *) meta)->host, host, host_len);
+	}
+	pm_persist(&pool->persist, meta, meta_size);
 	pm_pool_set_root(pool, 0, meta_off);
 	return PM_OK;
 }
@@ -86,12 +102,34 @@ check_meta(pm_pool *pool, nbt_pm_meta **out, pm_error *err)
 	if (meta->magic != NBT_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has no nbtree meta block",
 							pool->path);
-	if (meta->version != NBT_META_VERSION)
+	if (meta->version != NBT_META_VERSION && meta->version != NBT_META_VERSION_HOST)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
-							"pool file \"%s\" holds nbtree version %llu, this build reads %d",
-							pool->path, (unsigned long long) meta->version, NBT_META_VERSION);
+							"pool file \"%s\" holds nbtree version %llu, this build reads %d and %d",
+							pool->path, (unsigned long long) meta->version, NBT_META_VERSION,
+							NBT_META_VERSION_HOST);
+	if (meta->version == NBT_META_VERSION_HOST &&
+		(!pm_pool_has_range(pool, off, sizeof(nbt_pm_meta_host)) ||
+		 ((nbt_pm_meta_host *) meta)->host_len > NBT_META_HOST_MAX))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has a damaged nbtree meta block",
+							pool->path);
 	*out = meta;
 	return PM_OK;
+}
+
+pm_errcode
+nbt_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len, pm_error *err)
+{
+	nbt_pm_meta *meta;
+	pm_errcode	rc = check_meta(pool, &meta, err);
+
+	*host = NULL;
+	*host_len = 0;
+	if (rc == PM_OK && meta->version == NBT_META_VERSION_HOST)
+	{
+		*host = ((nbt_pm_meta_host *) meta)->host;
+		*host_len = ((nbt_pm_meta_host *) meta)->host_len;
+	}
+	return rc;
 }
 
 pm_errcode

@@ -19,7 +19,8 @@
 /* ---------- PM layer ---------- */
 
 #define NBT_META_MAGIC	UINT64_C(0x314d45455254424e)	/* "NBTREEM1" */
-#define NBT_META_VERSION 1
+#define NBT_META_VERSION 1		/* without host bytes */
+#define NBT_META_VERSION_HOST 2 /* with host bytes (nbt_pm_meta_host) */
 
 typedef struct nbt_pm_meta
 {
@@ -28,6 +29,14 @@ typedef struct nbt_pm_meta
 	uint64_t	head;			/* first KV block; CAS at the link of its SMO */
 	uint64_t	pad[5];
 } nbt_pm_meta;
+
+/* The meta block of version 2: the host's bytes follow, written at format, never changed. */
+typedef struct nbt_pm_meta_host
+{
+	nbt_pm_meta meta;
+	uint32_t	host_len;
+	uint8_t		host[NBT_META_HOST_MAX];
+} nbt_pm_meta_host;
 
 /*
  * A slot is valid when val holds a rest (non-zero) without the DEAD bit.

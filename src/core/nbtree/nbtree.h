@@ -84,6 +84,19 @@ typedef struct nbt_batch
 extern pm_errcode nbt_format(pm_pool *pool, pm_error *err);
 
 /*
+ * The same, the meta block keeping host_len bytes of the host's (at most
+ * NBT_META_HOST_MAX), such as what orders its records (pm_key_order), for
+ * any process that opens the pool later to read with nbt_meta_host.
+ */
+#define NBT_META_HOST_MAX	180
+extern pm_errcode nbt_format_host(pm_pool *pool, const void *host, uint32_t host_len,
+								  pm_error *err);
+
+/* The host's bytes of a formatted pool (*host_len 0: none). */
+extern pm_errcode nbt_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len,
+								pm_error *err);
+
+/*
  * Bulk load: entries must come sorted from next(ctx, &sk), which returns
  * false at the end; a wide entry's record is local and need only last until
  * the next call.  Fills leaf blocks to fill_pct percent.  The pool must be

@@ -22,51 +22,63 @@
 
 #define FBRPM_META_MAGIC	0x46425250	/* "FBRP" */
 
-/* The format parameter: the spatial tree's dimensions (0: 2); the side tree's are 2. */
+/*
+ * The format parameter: the spatial tree's dimensions, 4 bytes (none, as
+ * in CREATE records of 0.4 and before: 2); the side tree's are 2.
+ */
 static pm_errcode
-fbrpm_format(pm_pool *pool, uint32 format_param, pm_error *err)
+fbrpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 {
-	pm_errcode	rc = fbr_format(pool, FBRPM_ROOT_SPATIAL, format_param != 0 ? format_param : 2,
-								err);
+	uint32		dims = 2;
+	pm_errcode	rc;
 
+	if (param->len == sizeof(dims))
+		memcpy(&dims, param->data, sizeof(dims));
+	rc = fbr_format(pool, FBRPM_ROOT_SPATIAL, dims != 0 ? dims : 2, err);
 	return rc != PM_OK ? rc : fbr_format(pool, FBRPM_ROOT_SIDE, 2, err);
 }
 
-static uint32
-fbrpm_format_param(Relation index)
+static void
+set_dims_param(uint32 dims, PmiFormatParam *param)
+{
+	param->len = sizeof(dims);
+	memcpy(param->data, &dims, sizeof(dims));
+}
+
+static void
+fbrpm_format_param(Relation index, PmiFormatParam *param)
 {
 	FbrpmOpclass oc;
 
 	fbrpm_opclass(index, &oc);
-	return oc.dims;
+	set_dims_param(oc.dims, param);
+}
+
+/* The spatial tree's dimensions in a pool. */
+static int
+pool_dims(const pm_pool *pool)
+{
+	fbr_tree	t;
+
+	fbr_attach(&t, (pm_pool *) pool, FBRPM_ROOT_SPATIAL, NULL, 0, 0);
+	return t.dims;
+}
+
+static void
+fbrpm_pool_format_param(pm_pool *pool, PmiFormatParam *param)
+{
+	set_dims_param((uint32) pool_dims(pool), param);
 }
 
 /*
- * The handle of an index whose spatial tree has the dimensions of its
- * operator class's boxes (the pool was formatted for them: format_param).
+ * The handle of an index; its spatial tree has the dimensions of its
+ * operator class's boxes (pmi_index_open refuses a pool formatted for
+ * others).
  */
 PmiIndex *
 fbrpm_open(Relation index, const FbrpmOpclass *oc)
 {
-	PmiIndex   *h = pmi_index_open(index, &fbrpm_am_ops);
-	int			dims = fbrpm_trees(h)->spatial.dims;
-
-	if (dims != oc->dims)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("fbrtree_pm index \"%s\" holds %d-D boxes, its operator class makes %d-D ones",
-						RelationGetRelationName(index), dims, oc->dims),
-				 errhint("REINDEX the index.")));
-	return h;
-}
-
-static uint32
-fbrpm_pool_format_param(pm_pool *pool)
-{
-	fbr_tree	t;
-
-	fbr_attach(&t, pool, FBRPM_ROOT_SPATIAL, NULL, 0, 0);
-	return t.dims;
+	return pmi_index_open(index, &fbrpm_am_ops);
 }
 
 static void
@@ -175,7 +187,7 @@ fbrpm_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
 	int			dims = 2;
 
 	if ((item->payload & FBRPM_PAYLOAD_SIDE) == 0)
-		dims = (int) fbrpm_pool_format_param((pm_pool *) pool);
+		dims = pool_dims(pool);
 	appendBinaryStringInfo(out, (const char *) item->box.min, dims * sizeof(double));
 	appendBinaryStringInfo(out, (const char *) item->box.max, dims * sizeof(double));
 	appendBinaryStringInfo(out, (const char *) &item->payload, sizeof(item->payload));

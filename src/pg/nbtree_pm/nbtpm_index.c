@@ -12,16 +12,47 @@
 
 #define NBTPM_META_MAGIC	0x4e425450	/* "NBTP" */
 
-/* An empty tree: nbtree_pm takes no format parameter. */
+/*
+ * An empty tree whose meta block keeps the format parameter (what orders
+ * its strings: ord_format_param), which sets this process's order of the
+ * pool's records.
+ */
 static pm_errcode
-nbtpm_format(pm_pool *pool, uint32 format_param, pm_error *err)
+nbtpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 {
-	return nbt_format(pool, err);
+	pm_errcode	rc = nbt_format_host(pool, param->data, param->len, err);
+
+	if (rc == PM_OK)
+		pool->key_order = ord_order_of_format(param->data, param->len);
+	return rc;
 }
 
 static void
+nbtpm_pool_format_param(pm_pool *pool, PmiFormatParam *param)
+{
+	const uint8 *host;
+	uint32		len;
+	pm_error	err;
+
+	if (nbt_meta_host(pool, &host, &len, &err) != PM_OK)
+		pmi_report_core_error(ERROR, &err, NULL);
+	if (len > PMI_FORMAT_PARAM_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pool file \"%s\" holds a format parameter of %u bytes", pool->path, len),
+				 errhint("REINDEX the index.")));
+	param->len = len;
+	memcpy(param->data, host, len);
+}
+
+/* The tree over pool, whose records order as its format parameter says. */
+static void
 nbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
+	PmiFormatParam param;
+
+	nbtpm_pool_format_param(pool, &param);
+	pool->key_order = ord_order_of_format(param.data, param.len);
 	nbt_attach(state, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, 0, dram_root);
 }
 
@@ -181,6 +212,8 @@ const PmiAmOps nbtpm_am_ops = {
 	.fillfactor_desc = "Packs nbtree_pm leaves at build to this percentage",
 	.default_fillfactor = NBTPM_DEFAULT_FILLFACTOR,
 	.format = nbtpm_format,
+	.format_param = ord_format_param,
+	.pool_format_param = nbtpm_pool_format_param,
 	.attach = nbtpm_attach,
 	.state_size = sizeof(nbt_tree),
 	.build = ord_build,

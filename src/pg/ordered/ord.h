@@ -55,13 +55,14 @@ typedef struct OrdBatch
  * Whether a read of the range [lo, hi] in key direction kd (1 upwards, -1
  * downwards) goes on past batch b, and if so from where (*from): b's high
  * fence upwards, its low fence downwards, unless that is the end of the key
- * space or lies past the range.
+ * space or lies past the range.  order: the index's (OrdColumn.order).
  */
 static inline bool
-ord_batch_continues(const OrdBatch *b, const OrdKey *lo, const OrdKey *hi, int kd, OrdKey *from)
+ord_batch_continues(const pm_key_order *order, const OrdBatch *b, const OrdKey *lo,
+					const OrdKey *hi, int kd, OrdKey *from)
 {
-	if (kd > 0 ? pm_key_is_max(&b->high) || pm_key_cmp(&b->high, hi) > 0 :
-		pm_key_is_min(&b->low) || pm_key_cmp(&b->low, lo) <= 0)
+	if (kd > 0 ? pm_key_is_max(&b->high) || pm_key_cmp_by(order, &b->high, hi) > 0 :
+		pm_key_is_min(&b->low) || pm_key_cmp_by(order, &b->low, lo) <= 0)
 		return false;
 	*from = kd > 0 ? b->high : b->low;
 	return true;
@@ -129,7 +130,8 @@ typedef struct OrdCut
  * column's typmod (a value's usual form, which its entry then need not
  * keep) and collation: whether strings order by their bytes ("C", or no
  * collation) and if not, the collation's locale (NULL: the database's libc
- * one); its ASC/DESC and NULLS FIRST/LAST.  The index: natts attributes
+ * one) and the order of records that a libc collation's comparison makes;
+ * its ASC/DESC and NULLS FIRST/LAST.  The index: natts attributes
  * (desc), of which nkeys are key columns (keys: each one's, when there are
  * several; the top level then describes the first), the rest INCLUDE
  * columns whose values an entry keeps in its record.
@@ -142,6 +144,7 @@ typedef struct OrdColumn
 	Oid			collation;
 	bool		by_bytes;
 	pg_locale_t locale;
+	const pm_key_order *order;	/* how its records order (NULL: memcmp) */
 	bool		descending;
 	bool		nulls_first;
 	int			natts;
@@ -160,9 +163,10 @@ extern void ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *value
 extern uint64 ord_encode(Oid typid, Datum value);
 extern Datum ord_decode(Oid typid, uint64 key);
 extern void ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut);
-extern bool ord_narrow(const OrdCut *cut, int strategy, OrdKey *lo, OrdKey *hi);
-extern void ord_key_raise(OrdKey *lo, const OrdKey *k);
-extern void ord_key_lower(OrdKey *hi, const OrdKey *k);
+extern bool ord_narrow(const pm_key_order *order, const OrdCut *cut, int strategy, OrdKey *lo,
+					   OrdKey *hi);
+extern void ord_key_raise(const pm_key_order *order, OrdKey *lo, const OrdKey *k);
+extern void ord_key_lower(const pm_key_order *order, OrdKey *hi, const OrdKey *k);
 extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull,
@@ -170,6 +174,8 @@ extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *
 extern bool ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal);
 extern OrdColumn ord_column(Relation index);
 extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
+extern void ord_format_param(Relation index, PmiFormatParam *param);
+extern const pm_key_order *ord_order_of_format(const uint8 *param, uint32 len);
 extern void ord_entry_key_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
 								 bool *isnull);
 extern void ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datum arg,

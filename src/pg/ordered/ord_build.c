@@ -30,12 +30,16 @@
  * sorted there (radix sort, or for wide keys a comparison sort); past that
  * they go to a tuplesort of (key, rest) int8 pairs, with wide keys (key,
  * bytes, rest) (bytea sorts as memcmp, then length: as records do) and the
- * records' host bytes, which spills to disk.
+ * records' host bytes, which spills to disk.  The records of a libc
+ * collation's strings (their bytes and the end 0x00 0x00) order as the
+ * collation does: there the bytes are the string's, a text in that
+ * collation, which sorts as varstr_cmp and so as OrdColumn.order.
  */
 typedef struct BuildState
 {
 	OrdColumn	col;
 	bool		wide;			/* the type's keys can be wide */
+	bool		by_text;		/* the bytes sort as a text in the column's collation */
 	MemoryContext records;		/* wide keys' records while in memory */
 	Size		record_bytes;
 	pm_key_rec *loaded;			/* loading from the tuplesort: the current record */
@@ -88,7 +92,11 @@ sort_put(BuildState *bs, const OrdKey *sk)
 		/* the ordering bytes sort, the host's come along */
 		const pm_key_rec *r = pm_rest_is_wide(sk->rest) ? pm_key_rec_of(NULL, sk->rest) : NULL;
 
-		bs->slot->tts_values[1] = PointerGetDatum(make_bytea(r ? r->data : NULL, r ? r->keylen : 0));
+		/* a libc collation's string without the end 0x00 0x00 (a NULL's record has no bytes) */
+		uint32		strip = bs->by_text && r && r->keylen >= 2 ? 2 : 0;
+
+		bs->slot->tts_values[1] = PointerGetDatum(make_bytea(r ? r->data : NULL,
+															 r ? r->keylen - strip : 0));
 		bs->slot->tts_values[3] = PointerGetDatum(make_bytea(r ? r->data + r->keylen : NULL,
 															 r ? r->len - r->keylen : 0));
 	}
@@ -111,7 +119,9 @@ spill(BuildState *bs)
 	bool		nullsfirst[3] = {false, false, false};
 
 	if (bs->wide)
-		sortops[1] = ByteaLessOperator;
+		sortops[1] = bs->by_text ? TextLessOperator : ByteaLessOperator;
+	if (bs->by_text)
+		collations[1] = bs->col.collation;
 	bs->sort = tuplesort_begin_heap(bs->sortdesc, bs->wide ? 3 : 2, attnums, sortops,
 									collations, nullsfirst, maintenance_work_mem, NULL,
 									TUPLESORT_NONE);
@@ -226,9 +236,9 @@ radix_sort(OrdKey *e, int64 n)
 }
 
 static int
-cmp_entries(const void *a, const void *b, void *arg)
+cmp_entries(const void *a, const void *b, void *order)
 {
-	return pm_key_cmp(a, b);
+	return pm_key_cmp_by(order, a, b);
 }
 
 /* The in-memory sort: wide keys' order needs their records. */
@@ -236,7 +246,8 @@ static void
 sort_in_memory(BuildState *bs)
 {
 	if (bs->wide)
-		qsort_interruptible(bs->mem, bs->nmem, sizeof(OrdKey), cmp_entries, NULL);
+		qsort_interruptible(bs->mem, bs->nmem, sizeof(OrdKey), cmp_entries,
+							unconstify(pm_key_order *, bs->col.order));
 	else
 		radix_sort(bs->mem, bs->nmem);
 }
@@ -306,14 +317,16 @@ next_sorted(void *ctx, OrdKey *sk)
 			bytea	   *host = DatumGetByteaPP(slot_getattr(bs->slot, 4, &isnull));
 			uint32		keylen = VARSIZE_ANY_EXHDR(bytes);
 			uint32		hostlen = VARSIZE_ANY_EXHDR(host);
+			uint32		end = bs->by_text && sk->key != ORD_NULL_KEY ? 2 : 0;
 
-			if (keylen + hostlen > 0)
+			if (keylen + end + hostlen > 0)
 			{
 				bs->loaded->rest = sk->rest;
-				bs->loaded->keylen = keylen;
-				bs->loaded->len = keylen + hostlen;
+				bs->loaded->keylen = keylen + end;
+				bs->loaded->len = keylen + end + hostlen;
 				memcpy(bs->loaded->data, VARDATA_ANY(bytes), keylen);
-				memcpy(bs->loaded->data + keylen, VARDATA_ANY(host), hostlen);
+				memset(bs->loaded->data + keylen, 0, end);
+				memcpy(bs->loaded->data + keylen + end, VARDATA_ANY(host), hostlen);
 				sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) bs->loaded;
 			}
 		}
@@ -352,11 +365,14 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	memset(&bs, 0, sizeof(bs));
 	bs.col = ord_column(index);
 	bs.wide = ord_index_wide(index);
+	bs.by_text = bs.col.order != NULL;
 	bs.sortdesc = CreateTemplateTupleDesc(bs.wide ? 4 : 2);
 	TupleDescInitEntry(bs.sortdesc, 1, "key", INT8OID, -1, 0);
 	if (bs.wide)
 	{
-		TupleDescInitEntry(bs.sortdesc, 2, "bytes", BYTEAOID, -1, 0);
+		TupleDescInitEntry(bs.sortdesc, 2, "bytes", bs.by_text ? TEXTOID : BYTEAOID, -1, 0);
+		if (bs.by_text)
+			TupleDescInitEntryCollation(bs.sortdesc, 2, bs.col.collation);
 		bs.records = AllocSetContextCreate(CurrentMemoryContext, "pm_index build records",
 										   ALLOCSET_DEFAULT_SIZES);
 		bs.last_alive_record = AllocSetContextCreate(CurrentMemoryContext, "pm_index build record",

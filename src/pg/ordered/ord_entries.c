@@ -204,7 +204,8 @@ ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEn
 				if (bsearch(&rest, rests, end - first, sizeof(uint64), cmp_rest) != NULL)
 					(void) fn(arg, &b->e[i], 1);
 			}
-			if (!ord_batch_continues(b, &lo, &hi, 1, &from))
+			/* lo and hi are a key's open ends, which no record's order decides */
+			if (!ord_batch_continues(NULL, b, &lo, &hi, 1, &from))
 				break;
 		}
 	}

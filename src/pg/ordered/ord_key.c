@@ -20,7 +20,9 @@
  * its 16 bytes; bytea and the string types in the "C" collation, the mark,
  * their bytes with each 0x00 written 0x00 0xFF, and 0x00 0x00 at the end
  * (text and name share this space, as their cross-type operators need);
- * strings in other collations lead with their sort key (append_string);
+ * strings in ICU collations lead with their sort key, strings in libc
+ * collations other than "C" order by the collation's comparison function
+ * (append_string);
  * numeric, interval and inet as their functions below say.  No string starts with 0xFF, so no
  * value's key reaches the NULL key.  The first 8 bytes are the key; a longer
  * string's remainder goes to a record (pm_key.h), the rest of a shorter one
@@ -35,12 +37,13 @@
  */
 #include "ord.h"
 
+#include <locale.h>
 #include <math.h>
 #include <sys/socket.h>
 
 #include "access/detoast.h"
 #include "access/stratnum.h"
-#include "catalog/pg_collation_d.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
@@ -53,8 +56,10 @@
 #include "utils/float.h"
 #include "utils/inet.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -475,51 +480,162 @@ inet_value(const char *s)
 }
 
 /*
- * A collation's sort key of the len bytes at s, whose memcmp order is the
- * collation's, and its terminating 0x00 (the key holds none): ICU's, or
- * libc's strxfrm (the database's locale when locale is NULL).
+ * Strings in a libc collation other than "C".  glibc's strxfrm() disagrees
+ * with its strcoll() for some strings (combining accents beside
+ * punctuation, ß, ...), and PostgreSQL compares with strcoll(), so no sort
+ * key can stand in for the collation: such a string's key is the same 8
+ * bytes for every string (LIBC_STRING_HEAD: the mark, zeros, and the mark
+ * of the escaped bytes that follow), and its record orders by the
+ * collation's comparison itself, as varstr_cmp() does: strcoll_l(), then
+ * the bytes (libc collations are deterministic).  The pool names the
+ * locale (ord_format_param), so every process that opens it, the startup
+ * process replaying WAL too, orders its records alike (ord_order_of_format).
+ */
+#define LIBC_STRING_HEAD	7	/* bytes before the escaped string: the mark and zeros */
+#define ORD_FORMAT_LIBC		'L' /* a format parameter: 'L', the locale's name, 0x00 */
+
+typedef struct LibcOrder
+{
+	pm_key_order order;			/* first: the structures see this */
+	locale_t	locale;
+	char		name[NAMEDATALEN];
+} LibcOrder;
+
+/*
+ * The ordering bytes of two strings of a libc collation: each its bytes and
+ * the end 0x00 0x00 (append_escaped's; a string of a libc collation holds no
+ * 0x00).  A record whose bytes lack their end is compared by its bytes: it
+ * is damaged, which the verifier reports, and strcoll_l must not read past
+ * it.
+ */
+static int
+libc_cmp(const pm_key_order *order, const uint8_t *a, uint32_t alen, const uint8_t *b,
+		 uint32_t blen)
+{
+	int			c;
+
+	if (alen == blen && memcmp(a, b, alen) == 0)
+		return 0;
+	if (alen == 0 || blen == 0 || a[alen - 1] != '\0' || b[blen - 1] != '\0')
+	{
+		c = memcmp(a, b, Min(alen, blen));
+		return c != 0 ? c : (alen > blen) - (alen < blen);
+	}
+	c = strcoll_l((const char *) a, (const char *) b, ((const LibcOrder *) order)->locale);
+	return c != 0 ? c : strcmp((const char *) a, (const char *) b);
+}
+
+/* The order of libc locale name, made once per process (ERROR if this system lacks the locale). */
+static const pm_key_order *
+libc_order(const char *name)
+{
+	static LibcOrder *orders = NULL;
+	static int	norders = 0;
+	LibcOrder  *o;
+
+	for (int i = 0; i < norders; i++)
+		if (strcmp(orders[i].name, name) == 0)
+			return &orders[i].order;
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pm_index does not support the locale name \"%s\": it is longer than %d bytes",
+						name, NAMEDATALEN - 1)));
+	orders = orders == NULL ? MemoryContextAlloc(TopMemoryContext, sizeof(LibcOrder)) :
+		repalloc(orders, sizeof(LibcOrder) * (norders + 1));
+	o = &orders[norders];
+	o->locale = newlocale(LC_COLLATE_MASK, name, (locale_t) 0);
+	if (o->locale == (locale_t) 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("could not create locale \"%s\": %m", name),
+				 errdetail("An index of pm_index orders strings in this locale."),
+				 errhint("Install the locale on this system (on Debian: localedef or locales-all).")));
+	o->order.cmp = libc_cmp;
+	strlcpy(o->name, name, NAMEDATALEN);
+	norders++;
+	return &o->order;
+}
+
+/* Whether col's strings order by a libc collation's comparison (see above). */
+static bool
+by_libc(const OrdColumn *col)
+{
+	return !col->by_bytes && (col->locale == NULL || col->locale->provider == COLLPROVIDER_LIBC);
+}
+
+/* The locale name of a libc collation: the database's for the default collation. */
+static char *
+libc_locale_name(Oid collation)
+{
+	HeapTuple	tp;
+	Datum		datum;
+	bool		isnull;
+	char	   *name;
+
+	if (collation == DEFAULT_COLLATION_OID)
+		return pstrdup(setlocale(LC_COLLATE, NULL));
+	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for collation %u", collation);
+	datum = SysCacheGetAttr(COLLOID, tp, Anum_pg_collation_collcollate, &isnull);
+	if (isnull)
+		elog(ERROR, "collation %u has no collcollate", collation);
+	name = TextDatumGetCString(datum);
+	ReleaseSysCache(tp);
+	return name;
+}
+
+/*
+ * The order of a libc collation's strings, looked up once per process and
+ * collation.
+ */
+static const pm_key_order *
+libc_order_of_collation(Oid collation)
+{
+	static Oid *collations = NULL;
+	static const pm_key_order **orders = NULL;
+	static int	n = 0;
+	const pm_key_order *order;
+	char	   *name;
+
+	for (int i = 0; i < n; i++)
+		if (collations[i] == collation)
+			return orders[i];
+	name = libc_locale_name(collation);
+	order = libc_order(name);
+	pfree(name);
+	collations = collations == NULL ? MemoryContextAlloc(TopMemoryContext, sizeof(Oid)) :
+		repalloc(collations, sizeof(Oid) * (n + 1));
+	orders = orders == NULL ? MemoryContextAlloc(TopMemoryContext, sizeof(*orders)) :
+		repalloc(orders, sizeof(*orders) * (n + 1));
+	collations[n] = collation;
+	orders[n] = order;
+	n++;
+	return order;
+}
+
+/*
+ * An ICU collation's sort key of the len bytes at s, whose memcmp order is
+ * the collation's (ICU promises that of ucol_getSortKey and ucol_strcoll),
+ * and its terminating 0x00 (the key holds none).
  */
 static void
 append_sort_key(pg_locale_t locale, const char *s, int len, StringInfo buf)
 {
 #ifdef USE_ICU
-	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
-	{
-		UChar	   *uchar;
-		int32_t		ulen = icu_to_uchar(&uchar, s, len);
-		int32_t		need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, NULL, 0);
+	UChar	   *uchar;
+	int32_t		ulen = icu_to_uchar(&uchar, s, len);
+	int32_t		need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, NULL, 0);
 
-		enlargeStringInfo(buf, need);
-		ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, (uint8_t *) buf->data + buf->len, need);
-		buf->len += need;		/* the key and its 0x00 */
-		buf->data[buf->len] = '\0';
-		pfree(uchar);
-		return;
-	}
+	enlargeStringInfo(buf, need);
+	ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, (uint8_t *) buf->data + buf->len, need);
+	buf->len += need;			/* the key and its 0x00 */
+	buf->data[buf->len] = '\0';
+	pfree(uchar);
+#else
+	elog(ERROR, "pm_index: ICU collation in a build without ICU");
 #endif
-	{
-		char	   *cstr = pnstrdup(s, len);
-
-		for (;;)
-		{
-			size_t		room = buf->maxlen - buf->len;
-			size_t		need;
-
-#ifdef HAVE_LOCALE_T
-			if (locale != NULL)
-				need = strxfrm_l(buf->data + buf->len, cstr, room, locale->info.lt);
-			else
-#endif
-				need = strxfrm(buf->data + buf->len, cstr, room);
-			if (need < room)
-			{
-				buf->len += need + 1;	/* the key and its 0x00 */
-				break;
-			}
-			enlargeStringInfo(buf, need + 1);
-		}
-		pfree(cstr);
-	}
 }
 
 /* Whether col's collation finds strings equal that differ (their bytes are then host bytes). */
@@ -530,17 +646,24 @@ equal_strings_differ(const OrdColumn *col)
 }
 
 /*
- * A string of column col: in "C", the escaped bytes; in another collation,
- * the mark, the sort key and its 0x00, which order as the collation does,
- * then the escaped bytes.  A deterministic collation orders strings it
- * finds equal by their bytes, as varstr_cmp does: the escaped bytes order
- * too; a nondeterministic one keeps them equal: they are host bytes.
- * *keylen: the bytes that order.
+ * A string of column col: in "C", the escaped bytes; in a libc collation,
+ * LIBC_STRING_HEAD and the escaped bytes, which the collation's order
+ * compares (see above); in an ICU collation, the mark, the sort key and its
+ * 0x00, which order as the collation does, then the escaped bytes.  A
+ * deterministic collation orders strings it finds equal by their bytes, as
+ * varstr_cmp does: the escaped bytes order too; a nondeterministic one
+ * keeps them equal: they are host bytes.  *keylen: the bytes that order.
  */
 static void
 append_string(const OrdColumn *col, const char *s, int len, StringInfo buf, int *keylen)
 {
-	if (!col->by_bytes)
+	if (by_libc(col))
+	{
+		appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
+		for (int i = 1; i < LIBC_STRING_HEAD; i++)
+			appendStringInfoCharMacro(buf, '\0');
+	}
+	else if (!col->by_bytes)
 	{
 		appendStringInfoCharMacro(buf, BYTES_VALUE_MARK);
 		append_sort_key(col->locale, s, len, buf);
@@ -550,6 +673,17 @@ append_string(const OrdColumn *col, const char *s, int len, StringInfo buf, int 
 	append_escaped(buf, s, len);
 	if (!equal_strings_differ(col))
 		*keylen = buf->len;
+}
+
+/* Where the escaped bytes of a string append_string wrote at s start. */
+static int
+escaped_start(const OrdColumn *col, const char *s)
+{
+	if (col->by_bytes)
+		return 0;
+	if (by_libc(col))
+		return LIBC_STRING_HEAD;
+	return strlen(s + 1) + 2;	/* past the mark, the sort key and its 0x00 */
 }
 
 /*
@@ -564,8 +698,7 @@ read_string(const OrdColumn *col, const char *s, int keylen, int len, StringInfo
 
 	if (equal_strings_differ(col))
 		return keylen + read_escaped(s + keylen, len - keylen, out);
-	/* past the mark, the sort key and its 0x00 */
-	at = col->by_bytes ? 0 : strlen(s + 1) + 2;
+	at = escaped_start(col, s);
 	read_escaped(s + at, keylen - at, out);
 	return keylen;
 }
@@ -1113,17 +1246,17 @@ ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut)
 
 /* lo becomes k if k is above it. */
 void
-ord_key_raise(OrdKey *lo, const OrdKey *k)
+ord_key_raise(const pm_key_order *order, OrdKey *lo, const OrdKey *k)
 {
-	if (pm_key_cmp(k, lo) > 0)
+	if (pm_key_cmp_by(order, k, lo) > 0)
 		*lo = *k;
 }
 
 /* hi becomes k if k is below it. */
 void
-ord_key_lower(OrdKey *hi, const OrdKey *k)
+ord_key_lower(const pm_key_order *order, OrdKey *hi, const OrdKey *k)
 {
-	if (pm_key_cmp(k, hi) < 0)
+	if (pm_key_cmp_by(order, k, hi) < 0)
 		*hi = *k;
 }
 
@@ -1134,7 +1267,7 @@ ord_key_lower(OrdKey *hi, const OrdKey *k)
  * count (wide ones too).
  */
 static bool
-lower_below(OrdKey *hi, const OrdKey *k)
+lower_below(const pm_key_order *order, OrdKey *hi, const OrdKey *k)
 {
 	OrdKey		last;
 
@@ -1143,7 +1276,7 @@ lower_below(OrdKey *hi, const OrdKey *k)
 	last = pm_key_pred(k);
 	if (last.key == ORD_NULL_KEY && !pm_rest_is_wide(last.rest) && last.rest > ORD_REST_NONNULL_MAX)
 		last.rest = ORD_REST_NONNULL_MAX;
-	ord_key_lower(hi, &last);
+	ord_key_lower(order, hi, &last);
 	return true;
 }
 
@@ -1152,39 +1285,39 @@ lower_below(OrdKey *hi, const OrdKey *k)
  * arg", where cut places arg.  Returns false when no entry can satisfy both.
  */
 bool
-ord_narrow(const OrdCut *cut, int strategy, OrdKey *lo, OrdKey *hi)
+ord_narrow(const pm_key_order *order, const OrdCut *cut, int strategy, OrdKey *lo, OrdKey *hi)
 {
 	switch (strategy)
 	{
 		case BTLessStrategyNumber:
-			if (cut->has_ge && !lower_below(hi, &cut->ge))
+			if (cut->has_ge && !lower_below(order, hi, &cut->ge))
 				return false;
 			break;
 		case BTLessEqualStrategyNumber:
-			if (cut->has_gt && !lower_below(hi, &cut->gt))
+			if (cut->has_gt && !lower_below(order, hi, &cut->gt))
 				return false;
 			break;
 		case BTEqualStrategyNumber:
-			if (!cut->has_ge || (cut->has_gt && pm_key_cmp(&cut->gt, &cut->ge) == 0))
+			if (!cut->has_ge || (cut->has_gt && pm_key_cmp_by(order, &cut->gt, &cut->ge) == 0))
 				return false;
-			ord_key_raise(lo, &cut->ge);
-			if (cut->has_gt && !lower_below(hi, &cut->gt))
+			ord_key_raise(order, lo, &cut->ge);
+			if (cut->has_gt && !lower_below(order, hi, &cut->gt))
 				return false;
 			break;
 		case BTGreaterEqualStrategyNumber:
 			if (!cut->has_ge)
 				return false;
-			ord_key_raise(lo, &cut->ge);
+			ord_key_raise(order, lo, &cut->ge);
 			break;
 		case BTGreaterStrategyNumber:
 			if (!cut->has_gt)
 				return false;
-			ord_key_raise(lo, &cut->gt);
+			ord_key_raise(order, lo, &cut->gt);
 			break;
 		default:
 			elog(ERROR, "pm_index: unexpected btree strategy %d", strategy);
 	}
-	return pm_key_cmp(lo, hi) <= 0;
+	return pm_key_cmp_by(order, lo, hi) <= 0;
 }
 
 uint64
@@ -1509,8 +1642,7 @@ value_length(const OrdColumn *c, const char *s)
 			}
 		default:				/* the string types and bytea */
 			{
-				/* the mark, the sort key and its 0x00 */
-				int			at = c->by_bytes ? 0 : (int) strlen(s + 1) + 2;
+				int			at = escaped_start(c, s);
 
 				return equal_strings_differ(c) ? at : at + read_escaped(s + at, INT_MAX, NULL);
 			}
@@ -1835,6 +1967,25 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 }
 
 /*
+ * A multicolumn index orders its entries by the bytes of their segments,
+ * and a libc collation's strings have no bytes that order them (see
+ * by_libc): refused.
+ */
+static void
+check_libc_columns(const OrdColumn *col, const char *amname)
+{
+	for (int c = 0; c < col->nkeys && col->nkeys > 1; c++)
+		if (by_libc(&col->keys[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s does not support multicolumn indexes with a column in collation \"%s\"",
+							amname, get_collation_name(col->keys[c].collation)),
+					 errdetail("Strings in a libc collation other than \"C\" are ordered by the "
+							   "collation's comparison function, which only single-column indexes do."),
+					 errhint("Give the column COLLATE \"C\" or an ICU collation, index it alone, or use btree.")));
+}
+
+/*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
  * type, several key columns or INCLUDE columns without wide keys.
@@ -1855,6 +2006,7 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 					 ord_type_wide(type) ?
 					 errdetail("Its keys are longer than the 8 bytes %s takes.", amname) : 0));
 	}
+	check_libc_columns(&col, amname);
 	if (col.nkeys > 1 && !wide_keys)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -1885,6 +2037,7 @@ key_column(Relation index, int c)
 	col.collation = index->rd_indcollation[c];
 	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation);
 	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
+	col.order = by_libc(&col) ? libc_order_of_collation(col.collation) : NULL;
 	col.descending = (index->rd_indoption[c] & INDOPTION_DESC) != 0;
 	col.nulls_first = (index->rd_indoption[c] & INDOPTION_NULLS_FIRST) != 0;
 	col.natts = 1;
@@ -1904,9 +2057,62 @@ ord_column(Relation index)
 	col.desc = RelationGetDescr(index);
 	if (col.nkeys > 1)
 	{
+		col.order = NULL;		/* segments order by their bytes */
 		col.keys = palloc(sizeof(OrdColumn) * col.nkeys);
 		for (int c = 0; c < col.nkeys; c++)
 			col.keys[c] = key_column(index, c);
 	}
 	return col;
+}
+
+/*
+ * The format parameter of an ordered index (PmiAmOps.format_param): empty,
+ * or for a column of strings in a libc collation, ORD_FORMAT_LIBC and the
+ * locale's name with its 0x00.
+ */
+void
+ord_format_param(Relation index, PmiFormatParam *param)
+{
+	OrdColumn	col = key_column(index, 0);
+	char	   *name;
+
+	param->len = 0;
+	if (IndexRelationGetNumberOfKeyAttributes(index) > 1)
+	{
+		OrdColumn	all = ord_column(index);
+
+		check_libc_columns(&all, pmi_index_am(index)->amname);
+		return;
+	}
+	if (!by_libc(&col))
+		return;
+	name = libc_locale_name(col.collation);
+	if (strlen(name) + 2 > PMI_FORMAT_PARAM_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("pm_index does not support the locale name \"%s\": it is longer than %d bytes",
+						name, PMI_FORMAT_PARAM_MAX - 2)));
+	param->data[0] = ORD_FORMAT_LIBC;
+	strcpy((char *) param->data + 1, name);
+	param->len = strlen(name) + 2;
+	pfree(name);
+}
+
+/*
+ * The order of the records of a pool formatted with param (NULL: memcmp);
+ * ERROR if this system lacks its locale or param is not one of
+ * ord_format_param's.
+ */
+const pm_key_order *
+ord_order_of_format(const uint8 *param, uint32 len)
+{
+	if (len == 0)
+		return NULL;
+	if (param[0] != ORD_FORMAT_LIBC || len < 2 || param[len - 1] != '\0' ||
+		strlen((const char *) param + 1) != len - 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pm_index pool holds an unknown key format of %u bytes", len),
+				 errhint("REINDEX the index.")));
+	return libc_order((const char *) param + 1);
 }

@@ -141,9 +141,9 @@ ord_beginscan(Relation r, int nkeys, int norderbys)
 }
 
 static int
-cmp_range_lo(const void *a, const void *b)
+cmp_range_lo(const void *a, const void *b, void *order)
 {
-	return pm_key_cmp(&((const OrdRange *) a)->lo, &((const OrdRange *) b)->lo);
+	return pm_key_cmp_by(order, &((const OrdRange *) a)->lo, &((const OrdRange *) b)->lo);
 }
 
 /*
@@ -218,6 +218,7 @@ array_equal_ranges(IndexScanDesc scan, ScanKey key, int *n)
 	int			nelems;
 	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
 	OrdRange   *spans = palloc(sizeof(OrdRange) * Max(nelems, 1));
+	const pm_key_order *order = ((OrdScanOpaque) scan->opaque)->col.order;
 	int			m = 0;
 
 	for (int i = 0; i < nelems; i++)
@@ -228,15 +229,15 @@ array_equal_ranges(IndexScanDesc scan, ScanKey key, int *n)
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
 		values_range((OrdScanOpaque) scan->opaque, &spans[m].lo, &spans[m].hi);
-		if (ord_narrow(&cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
+		if (ord_narrow(order, &cut, BTEqualStrategyNumber, &spans[m].lo, &spans[m].hi))
 			m++;
 	}
-	qsort(spans, m, sizeof(OrdRange), cmp_range_lo);
+	qsort_arg(spans, m, sizeof(OrdRange), cmp_range_lo, unconstify(pm_key_order *, order));
 	*n = 0;
 	for (int i = 0; i < m; i++)
 	{
-		if (*n > 0 && pm_key_cmp(&spans[i].lo, &spans[*n - 1].hi) <= 0)
-			ord_key_raise(&spans[*n - 1].hi, &spans[i].hi);
+		if (*n > 0 && pm_key_cmp_by(order, &spans[i].lo, &spans[*n - 1].hi) <= 0)
+			ord_key_raise(order, &spans[*n - 1].hi, &spans[i].hi);
 		else
 			spans[(*n)++] = spans[i];
 	}
@@ -256,6 +257,7 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, OrdKey *lo, OrdKey *hi)
 	int			nelems;
 	ArrayType  *arr = array_elements(key, &elems, &nulls, &nelems);
 	int			strategy = strategy_of((OrdScanOpaque) scan->opaque, key);
+	const pm_key_order *order = ((OrdScanOpaque) scan->opaque)->col.order;
 	bool		upper = strategy < BTEqualStrategyNumber;
 	bool		any = false;
 	OrdKey		vlo,
@@ -273,37 +275,37 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, OrdKey *lo, OrdKey *hi)
 		if (nulls[i])
 			continue;
 		cut_of(scan, ARR_ELEMTYPE(arr), elems[i], &cut);
-		if (!ord_narrow(&cut, strategy, &elo, &ehi))
+		if (!ord_narrow(order, &cut, strategy, &elo, &ehi))
 			continue;
 		any = true;
 		if (upper)
-			ord_key_raise(&loosest, &ehi);
+			ord_key_raise(order, &loosest, &ehi);
 		else
-			ord_key_lower(&loosest, &elo);
+			ord_key_lower(order, &loosest, &elo);
 	}
 	if (!any)
 		return false;
 	if (upper)
-		ord_key_lower(hi, &loosest);
+		ord_key_lower(order, hi, &loosest);
 	else
-		ord_key_raise(lo, &loosest);
-	return pm_key_cmp(lo, hi) <= 0;
+		ord_key_raise(order, lo, &loosest);
+	return pm_key_cmp_by(order, lo, hi) <= 0;
 }
 
 /* Keep of set (sorted, disjoint ranges) only the entries that are in other (the same). */
 static int
-intersect(OrdRange *set, int n, const OrdRange *other, int m)
+intersect(const pm_key_order *order, OrdRange *set, int n, const OrdRange *other, int m)
 {
 	int			out = 0;
 
 	for (int i = 0, j = 0; i < n && j < m;)
 	{
 		OrdRange	both = set[i];
-		bool		set_ends_first = pm_key_cmp(&set[i].hi, &other[j].hi) < 0;
+		bool		set_ends_first = pm_key_cmp_by(order, &set[i].hi, &other[j].hi) < 0;
 
-		ord_key_raise(&both.lo, &other[j].lo);
-		ord_key_lower(&both.hi, &other[j].hi);
-		if (pm_key_cmp(&both.lo, &both.hi) <= 0)
+		ord_key_raise(order, &both.lo, &other[j].lo);
+		ord_key_lower(order, &both.hi, &other[j].hi);
+		if (pm_key_cmp_by(order, &both.lo, &both.hi) <= 0)
 			set[out++] = both;
 		/* out <= i: the span just written is never one still to be read */
 		if (set_ends_first)
@@ -499,7 +501,7 @@ compute_ranges(IndexScanDesc scan)
 			}
 			else
 			{
-				nset = intersect(set, nset, spans, m);
+				nset = intersect(so->col.order, set, nset, spans, m);
 				pfree(spans);
 			}
 			possible = nset > 0;
@@ -511,7 +513,7 @@ compute_ranges(IndexScanDesc scan)
 			OrdCut	cut;
 
 			cut_of(scan, key->sk_subtype, key->sk_argument, &cut);
-			possible = ord_narrow(&cut, strategy_of(so, key), &lo, &hi);
+			possible = ord_narrow(so->col.order, &cut, strategy_of(so, key), &lo, &hi);
 		}
 	}
 	/* a multicolumn index's NULLs are in its ranges */
@@ -533,9 +535,9 @@ compute_ranges(IndexScanDesc scan)
 			OrdRange   *r = &so->ranges[first_value + nvalues];
 
 			*r = set[i];
-			ord_key_raise(&r->lo, &lo);
-			ord_key_lower(&r->hi, &hi);
-			if (pm_key_cmp(&r->lo, &r->hi) <= 0)
+			ord_key_raise(so->col.order, &r->lo, &lo);
+			ord_key_lower(so->col.order, &r->hi, &hi);
+			if (pm_key_cmp_by(so->col.order, &r->lo, &r->hi) <= 0)
 				nvalues++;
 		}
 	}
@@ -697,7 +699,8 @@ take_batch(OrdScanOpaque so, int d, int kd)
 		OrdKey		next;
 
 		read_batch(so, r, kd, &from);
-		ps->started = ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &next);
+		ps->started = ord_batch_continues(so->col.order, &so->batch, &range->lo, &range->hi, kd,
+										  &next);
 		if (ps->started)
 			set_shared_next(ps, &next);
 		else
@@ -769,12 +772,13 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 		{
 			OrdKey   *e = &so->batch.e[so->pos];
 
-			if (pm_key_cmp(e, &range->lo) >= 0 && pm_key_cmp(e, &range->hi) <= 0)
+			if (pm_key_cmp_by(so->col.order, e, &range->lo) >= 0 &&
+				pm_key_cmp_by(so->col.order, e, &range->hi) <= 0)
 			{
 #ifdef PM_ASSERT_CHECKING
 				/* strictly ordered within a range, so never repeated across SMOs */
 				pm_assert(so->last_dir != d || so->last_range != so->cur ||
-						  pm_key_cmp(e, &so->last_returned) * kd > 0);
+						  pm_key_cmp_by(so->col.order, e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
 				MemoryContextReset(so->last_records);
 				ord_key_copy(&so->last_returned, so->last_records);
@@ -785,11 +789,11 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 				return true;
 			}
 			/* before the range's start in this direction: skip; past its end: next range */
-			if ((kd > 0 && pm_key_cmp(e, &range->hi) <= 0) ||
-				(kd < 0 && pm_key_cmp(e, &range->lo) >= 0))
+			if ((kd > 0 && pm_key_cmp_by(so->col.order, e, &range->hi) <= 0) ||
+				(kd < 0 && pm_key_cmp_by(so->col.order, e, &range->lo) >= 0))
 				continue;
 		}
-		else if (ord_batch_continues(&so->batch, &range->lo, &range->hi, kd, &from))
+		else if (ord_batch_continues(so->col.order, &so->batch, &range->lo, &range->hi, kd, &from))
 		{
 			CHECK_FOR_INTERRUPTS();
 			read_batch(so, so->cur, kd, &from);

@@ -61,7 +61,7 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
 	ord_cut(index->rd_opfamily[0], col, col->type, value, &cut);
 	*lo = ORD_VALUES_LO;
 	*hi = ORD_VALUES_HI;
-	return ord_narrow(&cut, BTEqualStrategyNumber, lo, hi);
+	return ord_narrow(col->order, &cut, BTEqualStrategyNumber, lo, hi);
 }
 
 /*
@@ -73,8 +73,9 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
  * found.
  */
 static OrdConflict
-find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, const OrdKey *lo,
-			  const OrdKey *hi, ItemPointer self, TransactionId *xwait, uint32 *token)
+find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, const pm_key_order *order,
+			  Relation heapRel, const OrdKey *lo, const OrdKey *hi, ItemPointer self,
+			  TransactionId *xwait, uint32 *token)
 {
 	OrdConflict result = ORD_NO_CONFLICT;
 	OrdBatch   *b = palloc(sizeof(OrdBatch));
@@ -94,7 +95,7 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 			ItemPointerData tid;
 			bool		all_dead;
 
-			if (pm_key_cmp(&b->e[i], lo) < 0 || pm_key_cmp(&b->e[i], hi) > 0)
+			if (pm_key_cmp_by(order, &b->e[i], lo) < 0 || pm_key_cmp_by(order, &b->e[i], hi) > 0)
 				continue;
 			ord_rest_tid(ord_entry_rest(&b->e[i]), &tid);
 			if (ItemPointerEquals(&tid, self))
@@ -111,7 +112,7 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, Relation heapRel, 
 			result = ORD_CONFLICT_LIVE;
 			break;
 		}
-		if (result == ORD_CONFLICT_LIVE || !ord_batch_continues(b, lo, hi, 1, &from))
+		if (result == ORD_CONFLICT_LIVE || !ord_batch_continues(order, b, lo, hi, 1, &from))
 			break;
 	}
 	pmi_scan_release(&hold);
@@ -159,7 +160,8 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		if (checks)
-			conflict = find_conflict(index, h, ops, heapRel, &lo, &hi, tid, &xwait, &token);
+			conflict = find_conflict(index, h, ops, col->order, heapRel, &lo, &hi, tid, &xwait,
+									 &token);
 		if (conflict != ORD_CONFLICT_IN_PROGRESS || checkUnique == UNIQUE_CHECK_PARTIAL)
 			break;
 		LWLockRelease(lock);

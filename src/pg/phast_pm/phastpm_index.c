@@ -14,7 +14,7 @@
 
 /* An empty structure of one partition; the build partitions the pool again from its data. */
 static pm_errcode
-phastpm_format(pm_pool *pool, uint32 format_param, pm_error *err)
+phastpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 {
 	return phast_format(pool, 1, 0, UINT64_MAX, err);
 }
