@@ -1,194 +1,163 @@
 /*
- * fuzz_pool_open.c
- *	  libFuzzer target: what a backend does with a pool file it did not
- *	  write, on the first use of an nbtree_pm index after a restart.  Open
- *	  it (header validation, mapping), then recover its allocator, walk its
- *	  reconciliation ring and rebuild the tree's DRAM layer.  Random bytes
- *	  must give an error, never a crash.
+ * fuzz_nbtree.c
+ *	  libFuzzer target: an nbtree_pm pool a backend did not write, from its
+ *	  first use after a start on.  Open it (header validation, mapping),
+ *	  rebuild the DRAM layer and the allocator from the leaves, read the
+ *	  reconciliation ring, verify, scan it both ways, insert, delete, tidy
+ *	  leaves and verify again (fuzz_common.h: the input and the valid pool).
  *
- * The first input byte picks the file: even, the rest of the input is the
- * whole file; odd, the rest is a list of patches (4-byte offset, 1-byte
- * length, the bytes) applied to a valid pool image: an nbtree of 2,000
- * entries, half of them wide (records), with its reconciliation ring, so that the fuzzer gets past the
- * header's checksum to the roots, the ring and the leaves behind it.
+ * The valid pool: an nbtree of 2,000 entries, half of them wide (records),
+ * with its reconciliation ring.
  *
  * Build: make fuzz (clang); tests/run --only fuzz runs it for a fixed time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "alloc.h"
+#include "fuzz_common.h"
 #include "nbtree.h"
-#include "pool.h"
-#include "recon.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#define ENTRIES		2000
 
-#define FILE_LIMIT	(PM_POOL_HEADER_SIZE + 4 * PM_POOL_CHUNK_SIZE)
-#define ARENA_SIZE	(8u << 20)
-
-int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char path[64];
-static uint8_t *image;			/* the valid pool file */
-static size_t image_size;
-static void *arena;
-
+/* Entry i: key i * 7; odd ones wide (4 ordering bytes, 8 more), in a record at words. */
 static void
-count_note(void *ctx, uint64_t key, uint64_t rest)
+entry(uint64_t i, uint64_t *words, nbt_skey *sk)
 {
-	(void) key;
-	(void) rest;
-	(*(uint64_t *) ctx)++;
+	pm_key_rec *r = (pm_key_rec *) words;
+
+	*sk = (nbt_skey) {i * 7, 1 + i % 3};
+	if (i % 2 == 1)
+	{
+		r->rest = sk->rest;
+		r->keylen = 4;
+		r->len = 12;
+		memset(r->data, (int) i, r->len);
+		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
+	}
 }
 
-/* Every other entry wide: its record (4 ordering bytes, 8 more) is in the pool too. */
 static bool
 next_key(void *ctx, nbt_skey *sk)
 {
 	static uint64_t words[(sizeof(pm_key_rec) + 12) / 8 + 1];
-	pm_key_rec *r = (pm_key_rec *) words;
 	uint64_t   *i = ctx;
 
-	if (*i == 2000)
+	if (*i == ENTRIES)
 		return false;
-	*sk = (nbt_skey) {*i * 7, 1};
-	if (*i % 2 == 1)
-	{
-		r->rest = 1;
-		r->keylen = 4;
-		r->len = 12;
-		memset(r->data, (int) *i, r->len);
-		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
-	}
-	(*i)++;
+	entry((*i)++, words, sk);
 	return true;
 }
 
-static void
-remove_file(void)
+static pm_errcode
+fill(pm_pool *pool, pm_error *err)
 {
-	(void) unlink(path);
-}
-
-static void
-set_up(void)
-{
-	pm_pool_create_opts o = {.owner = {.kind = PM_KIND_NBTREE}, .mode = PM_MODE_EADR};
-	pm_pool    *pool;
-	pm_error	err;
-	pm_alloc	a;
-	uint64_t	ring;
 	uint64_t	i = 0;
-	int			fd;
+	pm_errcode	rc = nbt_format(pool, err);
 
-	snprintf(path, sizeof(path), "/dev/shm/pm_index_fuzz_%d.pmpool", (int) getpid());
-	atexit(remove_file);
-	o.replace = true;
-	o.max_size = FILE_LIMIT;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK || nbt_format(pool, &err) != PM_OK ||
-		nbt_bulk_load(pool, 90, next_key, &i, &err) != PM_OK)
-	{
-		fprintf(stderr, "set-up: %s\n", err.msg);
+	return rc != PM_OK ? rc : nbt_bulk_load(pool, 90, next_key, &i, err);
+}
+
+/*
+ * The copies a read makes of its wide keys' records, kept while the batch
+ * is in use: the next read starts from one of its fences.
+ */
+typedef struct copies
+{
+	void	   *p[2 * NBT_LEAF_CAP + 2];
+	int			n;
+} copies;
+
+static const pm_key_rec *
+copy_rec(void *ctx, const pm_key_rec *rec)
+{
+	copies	   *c = ctx;
+	void	   *p = malloc(pm_key_rec_size(rec));
+
+	if (p == NULL || c->n == (int) (sizeof(c->p) / sizeof(c->p[0])))
 		abort();
-	}
-	pm_alloc_attach_pool(&a, pool);
-	if ((ring = pm_recon_create(pool, &a, &err)) == 0)
-	{
-		fprintf(stderr, "set-up: %s\n", err.msg);
-		abort();
-	}
-	pm_pool_set_root(pool, PM_RECON_ROOT, ring);
-	image_size = pm_pool_size(pool);
-	pm_pool_close(pool);
-	image = malloc(image_size);
-	fd = open(path, O_RDONLY);
-	if (image == NULL || fd < 0 || pread(fd, image, image_size, 0) != (ssize_t) image_size)
-		abort();
-	close(fd);
-	arena = malloc(ARENA_SIZE);
-	if (arena == NULL)
-		abort();
+	memcpy(p, rec, pm_key_rec_size(rec));
+	c->p[c->n++] = p;
+	return p;
 }
 
 static void
-write_all(int fd, const void *buf, size_t len)
+free_copies(copies *c)
 {
-	if (len > 0 && write(fd, buf, len) != (ssize_t) len)
-		abort();
+	while (c->n > 0)
+		free(c->p[--c->n]);
 }
 
+/* A whole scan, forward or backward, as an index scan reads it batch by batch. */
 static void
-write_file(const uint8_t *data, size_t size)
+scan(nbt_tree *t, bool backward)
 {
-	int			fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	nbt_skey	lo = PM_KEY_MIN;
+	nbt_skey	hi = PM_KEY_MAX;
+	nbt_skey	at = backward ? PM_KEY_MAX : PM_KEY_MIN;
+	nbt_batch	b;
+	copies		c[2] = {{.n = 0}, {.n = 0}};
 
-	if (fd < 0)
-		abort();
-	if (size == 0 || !(data[0] & 1))
-		write_all(fd, data + (size > 0), size - (size > 0));
-	else
+	for (int turn = 0;; turn ^= 1)
 	{
-		uint8_t    *file = malloc(image_size);
-		size_t		at = 1;
-
-		memcpy(file, image, image_size);
-		while (at + 5 <= size)
-		{
-			uint32_t	off;
-			size_t		len = data[at + 4];
-
-			memcpy(&off, data + at, 4);
-			at += 5;
-			if (len > size - at)
-				len = size - at;
-			off %= (uint32_t) image_size;
-			if (len > image_size - off)
-				len = image_size - off;
-			memcpy(file + off, data + at, len);
-			at += len;
-		}
-		write_all(fd, file, image_size);
-		free(file);
+		nbt_read_range_copy(t, &at, backward, &lo, &hi, &b, copy_rec, &c[turn]);
+		free_copies(&c[turn ^ 1]);
+		at = backward ? b.low : b.high;
+		if (backward ? pm_key_is_min(&at) : pm_key_is_max(&at))
+			break;
 	}
-	close(fd);
+	free_copies(&c[0]);
+	free_copies(&c[1]);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static uint64_t words[(sizeof(pm_key_rec) + 12) / 8 + 1];
 	pm_pool    *pool;
 	pm_error	err;
 	pm_alloc	dram;
-	pm_alloc	pm;
+	pm_epoch_handle epoch;
 	nbt_tree	t;
-	uint64_t	notes = 0;
-	pm_recon   *ring;
+	uint64_t	entries;
 
-	if (arena == NULL)
-		set_up();
-	write_file(data, size);
-	if (pm_pool_open(path, PM_MODE_EADR, &pool, &err) != PM_OK)
+	if (fuzz_image == NULL)
+		fuzz_set_up(PM_KIND_NBTREE, fill);
+	if ((pool = fuzz_open(data, size)) == NULL)
 		return 0;
-
-	pm_alloc_attach_pool(&pm, pool);
-	pm_alloc_recover_begin(&pm);
-	if (pm_recon_mark_roots(&pm, pool, &err) == PM_OK && (ring = pm_recon_of(pool)) != NULL)
-	{
-		(void) pm_recon_overflowed(pool, ring);
-		pm_recon_foreach(pool, ring, count_note, &notes);
-	}
-	pm_alloc_recover_end(&pm);
-
-	pm_arena_format(arena, ARENA_SIZE);
-	pm_alloc_attach_arena(&dram, arena, "fuzz arena");
-	nbt_attach(&t, pool, &dram, NULL, 1, 0, 2, 0);
+	fuzz_dram(&dram);
+	nbt_attach(&t, pool, &dram, &epoch, FUZZ_SPACE_PM, 0, FUZZ_SPACE_DRAM, 0);
+	fuzz_epoch_begin(&epoch, &t.pm, &dram);
 	if (nbt_rebuild(&t, true, &err) == PM_OK)
+	{
+		bool		found;
+		bool		compacted;
+
+		(void) fuzz_read_ring(pool);
+		(void) nbt_check(&t, &entries);
+		scan(&t, false);
+		scan(&t, true);
+		for (uint64_t i = 0; i < 300; i++)
+		{
+			nbt_skey	sk;
+
+			entry(ENTRIES + i * 13 % 997, words, &sk);
+			if (nbt_insert(&t, &sk, &err) != PM_OK)
+				break;
+		}
+		for (uint64_t i = 0; i < ENTRIES; i += 5)
+		{
+			nbt_skey	sk;
+
+			entry(i, words, &sk);
+			if (nbt_delete(&t, &sk, &found, &err) != PM_OK ||
+				(i % 100 == 0 && nbt_compact_leaf(&t, &sk, &compacted, &err) != PM_OK))
+				break;
+		}
+		scan(&t, false);
+		(void) nbt_check(&t, &entries);
 		nbt_release_dram(&t);
+	}
+	fuzz_epoch_end(&epoch);
 	pm_pool_close(pool);
 	return 0;
 }
