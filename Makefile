@@ -106,7 +106,7 @@ FUZZ_CC ?= clang-14
 FUZZ_SRCS = $(filter-out src/core/crashsim.c,$(CORE_SRCS))
 FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,tests/fuzz/bin/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
+tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/fuzz/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
 

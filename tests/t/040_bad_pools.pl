@@ -258,5 +258,174 @@ for my $index (sort keys %probe)
 }
 unlike(slurp_file($node->logfile), qr/terminated by signal/, 'no backend crashed');
 
+
+# Damaged content behind a valid header: random bytes, zeroes and a flipped offset written into
+# an index's pool while the server is down, for every access method. Whatever a pool holds, no
+# statement may crash the server or PANIC it: each works or fails with an index_corrupted ERROR
+# that names the index and says to REINDEX; REINDEX then makes it answer as the heap does.
+# Each access method's index is alone on its table, so an insert and a VACUUM reach it.
+my @ams = (@ordered, 'fbrtree_pm');
+my (%table, %index, %queries, %write);
+for my $am (@ordered)
+{
+	($table{$am}, $index{$am}) = ("rnd_$am", "rnd_${am}_k");
+	$node->safe_psql('postgres', "CREATE TABLE rnd_$am (k int);
+		INSERT INTO rnd_$am SELECT generate_series(1, 3000);
+		CREATE INDEX rnd_${am}_k ON rnd_$am USING $am (k)");
+	$queries{$am} = [
+		[ 'scan', "SELECT count(*), sum(k) FROM rnd_$am WHERE k <= 1500" ],
+		[ 'backward scan', "SELECT string_agg(k::text, ',') FROM (SELECT k FROM rnd_$am WHERE k > 2000 ORDER BY k DESC LIMIT 20) s" ]];
+	$write{$am} = "INSERT INTO rnd_$am SELECT generate_series(3001, 3400)";
+}
+($table{fbrtree_pm}, $index{fbrtree_pm}) = ('rnd_fbrtree_pm', 'rnd_fbrtree_pm_b');
+$node->safe_psql('postgres', q{CREATE TABLE rnd_fbrtree_pm (k int, b box);
+	INSERT INTO rnd_fbrtree_pm
+	SELECT i, box(point(i % 60, i / 60), point(i % 60 + 0.5, i / 60 + 0.5)) FROM generate_series(1, 3000) i;
+	CREATE INDEX rnd_fbrtree_pm_b ON rnd_fbrtree_pm USING fbrtree_pm (b)});
+$queries{fbrtree_pm} = [
+	[ 'window', q{SELECT count(*), sum(k) FROM rnd_fbrtree_pm WHERE b && box '((10,10),(30,30))'} ],
+	[ 'KNN', q{SELECT round(sum(d)::numeric, 6) FROM (SELECT b <-> point '(20.3,20.1)' AS d FROM rnd_fbrtree_pm ORDER BY b <-> point '(20.3,20.1)' LIMIT 10) s} ]];
+$write{fbrtree_pm} = q{INSERT INTO rnd_fbrtree_pm
+	SELECT i, box(point(i % 7, i % 11), point(i % 7 + 1, i % 11 + 1)) FROM generate_series(3001, 3400) i};
+
+sub postmaster_pid
+{
+	my @lines = split(/\n/, slurp_file($node->data_dir . '/postmaster.pid'));
+	return $lines[0];
+}
+
+# The statement either works or fails with an index_corrupted ERROR naming the index and a
+# HINT to REINDEX; the postmaster is the one started and the log since then shows no crash.
+my %outcomes;
+my ($pid, $log_from);
+sub survives
+{
+	my ($what, $index, $stmt) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $stmt, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	my $log = slurp_file($node->logfile, $log_from);
+	my $alive = kill(0, $pid) && postmaster_pid() eq $pid;
+	my $crashed = $log =~ /PANIC|terminated by signal|TRAP:|server process .* was terminated/;
+	my $reported = $ret == 0
+	  || ($stderr =~ /ERROR:  XX002:/ && $stderr =~ /"\Q$index\E"/ && $stderr =~ /HINT:  REINDEX the index/);
+	$outcomes{ $ret == 0 ? 'worked' : 'index_corrupted' }++ if $reported;
+	ok($alive && !$crashed && $reported,
+		"$what: no crash, and no error or an index_corrupted ERROR naming the index with a HINT to REINDEX")
+	  or diag("stderr: $stderr\nlog: $log");
+	if ($crashed || !$alive)
+	{
+		# go on from a running server for the next checks
+		$node->stop('immediate', fail_ok => 1);
+		$node->{_pid} = undef;
+		$log_from = -s $node->logfile;
+		start_after_kill($node);
+		$pid = postmaster_pid();
+	}
+	return;
+}
+
+sub file_size
+{
+	my ($path) = @_;
+	my $size = -s $path;
+	die "no pool file $path" unless defined $size;
+	return $size;
+}
+
+sub random_bytes
+{
+	my ($len) = @_;
+	return pack('C*', map { int(rand(256)) } 1 .. $len);
+}
+
+# Offsets in the pool's data (after its 4 KiB header), aligned to $align.
+sub data_offset
+{
+	my ($size, $len, $align) = @_;
+	return 4096 + $align * int(rand(($size - 4096 - $len) / $align));
+}
+
+my %damage = (
+	'64 kB of random bytes in the middle' => sub {
+		my $size = file_size($_[0]);
+		overwrite_at($_[0], 8 * int(($size - 65536) / 16), random_bytes(65536));
+	},
+	'4 kB of random bytes at a random place' => sub {
+		overwrite_at($_[0], data_offset(file_size($_[0]), 4096, 8), random_bytes(4096));
+	},
+	# node headers are at the start of allocator blocks, 512-aligned in every class of a node
+	'a few random bytes at 16 block starts' => sub {
+		my $size = file_size($_[0]);
+		overwrite_at($_[0], data_offset($size, 512, 512), random_bytes(1 + int(rand(24)))) for 1 .. 16;
+	},
+	'16 kB of zeroes' => sub {
+		overwrite_at($_[0], data_offset(file_size($_[0]), 16384, 4096), "\0" x 16384);
+	},
+	# a word that looks like an offset of a block inside the pool, its top byte changed
+	'one flipped offset' => sub {
+		my $size = file_size($_[0]);
+		open(my $fh, '<', $_[0]) or die "open $_[0]: $!";
+		binmode $fh;
+		local $/;
+		my $content = <$fh>;
+		close($fh);
+		my @offsets;
+		for (my $at = 4096; $at + 8 <= $size; $at += 8)
+		{
+			my $word = unpack('Q<', substr($content, $at, 8));
+			push @offsets, $at if $word > 4096 && $word < $size && $word % 64 == 0;
+		}
+		die "no offset in $_[0]" unless @offsets;
+		my $at = $offsets[ int(rand(@offsets)) ];
+		my $word = unpack('Q<', substr($content, $at, 8)) ^ ((1 + int(rand(255))) << 56);
+		overwrite_at($_[0], $at, pack('Q<', $word));
+	});
+my @cases = (
+	[ '64 kB of random bytes in the middle', 1 .. 3 ],
+	[ '4 kB of random bytes at a random place', 4, 5 ],
+	[ 'a few random bytes at 16 block starts', 6, 7 ],
+	[ '16 kB of zeroes', 8, 9 ],
+	[ 'one flipped offset', 10 .. 12 ]);
+
+for my $case (@cases)
+{
+	my ($kind, @seeds) = @$case;
+	for my $seed (@seeds)
+	{
+		my $name = "$kind (seed $seed)";
+		my %pool = map { $_ => pool_of($index{$_}) } @ams;
+		$node->stop;
+		for my $i (0 .. $#ams)
+		{
+			srand(1000 * $seed + $i);
+			$damage{$kind}->($pool{ $ams[$i] });
+		}
+		$log_from = -s $node->logfile;
+		$node->start;
+		$pid = postmaster_pid();
+		for my $am (@ams)
+		{
+			my ($t, $i) = ($table{$am}, $index{$am});
+			survives("$name: $i: first $_->[0]", $i, $BY_INDEX . $_->[1])
+			  for @{ $queries{$am} };
+			survives("$name: $i: insert", $i, $write{$am});
+			$node->safe_psql('postgres', "DELETE FROM $t WHERE k % 7 = 0");
+			survives("$name: $i: VACUUM", $i, "VACUUM $t");
+			survives("$name: $i: verifier", $i, "SELECT ${am}_check('$i', true)");
+
+			$node->safe_psql('postgres', "REINDEX INDEX $i");
+			for my $q (@{ $queries{$am} })
+			{
+				is($node->safe_psql('postgres', $BY_INDEX . $q->[1]),
+					$node->safe_psql('postgres', $BY_HEAP . $q->[1]),
+					"$name: $i: after REINDEX the $q->[0] answers as the heap does");
+			}
+			$node->safe_psql('postgres', "SELECT ${am}_check('$i', true)");
+			# back to the rows the next case starts from
+			$node->safe_psql('postgres', "DELETE FROM $t WHERE k > 3000");
+		}
+	}
+}
+note(join(', ', map { "$_: $outcomes{$_}" } sort keys %outcomes) . ' statements after damage');
+
 $node->stop;
 done_testing();

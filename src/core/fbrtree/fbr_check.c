@@ -13,6 +13,7 @@ typedef struct check_state
 	fbr_tree   *t;
 	bool		checking;
 	uint64_t	leaf_depth;		/* 0: no leaf seen yet */
+	uint64_t	reached;		/* nodes walked */
 	fbr_stats	st;
 	uint64_t   *seen;
 	size_t		nseen,
@@ -61,12 +62,22 @@ fbr_box_text(char *buf, size_t len, const fbr_box *b, int dims)
 static void
 walk_node(check_state *cs, uint64_t off, uint64_t depth, const fbr_box *bound)
 {
-	fbr_node   *n = fbr_node_at(cs->t, off);
-	uint64_t	m = pm_load(&n->meta);
-	int			count = fbr_count(m);
+	fbr_node   *n;
+	uint64_t	m;
+	int			count;
 
 	if (cs->failed)
 		return;
+	/* whether checking or counting, nothing outside the pool is read and the walk ends */
+	if (!fbr_node_offset_ok(cs->t, off))
+		fail(cs, "offset %llu is not a node block", (unsigned long long) off);
+	else if (depth > FBR_MAX_DEPTH || ++cs->reached > fbr_reach_limit(cs->t))
+		fail(cs, "node %llu is reached through a cycle of child offsets", (unsigned long long) off);
+	if (cs->failed)
+		return;
+	n = fbr_node_at(cs->t, off);
+	m = pm_load(&n->meta);
+	count = fbr_count(m);
 	if (cs->checking)
 	{
 		if (cs->nseen == cs->seen_cap)
@@ -124,8 +135,7 @@ walk_node(check_state *cs, uint64_t off, uint64_t depth, const fbr_box *bound)
 				 fbr_box_text(bb, sizeof(bb), bound, dims));
 		else if (!fbr_is_leaf(m))
 		{
-			if (cs->checking && (e.payload == 0 || e.payload % FBR_NODE_SIZE != 0 ||
-								 e.payload >= pm_pool_size(cs->t->pool)))
+			if (!fbr_node_offset_ok(cs->t, e.payload))
 				fail(cs, "node %llu slot %d: child offset %llu is not a node block",
 					 (unsigned long long) off, s, (unsigned long long) e.payload);
 			else
@@ -146,10 +156,10 @@ u64_cmp(const void *a, const void *b)
 static void
 run(fbr_tree *t, check_state *cs)
 {
-	fbr_meta   *meta = fbr_meta_block(t);
+	fbr_meta   *meta;
 
 	cs->t = t;
-	if (pm_pool_root(t->pool, t->meta_root) == 0 || meta->magic != FBR_META_MAGIC)
+	if (!fbr_meta_block_ok(t) || (meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
 	{
 		fail(cs, "no fbrtree meta block");
 		return;

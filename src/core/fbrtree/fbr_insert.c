@@ -17,7 +17,7 @@ choose_subtree_dims(const fbr_node *n, uint64_t m, const fbr_box *b, fbr_box *gr
 					bool *grows, int dims)
 {
 	uint64_t	bits = fbr_bits(m);
-	int			best = -1;
+	int			best = __builtin_ctzll(bits);	/* when no growth compares (NaN, inf - inf) */
 	double		best_grow = DBL_MAX,
 				best_area = DBL_MAX;
 

@@ -177,6 +177,43 @@ fbr_meta_block(const fbr_tree *t)
 	return (fbr_meta *) pm_pool_addr(t->pool, pm_pool_root(t->pool, t->meta_root));
 }
 
+/*
+ * Validation of what is read from a pool before it is followed (README:
+ * "Recovery"): a damaged pool is an error for the host, never an address
+ * outside the pool.  Recovery, which the host runs on every first use,
+ * and the checker walk the tree through these; operations after recovery
+ * follow only offsets it validated or wrote.
+ */
+
+/* Deeper than any tree a pool can hold: a fan-out of at least 2 would need 2^63 leaves. */
+#define FBR_MAX_DEPTH	64
+
+/* Can the root word or a child entry's payload name a node: a node-aligned block in the pool? */
+static inline bool
+fbr_node_offset_ok(const fbr_tree *t, uint64_t off)
+{
+	return off != 0 && off % FBR_NODE_SIZE == 0 && pm_pool_has_range(t->pool, off, FBR_NODE_SIZE);
+}
+
+/* Does the tree's pool root name a meta block inside the pool? */
+static inline bool
+fbr_meta_block_ok(const fbr_tree *t)
+{
+	uint64_t	off = pm_pool_root(t->pool, t->meta_root);
+
+	return off != 0 && pm_pool_has_range(t->pool, off, sizeof(fbr_meta));
+}
+
+/*
+ * More nodes reached than this is a cycle: each node is reached once, or
+ * twice while a split or merge is unfinished.
+ */
+static inline uint64_t
+fbr_reach_limit(const fbr_tree *t)
+{
+	return 2 * (pm_pool_size(t->pool) / FBR_NODE_SIZE) + 2;
+}
+
 static inline uint64_t
 fbr_root(const fbr_tree *t)
 {

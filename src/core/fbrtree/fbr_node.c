@@ -50,7 +50,7 @@ fbr_attach(fbr_tree *t, pm_pool *pool, int meta_root, pm_epoch_handle *epoch, ui
 	t->tag = tag;
 	t->split = FBR_SPLIT_RSTAR;
 	t->dims = 2;
-	if (pm_pool_root(pool, meta_root) != 0)
+	if (fbr_meta_block_ok(t))
 	{
 		int			dims = fbr_meta_dims(fbr_meta_block(t));
 

@@ -30,12 +30,6 @@ typedef struct walk
 	uint64_t	damage_off;
 } walk;
 
-/*
- * Deeper than any tree a pool can hold: a node's fan-out is at least 2, so
- * 64 levels would need 2^63 leaves.
- */
-#define FBR_MAX_DEPTH	64
-
 static void *
 grow(void *p, size_t *cap, size_t elem, bool *oom)
 {
@@ -61,7 +55,7 @@ collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
 	if (w->oom || w->damage != NULL)
 		return;
 	/* offsets come from the pool: check them before following them (a damaged pool, not a crash) */
-	if (off == 0 || off % FBR_NODE_SIZE != 0 || !pm_pool_has_range(t->pool, off, FBR_NODE_SIZE))
+	if (!fbr_node_offset_ok(t, off))
 		w->damage = "a child offset that is no node block";
 	else if (depth >= FBR_MAX_DEPTH || w->n >= w->limit)
 		w->damage = "a cycle of child offsets";
@@ -73,9 +67,11 @@ collect(fbr_tree *t, walk *w, uint64_t off, uint64_t parent, int depth)
 	n = fbr_node_at(t, off);
 	m = n->meta;
 	if ((fbr_bits(m) & ~fbr_slots_mask(t)) != 0)
+		w->damage = "a node with bits set beyond its slots";	/* they would reach past its block */
+	else if (!fbr_is_leaf(m) && fbr_bits(m) == 0)
+		w->damage = "an inner node with no entries";	/* no subtree for an insert to descend to */
+	if (w->damage != NULL)
 	{
-		/* its slots would reach past the node's block */
-		w->damage = "a node with bits set beyond its slots";
 		w->damage_off = off;
 		return;
 	}
@@ -198,8 +194,15 @@ repair(fbr_tree *t, const walk *w, const pending *pn)
 static pm_errcode
 mark(fbr_tree *t, pm_alloc *a, uint64_t off, pm_error *err)
 {
-	fbr_node   *n = fbr_node_at(t, off);
-	pm_errcode	rc = pm_alloc_mark(a, off, err);
+	fbr_node   *n;
+	pm_errcode	rc;
+
+	if (!fbr_node_offset_ok(t, off))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\": the fbrtree has a child offset that is no node block (offset %llu)",
+							t->pool->path, (unsigned long long) off);
+	n = fbr_node_at(t, off);
+	rc = pm_alloc_mark(a, off, err);
 
 	if (rc == PM_OK && !fbr_is_leaf(n->meta))
 		for (uint64_t bits = fbr_bits(n->meta); bits && rc == PM_OK; bits &= bits - 1)
@@ -215,8 +218,7 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 	pm_errcode	rc = PM_OK;
 
 	*repaired = 0;
-	if (pm_pool_root(t->pool, t->meta_root) == 0 ||
-		(meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
+	if (!fbr_meta_block_ok(t) || (meta = fbr_meta_block(t))->magic != FBR_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no fbrtree", t->pool->path);
 	if (meta->format != FBR_FORMAT_2D && meta->format != FBR_FORMAT_ND)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
@@ -231,8 +233,7 @@ fbr_recover(fbr_tree *t, bool recover_alloc, uint64_t *repaired, pm_error *err)
 		return pm_error_set(err, PM_ERR_INVALID, 0,
 							"pool file \"%s\": the handle has %d dims, the fbrtree %d",
 							t->pool->path, t->dims, fbr_meta_dims(meta));
-	/* each node is reached once, or twice while a split or merge is unfinished */
-	w.limit = 2 * (pm_pool_size(t->pool) / FBR_NODE_SIZE) + 2;
+	w.limit = fbr_reach_limit(t);
 	collect(t, &w, meta->root, 0, 0);
 	if (w.oom)
 		rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory recovering pool file \"%s\"", t->pool->path);
@@ -270,7 +271,10 @@ fbr_recover_alloc(pm_pool *pool, const int *meta_roots, int ntrees, pm_error *er
 		fbr_tree	t;
 
 		fbr_attach(&t, pool, meta_roots[i], NULL, 0, 0);
-		rc = mark(&t, &a, fbr_root(&t), err);
+		if (!fbr_meta_block_ok(&t))
+			rc = pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no fbrtree", pool->path);
+		else
+			rc = mark(&t, &a, fbr_root(&t), err);
 	}
 	/* unfinished marks would free reachable blocks: leave the allocator for the next try */
 	if (rc == PM_OK)

@@ -39,6 +39,11 @@ check_meta(pm_pool *pool, phast_meta **out, pm_error *err)
 							pool->path, m->version, PHAST_VERSION);
 	if (m->nparts < 1 || m->nparts > PHAST_MAX_PARTS || m->prefix_bits + m->part_bits > 64)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "PhaST meta block of pool \"%s\" is damaged", pool->path);
+	for (uint32_t p = 0; p < m->nparts; p++)
+		if (!phast_lnode_offset_ok(pool, m->master[p]))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"PhaST meta block of pool \"%s\": partition %u starts at offset %llu, no LNode",
+								pool->path, p, (unsigned long long) m->master[p]);
 	*out = m;
 	return PM_OK;
 }
@@ -100,13 +105,27 @@ phast_rebuild_partition(phast_tree *t, int p, pm_error *err)
 	in = phast_inode_at(t, ioff);
 	for (uint64_t off = m->master[p]; off != stop;)
 	{
-		phast_lnode *l = phast_lnode_at(t, off);
+		phast_lnode *l;
 		phast_key	high;
 
 		if (off == 0)
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
 								"PhaST chain of pool \"%s\" ends inside partition %d", t->pool->path, p);
+		l = phast_lnode_at(t, off);
+		if (l->next != 0 && !phast_lnode_offset_ok(t->pool, l->next))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"PhaST chain of pool \"%s\": the LNode at offset %llu links to offset %llu, no LNode",
+								t->pool->path, (unsigned long long) off, (unsigned long long) l->next);
+		if (!phast_lnode_keys_ok(l) || (l->next != 0 && !phast_lnode_keys_ok(phast_lnode_at(t, l->next))))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"PhaST chain of pool \"%s\": the LNode at offset %llu or its successor holds a key that is no PhaST key",
+								t->pool->path, (unsigned long long) off);
 		high = l->next != 0 ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
+		/* the DRAM layer's searches need increasing fences; a chain that loops has none */
+		if (pm_key_cmp(&high, &l->low) <= 0)
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"PhaST chain of pool \"%s\": the LNode at offset %llu does not start below its successor",
+								t->pool->path, (unsigned long long) off);
 		if (in->nleaves == PHAST_BUILD_FILL)
 		{
 			uint64_t	noff = phast_new_inode(t, (uint32_t) p, phast_random_level(), &l->low, err);
@@ -147,9 +166,14 @@ phast_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
 	if (rc != PM_OK)
 		return rc;
 	rc = pm_recon_mark_roots(a, pool, err);
+	/* a chain that loops marks a block twice, which pm_alloc_mark refuses */
 	for (uint64_t off = m->master[0]; off != 0 && rc == PM_OK;
 		 off = ((phast_lnode *) pm_pool_addr(pool, off))->next)
-		rc = pm_alloc_mark(a, off, err);
+		if (!phast_lnode_offset_ok(pool, off))
+			rc = pm_error_set(err, PM_ERR_CORRUPT, 0, "PhaST chain of pool \"%s\" links to offset %llu, no LNode",
+							  pool->path, (unsigned long long) off);
+		else
+			rc = pm_alloc_mark(a, off, err);
 	return rc;
 }
 
@@ -299,10 +323,17 @@ check_pm(phast_tree *t, const phast_meta *m, uint64_t *entries)
 	*entries = 0;
 	for (uint64_t off = m->master[0]; off != 0;)
 	{
-		const phast_lnode *l = phast_lnode_at(t, off);
-		phast_key	high = l->next ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
+		const phast_lnode *l;
+		phast_key	high;
 		phast_key	k;
 
+		l = phast_lnode_at(t, off);
+		if (l->next != 0 && !phast_lnode_offset_ok(t->pool, l->next))
+			FAIL("LNode at %llu links to offset %llu, no LNode", (unsigned long long) off,
+				 (unsigned long long) l->next);
+		if (!phast_lnode_keys_ok(l) || (l->next != 0 && !phast_lnode_keys_ok(phast_lnode_at(t, l->next))))
+			FAIL("LNode at %llu or its successor holds a key that is no PhaST key", (unsigned long long) off);
+		high = l->next ? phast_lnode_at(t, l->next)->low : PM_KEY_MAX;
 		if (p < (int) m->nparts && off == m->master[p])
 		{
 			phast_key	want = {phast_part_low(m->prefix_bits, m->part_bits, m->prefix, p), 0};

@@ -133,6 +133,37 @@ phast_lnode_at(const phast_tree *t, uint64_t off)
 	return pm_pool_addr(t->pool, off);
 }
 
+/*
+ * Can off, read from the pool (a partition head of the meta block, an
+ * LNode's next), name an LNode: a block of an LNode's size inside the pool?
+ * The rebuild, the allocator's recovery and the checker test every such
+ * offset before they read the LNode (a damaged pool is an error, never an
+ * address outside the pool); operations after the rebuild reach LNodes
+ * through the DRAM layer it built from validated offsets.
+ */
+static inline bool
+phast_lnode_offset_ok(const pm_pool *pool, uint64_t off)
+{
+	return off != 0 && off % sizeof(phast_lnode) == 0 && pm_pool_has_range(pool, off, sizeof(phast_lnode));
+}
+
+/*
+ * Are the keys an LNode holds (its low, its committed slots' without the
+ * DEAD bit) PhaST keys: rests of the host's 49 bits?  Any other bit (a wide
+ * key's, which PhaST never stores) is damage, checked by the rebuild before
+ * a key is compared.
+ */
+static inline bool
+phast_lnode_keys_ok(const phast_lnode *l)
+{
+	if (l->low.rest > PHAST_REST_MAX)
+		return false;
+	for (int i = 0; i < PHAST_LNODE_CAP; i++)
+		if ((l->bitmap & (UINT64_C(1) << i)) && (l->slot[i].rest & ~PHAST_DEAD) > PHAST_REST_MAX)
+			return false;
+	return true;
+}
+
 static inline phast_inode *
 phast_inode_at(const phast_tree *t, uint64_t off)
 {

@@ -2,10 +2,11 @@
  * fbrpm_index.c
  *	  fbrtree_pm's side of the platform contract (PmiAmOps): formatting a
  *	  pool (the spatial tree and the side tree of NULLs and empty values),
- *	  recovery of both trees and of the allocator on first use after a crash
- *	  (after a clean restart there is nothing to rebuild: every node lives
- *	  in the pool), and its entries as VACUUM, the verifier and crash
- *	  reconciliation see them: (box, payload) items.
+ *	  recovery of both trees and of the allocator on every first use after
+ *	  a start (nothing is rebuilt, every node lives in the pool: recovery
+ *	  repairs what a crash left and validates every node a scan may follow),
+ *	  and its entries as VACUUM, the verifier and crash reconciliation see
+ *	  them: (box, payload) items.
  *
  * The entries are listed by a lock-free search of both trees that accepts
  * every box, and handed out FBR_CAP at a time (about a leaf's worth); the
@@ -90,7 +91,13 @@ fbrpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 d
 	fbr_attach(&trees->side, pool, FBRPM_ROOT_SIDE, pmi_epoch(), slotno + 1, generation);
 }
 
-/* A crash can leave node locks held, splits and merges half done, blocks leaked. */
+/*
+ * A crash can leave node locks held, splits and merges half done, blocks
+ * leaked.  After a clean stop too, the pool is a file anything may have
+ * changed while the server was down: recovery's walk checks every child
+ * offset before a scan or an insert follows one, so damage is this ERROR
+ * rather than a read outside the pool.
+ */
 static uint64
 fbrpm_recover(const char *index_name, void *state, bool after_crash)
 {
@@ -100,8 +107,6 @@ fbrpm_recover(const char *index_name, void *state, bool after_crash)
 	uint64_t	repaired_side;
 	pm_error	err;
 
-	if (!after_crash)
-		return 0;
 	if (fbr_recover(&trees->spatial, false, &repaired_spatial, &err) != PM_OK ||
 		fbr_recover(&trees->side, false, &repaired_side, &err) != PM_OK ||
 		fbr_recover_alloc(trees->spatial.pool, meta_roots, lengthof(meta_roots), &err) != PM_OK)
