@@ -125,6 +125,13 @@ typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
  */
 typedef int (*PmiEntryBatchFn) (void *arg, const void *entries, int n);
 
+/*
+ * Insert an entry into the structure of h, in a critical section
+ * (pmi_insert_logged): returns a failure, raises none, and a failed insert
+ * changes nothing.
+ */
+typedef pm_errcode (*PmiEntryChangeFn) (PmiIndex *h, const void *entry, pm_error *err);
+
 /* A reconciliation note: the key and rest an insert noted (pmi_note_insert). */
 typedef struct PmiNote
 {
@@ -205,8 +212,12 @@ typedef struct PmiAmOps
 	int			(*entry_cmp) (const void *a, const void *b);
 	/* the heap TID an entry names; false if it names none */
 	bool		(*entry_tid) (const void *entry, ItemPointer tid);
-	/* delete one entry; returns whether it was there */
-	bool		(*delete_entry) (Relation index, void *state, const void *entry);
+	/*
+	 * Delete one entry, setting *found if it was there.  Runs in a critical
+	 * section (pmi_delete_logged): returns a failure, raises none, and a
+	 * failed delete changes nothing.
+	 */
+	pm_errcode	(*delete_entry) (void *state, const void *entry, bool *found, pm_error *err);
 	/*
 	 * Insert the entry of a heap tuple, all its columns, unless the structure
 	 * has it: the background build (pmi_fill.c) meets rows whose entries an
@@ -347,7 +358,7 @@ extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
 extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
-extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
+extern void pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
@@ -489,11 +500,13 @@ typedef struct PmiWalHeader
 /* entries per record at most (a batch of more is logged in several) */
 #define PMI_WAL_MAX_ENTRIES	PG_UINT16_MAX
 
+extern bool pmi_debug_wal_error;
 extern void pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool);
-extern void pmi_log_insert(Relation index, PmiIndex *h, const void *entry);
+extern void pmi_insert_logged(Relation index, PmiIndex *h, const void *entry,
+							  PmiEntryChangeFn insert);
+extern int	pmi_delete_logged(Relation index, const PmiAmOps *ops, const pm_pool *pool,
+							  void *state, const void *entries, int n);
 extern void pmi_log_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
-extern void pmi_log_deletes(Relation index, const PmiAmOps *ops, const pm_pool *pool,
-							const void *entries, int n);
 extern void pmi_log_build_entries(Relation index, const PmiAmOps *ops, const pm_pool *pool,
 								  const void *entries, int n);
 

@@ -303,6 +303,14 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("pm_index.debug_wal_error",
+							 "Fail the forming of every WAL record of pm_index index entries (tests only).",
+							 NULL,
+							 &pmi_debug_wal_error,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	pm_smo_pause_hook = debug_smo_pause;
 	pm_assert_hook = assert_failed;
 	pm_fatal_hook = fatal_failure;

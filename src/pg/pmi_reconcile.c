@@ -179,8 +179,9 @@ static int
 reconcile_batch(void *arg, const void *entries, int n)
 {
 	Reconcile  *r = arg;
-	int			removed = 0;
-	char	   *removed_now = palloc(r->ops->entry_size * n);	/* for WAL */
+	int			nstale = 0;
+	int			removed;
+	char	   *stale = palloc(r->ops->entry_size * n);
 
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < n; i++)
@@ -191,12 +192,11 @@ reconcile_batch(void *arg, const void *entries, int n)
 		if (!r->ops->entry_tid(entry, &tid))
 			continue;
 		r->checked++;
-		if (!heap_item_current(r, &tid, entry) &&
-			r->ops->delete_entry(r->heap.index, r->state, entry))
-			memcpy(removed_now + removed++ * r->ops->entry_size, entry, r->ops->entry_size);
+		if (!heap_item_current(r, &tid, entry))
+			memcpy(stale + nstale++ * r->ops->entry_size, entry, r->ops->entry_size);
 	}
-	pmi_log_deletes(r->heap.index, r->ops, r->pool, removed_now, removed);
-	pfree(removed_now);
+	removed = pmi_delete_logged(r->heap.index, r->ops, r->pool, r->state, stale, nstale);
+	pfree(stale);
 	r->removed += removed;
 	return removed;
 }
