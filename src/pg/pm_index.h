@@ -18,6 +18,7 @@
 #include "access/genam.h"
 #include "access/rmgr.h"
 #include "access/transam.h"
+#include "catalog/pg_class.h"
 #include "nodes/execnodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -41,6 +42,10 @@
 
 /* GUCs */
 extern char *pmi_pool_dir_guc;
+
+/* pm_index.pool_dir's default: relative, so under the data directory */
+#define PMI_DEFAULT_POOL_DIR	"pm_index"
+
 extern int	pmi_persistence_guc;
 extern int	pmi_max_dram_tier_mb;
 extern pm_pool *pmi_dram_pool;
@@ -104,6 +109,7 @@ typedef struct PmIndexShared
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
 	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
+	bool		from_backup;	/* that is, this start is from a base backup */
 	/* the newest ready_xmin of any slot: planners look at slots only while it is recent */
 	pg_atomic_uint32 latest_ready_xmin;
 } PmIndexShared;
@@ -420,8 +426,43 @@ extern void pmi_pool_remove(RelFileNodeBackend rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode);
 extern bool pmi_relfilenode_exists(RelFileNodeBackend rnode);
 extern List *pmi_list_pools(Oid dbid, int elevel);
+
+/* A pm_index index of the current database and the relfilenode its pool is named after. */
+typedef struct PmiIndexPool
+{
+	Oid			relid;
+	RelFileNodeBackend rnode;
+} PmiIndexPool;
+
+extern RelFileNodeBackend pmi_class_rnode(Form_pg_class c);
+extern List *pmi_list_index_pools(bool other_sessions);
+
+/* Why an index's pool file is not there: a message (also pm_index_pools().detail), a detail, a hint. */
+typedef struct PmiMissingPool
+{
+	int			sqlstate;
+	char	   *message;
+	char	   *detail;			/* or NULL */
+	const char *hint;
+} PmiMissingPool;
+
+extern void pmi_pool_missing(const char *path, PmiMissingPool *m);
+extern void pmi_report_missing_pool(const char *path, const char *index_name) pg_attribute_noreturn();
+
+/* What monitoring says of a pool file (pm_index_pools(), the start's WARNINGs). */
+typedef struct PmiPoolCondition
+{
+	const char *state;			/* pm_index_pools().state */
+	char	   *detail;			/* what is wrong, or NULL */
+	const char *hint;			/* what to do, or NULL */
+	bool		unusable;		/* no query may use the index until someone acts */
+	bool		header_valid;	/* hdr was read */
+	pm_pool_header hdr;
+} PmiPoolCondition;
+
+extern void pmi_pool_condition(const char *path, bool temporary, PmiPoolCondition *c);
 extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
-extern void pmi_ensure_pool_dir(void);
+extern bool pmi_ensure_pool_dir(int elevel);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);

@@ -164,7 +164,7 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 	pm_alloc	a;
 	uint64		ring;
 
-	pmi_ensure_pool_dir();
+	(void) pmi_ensure_pool_dir(ERROR);
 	o.owner.system_id = GetSystemIdentifier();
 	o.owner.tablespace = rnode.node.spcNode;
 	o.owner.database = rnode.node.dbNode;
