@@ -18,6 +18,8 @@ ANALYZE tt;
 SELECT * FROM temp_pool_count;
 SELECT relpersistence, amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
   WHERE c.oid IN ('tt_k'::regclass, 'tt_p'::regclass) ORDER BY amname;
+-- monitoring names a temporary index's pool and calls it temporary
+SELECT index, state FROM pm_index_pools() WHERE path ~ '/t[0-9]+_' ORDER BY index::text;
 
 -- the same queries through the indexes, then by a sequential scan
 CREATE TEMP TABLE answers (how text, q int, answer text);

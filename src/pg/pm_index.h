@@ -18,6 +18,7 @@
 #include "access/genam.h"
 #include "access/rmgr.h"
 #include "access/transam.h"
+#include "catalog/pg_class.h"
 #include "nodes/execnodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -41,6 +42,10 @@
 
 /* GUCs */
 extern char *pmi_pool_dir_guc;
+
+/* pm_index.pool_dir's default: relative, so under the data directory */
+#define PMI_DEFAULT_POOL_DIR	"pm_index"
+
 extern int	pmi_persistence_guc;
 extern int	pmi_max_dram_tier_mb;
 extern pm_pool *pmi_dram_pool;
@@ -104,6 +109,7 @@ typedef struct PmIndexShared
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
 	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
+	bool		from_backup;	/* that is, this start is from a base backup */
 	/* the newest ready_xmin of any slot: planners look at slots only while it is recent */
 	pg_atomic_uint32 latest_ready_xmin;
 } PmIndexShared;
@@ -124,6 +130,13 @@ typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
  * how many of them the driver deleted.
  */
 typedef int (*PmiEntryBatchFn) (void *arg, const void *entries, int n);
+
+/*
+ * Insert an entry into the structure of h, in a critical section
+ * (pmi_insert_logged): returns a failure, raises none, and a failed insert
+ * changes nothing.
+ */
+typedef pm_errcode (*PmiEntryChangeFn) (PmiIndex *h, const void *entry, pm_error *err);
 
 /* A reconciliation note: the key and rest an insert noted (pmi_note_insert). */
 typedef struct PmiNote
@@ -219,8 +232,12 @@ typedef struct PmiAmOps
 	int			(*entry_cmp) (const void *a, const void *b);
 	/* the heap TID an entry names; false if it names none */
 	bool		(*entry_tid) (const void *entry, ItemPointer tid);
-	/* delete one entry; returns whether it was there */
-	bool		(*delete_entry) (Relation index, void *state, const void *entry);
+	/*
+	 * Delete one entry, setting *found if it was there.  Runs in a critical
+	 * section (pmi_delete_logged): returns a failure, raises none, and a
+	 * failed delete changes nothing.
+	 */
+	pm_errcode	(*delete_entry) (void *state, const void *entry, bool *found, pm_error *err);
 	/*
 	 * Insert the entry of a heap tuple, all its columns, unless the structure
 	 * has it: the background build (pmi_fill.c) meets rows whose entries an
@@ -363,7 +380,7 @@ extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *
 							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
 extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
-extern void pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert);
+extern void pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
@@ -425,8 +442,43 @@ extern void pmi_pool_remove(RelFileNodeBackend rnode);
 extern bool pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode);
 extern bool pmi_relfilenode_exists(RelFileNodeBackend rnode);
 extern List *pmi_list_pools(Oid dbid, int elevel);
+
+/* A pm_index index of the current database and the relfilenode its pool is named after. */
+typedef struct PmiIndexPool
+{
+	Oid			relid;
+	RelFileNodeBackend rnode;
+} PmiIndexPool;
+
+extern RelFileNodeBackend pmi_class_rnode(Form_pg_class c);
+extern List *pmi_list_index_pools(bool other_sessions);
+
+/* Why an index's pool file is not there: a message (also pm_index_pools().detail), a detail, a hint. */
+typedef struct PmiMissingPool
+{
+	int			sqlstate;
+	char	   *message;
+	char	   *detail;			/* or NULL */
+	const char *hint;
+} PmiMissingPool;
+
+extern void pmi_pool_missing(const char *path, PmiMissingPool *m);
+extern void pmi_report_missing_pool(const char *path, const char *index_name) pg_attribute_noreturn();
+
+/* What monitoring says of a pool file (pm_index_pools(), the start's WARNINGs). */
+typedef struct PmiPoolCondition
+{
+	const char *state;			/* pm_index_pools().state */
+	char	   *detail;			/* what is wrong, or NULL */
+	const char *hint;			/* what to do, or NULL */
+	bool		unusable;		/* no query may use the index until someone acts */
+	bool		header_valid;	/* hdr was read */
+	pm_pool_header hdr;
+} PmiPoolCondition;
+
+extern void pmi_pool_condition(const char *path, bool temporary, PmiPoolCondition *c);
 extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
-extern void pmi_ensure_pool_dir(void);
+extern bool pmi_ensure_pool_dir(int elevel);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
@@ -505,11 +557,13 @@ typedef struct PmiWalHeader
 /* entries per record at most (a batch of more is logged in several) */
 #define PMI_WAL_MAX_ENTRIES	PG_UINT16_MAX
 
+extern bool pmi_debug_wal_error;
 extern void pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool);
-extern void pmi_log_insert(Relation index, PmiIndex *h, const void *entry);
+extern void pmi_insert_logged(Relation index, PmiIndex *h, const void *entry,
+							  PmiEntryChangeFn insert);
+extern int	pmi_delete_logged(Relation index, const PmiAmOps *ops, const pm_pool *pool,
+							  void *state, const void *entries, int n);
 extern void pmi_log_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
-extern void pmi_log_deletes(Relation index, const PmiAmOps *ops, const pm_pool *pool,
-							const void *entries, int n);
 extern void pmi_log_build_entries(Relation index, const PmiAmOps *ops, const pm_pool *pool,
 								  const void *entries, int n);
 

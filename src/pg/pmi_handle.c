@@ -50,17 +50,17 @@ pmi_publish_counters(PmiIndex *h)
 }
 
 /*
- * Count one write and its flushes and fences.  Backends publish in batches:
+ * Count n writes and their flushes and fences.  Backends publish in batches:
  * a shared counter touched by every row would be a cache line all writers
  * fight over.
  */
 void
-pmi_count_write(PmiIndex *h, const pm_counters *before, bool insert)
+pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert)
 {
 	if (insert)
-		h->pending_inserts++;
+		h->pending_inserts += n;
 	else
-		h->pending_deletes++;
+		h->pending_deletes += n;
 	h->pending_flushes += pm_tls_counters.flushes - before->flushes;
 	h->pending_fences += pm_tls_counters.fences - before->fences;
 	if (h->pending_inserts + h->pending_deletes >= PMI_COUNTER_BATCH)
@@ -164,7 +164,7 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 	pm_alloc	a;
 	uint64		ring;
 
-	pmi_ensure_pool_dir();
+	(void) pmi_ensure_pool_dir(ERROR);
 	o.owner.system_id = GetSystemIdentifier();
 	o.owner.tablespace = rnode.node.spcNode;
 	o.owner.database = rnode.node.dbNode;

@@ -8,14 +8,21 @@
 
 #include <sys/stat.h>
 
+#include "access/relation.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/relfilenodemap.h"
+#include "utils/snapmgr.h"
 #include "access/genam.h"
 #include "commands/defrem.h"
 
@@ -35,39 +42,79 @@ pm_index_version(PG_FUNCTION_ARGS)
 #define POOLS_COLS 9
 
 /*
- * One row per file in the pool directory: path, owning index (when it is in
- * the current database), database, relfilenode, bytes, mode, is_pmem, state,
- * detail.  State: clean (shut down cleanly), in use, orphan (its relation's
- * file is gone), inaccessible (the server may not read it, or must not trust
- * it: its owner or mode is wrong), corrupt (the header does not validate;
- * detail says why for both),
+ * Does a pg_class row whose inserting transaction has not aborted name the
+ * relfilenode of a pool of the current database?  Rows of a CREATE INDEX or
+ * REINDEX in progress (a prepared one's too) name their pools, and so do
+ * rows deleted by a DROP INDEX not yet committed, which may roll back.  A
+ * CREATE INDEX that crashed leaves a pool and a relation file that only a
+ * row of an aborted transaction names.
+ */
+static bool
+catalog_names_relfilenode(RelFileNodeBackend rnode)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		named = false;
+
+	ScanKeyInit(&key[0], Anum_pg_class_reltablespace, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(rnode.node.spcNode == MyDatabaseTableSpace ?
+								 InvalidOid : rnode.node.spcNode));
+	ScanKeyInit(&key[1], Anum_pg_class_relfilenode, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(rnode.node.relNode));
+	scan = systable_beginscan(pg_class, ClassTblspcRelfilenodeIndexId, true, SnapshotAny, 2, key);
+	while (!named && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+		named = HeapTupleHeaderXminCommitted(tup->t_data) ||
+			TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin) ||
+			TransactionIdDidCommit(xmin);
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	return named;
+}
+
+/*
+ * One row per file in the pool directory, and one per index of the current
+ * database without its pool file: path, owning index (when it is in the
+ * current database), database, relfilenode, bytes, mode, is_pmem, state,
+ * detail.  State: clean (shut down cleanly), in use, temporary (the pool of
+ * a temporary index), building (a background build fills it: pmi_fill.c),
  * needs reindex (the pool predates a recovery from an archive or a primary
- * without being kept by replay, or an OS crash may have torn it), building
- * (a background build fills it: pmi_fill.c), temporary (an unfinished pool
- * creation).
+ * without being kept by replay, or an OS crash may have torn it, or another
+ * version wrote it), corrupt (the header does not validate), inaccessible
+ * (the server may not read it, or must not trust it: its owner or mode is
+ * wrong), missing (an index's pool file, or the directory, is not there),
+ * orphan (no index has it: its relation's file is gone, or no catalog row
+ * names its relfilenode), incomplete (an unfinished pool creation's
+ * temporary file).  detail says what is wrong.
  */
 Datum
 pm_index_pools(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	const char *dir = pmi_pool_dir();
+	List	   *indexes = pmi_list_index_pools(true);
+	bool	   *has_pool = palloc0(sizeof(bool) * (list_length(indexes) + 1));
+	ListCell   *lc;
 	DIR		   *d;
 	struct dirent *de;
 
 	InitMaterializedSRF(fcinfo, 0);
 	d = AllocateDir(dir);
-	if (d == NULL && errno == ENOENT)
-		return (Datum) 0;		/* no pool created yet */
-	while ((de = ReadDir(d, dir)) != NULL)
+	while (d != NULL && (de = ReadDirExtended(d, dir, LOG)) != NULL)
 	{
 		Datum		values[POOLS_COLS] = {0};
 		bool		nulls[POOLS_COLS] = {0};
 		RelFileNodeBackend rnode;
 		char	   *path;
 		struct stat st;
-		pm_pool_header hdr;
-		pm_error	err;
+		PmiPoolCondition c;
 		bool		is_pmem;
+		pm_error	err;
 		size_t		len = strlen(de->d_name);
 		bool		is_tmp = len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0;
 
@@ -82,26 +129,36 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		if (is_tmp)
 		{
 			nulls[1] = nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[8] = true;
-			values[7] = CStringGetTextDatum("temporary");
+			values[7] = CStringGetTextDatum("incomplete");
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
 		}
+		nulls[1] = true;
 		if (rnode.node.dbNode == MyDatabaseId)
 		{
-			Oid			relid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ?
-												   0 : rnode.node.spcNode, rnode.node.relNode);
+			int			i = 0;
 
-			values[1] = ObjectIdGetDatum(relid);
-			nulls[1] = !OidIsValid(relid);
+			foreach(lc, indexes)
+			{
+				PmiIndexPool *ip = lfirst(lc);
+
+				if (RelFileNodeBackendEquals(ip->rnode, rnode))
+				{
+					values[1] = ObjectIdGetDatum(ip->relid);
+					nulls[1] = false;
+					has_pool[i] = true;
+					break;
+				}
+				i++;
+			}
 		}
-		else
-			nulls[1] = true;
 		values[2] = ObjectIdGetDatum(rnode.node.dbNode);
 		values[3] = ObjectIdGetDatum(rnode.node.relNode);
 		nulls[5] = nulls[6] = nulls[8] = true;
-		if (pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK)
+		pmi_pool_condition(path, RelFileNodeBackendIsTemp(rnode), &c);
+		if (c.header_valid)
 		{
-			values[5] = CStringGetTextDatum(pm_mode_name((pm_mode) hdr.mode));
+			values[5] = CStringGetTextDatum(pm_mode_name((pm_mode) c.hdr.mode));
 			nulls[5] = false;
 			if (pm_path_is_pmem(path, &is_pmem, &err) == PM_OK)
 			{
@@ -109,29 +166,47 @@ pm_index_pools(PG_FUNCTION_ARGS)
 				nulls[6] = false;
 			}
 		}
-		else
+		/* an orphan is garbage whatever its header says */
+		if (!pmi_relfilenode_exists(rnode) ||
+			(rnode.node.dbNode == MyDatabaseId && nulls[1] && !catalog_names_relfilenode(rnode)))
 		{
-			values[8] = CStringGetTextDatum(err.msg);
+			c.state = "orphan";
+			c.detail = NULL;
+		}
+		values[7] = CStringGetTextDatum(c.state);
+		if (c.detail != NULL)
+		{
+			values[8] = CStringGetTextDatum(c.detail);
 			nulls[8] = false;
 		}
-		/* an orphan is garbage whatever its header says: the sweep will remove it */
-		if (!pmi_relfilenode_exists(rnode))
-			values[7] = CStringGetTextDatum("orphan");
-		else if (nulls[5] && err.code == PM_ERR_VERSION)
-			values[7] = CStringGetTextDatum("needs reindex");
-		else if (nulls[5])
-			values[7] = CStringGetTextDatum(pm_errcode_is_access(err.code) ?
-											"inaccessible" : "corrupt");
-		else if ((hdr.flags & PM_POOL_FLAG_UNTRUSTED) || pm_header_torn(&hdr, pm_current_boot()))
-			values[7] = CStringGetTextDatum("needs reindex");
-		else if (hdr.flags & PM_POOL_FLAG_BUILDING)
-			values[7] = CStringGetTextDatum("building");
-		else
-			values[7] = CStringGetTextDatum(hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use");
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		pfree(path);
 	}
-	FreeDir(d);
+	if (d != NULL)
+		FreeDir(d);
+
+	/* the indexes without a pool file */
+	foreach(lc, indexes)
+	{
+		PmiIndexPool *ip = lfirst(lc);
+		Datum		values[POOLS_COLS] = {0};
+		bool		nulls[POOLS_COLS] = {0};
+		char	   *path;
+		PmiPoolCondition c;
+
+		if (has_pool[foreach_current_index(lc)])
+			continue;
+		path = pmi_pool_path(ip->rnode);
+		pmi_pool_condition(path, RelFileNodeBackendIsTemp(ip->rnode), &c);
+		values[0] = CStringGetTextDatum(path);
+		values[1] = ObjectIdGetDatum(ip->relid);
+		values[2] = ObjectIdGetDatum(ip->rnode.node.dbNode);
+		values[3] = ObjectIdGetDatum(ip->rnode.node.relNode);
+		nulls[4] = nulls[5] = nulls[6] = true;
+		values[7] = CStringGetTextDatum(c.state);
+		values[8] = CStringGetTextDatum(c.detail);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }
 
@@ -203,17 +278,27 @@ pm_index_dram_tier(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
-static const PmiAmOps *
-ops_or_error(Relation index, const char *function)
+/*
+ * Open the pm_index index relid for function, with its access method in
+ * *ops: an OID that names no relation is undefined_object, one of another
+ * kind of relation wrong_object_type, as PostgreSQL's functions report them.
+ */
+static Relation
+open_pm_index(Oid relid, const char *function, const PmiAmOps **ops)
 {
-	const PmiAmOps *ops = pmi_am_ops(index->rd_rel->relam);
+	Relation	rel = try_relation_open(relid, AccessShareLock);
 
-	if (ops == NULL)
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index with OID %u does not exist", relid)));
+	*ops = rel->rd_rel->relkind == RELKIND_INDEX ? pmi_am_ops(rel->rd_rel->relam) : NULL;
+	if (*ops == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(index)),
+				 errmsg("\"%s\" is not a pm_index index", RelationGetRelationName(rel)),
 				 errhint("%s takes an index of access method %s.", function, pmi_am_names())));
-	return ops;
+	return rel;
 }
 
 /*
@@ -223,19 +308,22 @@ ops_or_error(Relation index, const char *function)
 Datum
 pm_index_size(PG_FUNCTION_ARGS)
 {
-	Relation	index = index_open(PG_GETARG_OID(0), AccessShareLock);
+	const PmiAmOps *ops;
+	Relation	index = open_pm_index(PG_GETARG_OID(0), "pm_index_size", &ops);
 	char	   *path;
 	struct stat st;
 
-	ops_or_error(index, "pm_index_size");
 	path = pmi_pool_path(pmi_index_rnode(index));
 	if (stat(path, &st) != 0)
+	{
+		if (errno == ENOENT)
+			pmi_report_missing_pool(path, RelationGetRelationName(index));
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not stat pool file \"%s\" of index \"%s\": %m",
-						path, RelationGetRelationName(index)),
-				 errhint("If the pool file was removed, REINDEX the index to rebuild it.")));
-	index_close(index, AccessShareLock);
+						path, RelationGetRelationName(index))));
+	}
+	relation_close(index, AccessShareLock);
 	PG_RETURN_INT64((int64) st.st_size);
 }
 
@@ -244,9 +332,8 @@ pm_index_size(PG_FUNCTION_ARGS)
 Datum
 pm_index_stats(PG_FUNCTION_ARGS)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	index = index_open(indexoid, AccessShareLock);
-	const PmiAmOps *ops = ops_or_error(index, "pm_index_stats");
+	const PmiAmOps *ops;
+	Relation	index = open_pm_index(PG_GETARG_OID(0), "pm_index_stats", &ops);
 	PmiIndex   *h;
 	PmiSlot    *s;
 	TupleDesc	tupdesc;
@@ -284,6 +371,6 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	}
 	else
 		nulls[10] = nulls[11] = true;
-	index_close(index, AccessShareLock);
+	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

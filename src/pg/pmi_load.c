@@ -1,17 +1,29 @@
 /*
  * pmi_load.c
- *	  Loading at startup: after a restart every index's DRAM layer is gone,
- *	  and the first user of an index would rebuild it while its query waits.
- *	  Once the sweeper has run, background workers open every index of each
- *	  database in turn (pm_index.startup_load_workers at once per database),
- *	  which builds the layer through the same first-use path a query takes:
- *	  a query that gets to an index first builds it itself, and one that
- *	  comes while a worker builds waits for it rather than building twice.
+ *	  Checking and loading at startup.  Once the sweeper has run, a worker
+ *	  in every database that accepts connections reads its catalog and logs
+ *	  a WARNING for each pm_index index whose pool is missing, unreadable,
+ *	  damaged or needs REINDEX: the sweeper sees files, not indexes, and
+ *	  cannot tell that an index has no pool (a removed file, pm_index.pool_dir
+ *	  pointing elsewhere).
+ *
+ *	  After a restart every index's DRAM layer is gone, and the first user of
+ *	  an index would rebuild it while its query waits.  Background workers
+ *	  open every index of each database in turn (pm_index.startup_load_workers
+ *	  at once per database; the first of them also checks), which builds the
+ *	  layer through the same first-use path a query takes: a query that gets
+ *	  to an index first builds it itself, and one that comes while a worker
+ *	  builds waits for it rather than building twice.
  */
 #include "pm_index.h"
 
+#include "access/heapam.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -67,33 +79,74 @@ wait_for_worker(BackgroundWorkerHandle *handle)
 }
 
 /*
- * The sweeper's last step: for each database with pools, start the load
- * workers and wait for them, so that at most pm_index.startup_load_workers
- * run at once.  Without a free worker slot an index loads on first use.
+ * The databases that accept connections (the sweeper is connected to none,
+ * and reads the shared catalog), in CurrentMemoryContext.
+ */
+static List *
+connectable_databases(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	List	   *databases = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		if (db->datallowconn && db->datconnlimit != DATCONNLIMIT_INVALID_DB)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			databases = lappend_oid(databases, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return databases;
+}
+
+/*
+ * The sweeper's last step: in every database that accepts connections or
+ * has pools, start the workers that check and load its indexes, and wait
+ * for them, so that at most pm_index.startup_load_workers run at once (one,
+ * to check, in a database without pools or when loading is off).  Without a
+ * free worker slot an index loads on first use.
  */
 void
 pmi_launch_loads(void)
 {
-	List	   *databases = NIL;
+	List	   *databases = connectable_databases();
+	List	   *with_pools = NIL;
 	ListCell   *lc;
 
-	if (pmi_startup_load_workers == 0)
-		return;
 	foreach(lc, pmi_list_pools(InvalidOid, LOG))
 	{
 		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
 
 		if (!RelFileNodeBackendIsTemp(rnode))
+		{
 			databases = list_append_unique_oid(databases, rnode.node.dbNode);
+			with_pools = list_append_unique_oid(with_pools, rnode.node.dbNode);
+		}
 	}
 	foreach(lc, databases)
 	{
 		BackgroundWorkerHandle *handles[64];
+		int			nworkers = list_member_oid(with_pools, lfirst_oid(lc)) ?
+			Max(Min(pmi_startup_load_workers, lengthof(handles)), 1) : 1;
 		int			started = 0;
 
-		for (int k = 0; k < Min(pmi_startup_load_workers, lengthof(handles)); k++)
+		for (int k = 0; k < nworkers; k++)
 		{
-			LoadShare	share = {k, Min(pmi_startup_load_workers, lengthof(handles))};
+			LoadShare	share = {k, nworkers};
 			char		name[BGW_MAXLEN];
 
 			snprintf(name, sizeof(name), "pm_index load %d of database %u", k + 1, lfirst_oid(lc));
@@ -110,6 +163,39 @@ pmi_launch_loads(void)
 		for (int k = 0; k < started; k++)
 			wait_for_worker(handles[k]);
 	}
+}
+
+/*
+ * A WARNING for each index of this database whose pool cannot be used until
+ * someone acts (pmi_pool_condition): the start names them, where their
+ * queries would fail one by one.
+ */
+static void
+warn_unusable_pools(void)
+{
+	List	   *indexes;
+	ListCell   *lc;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	indexes = pmi_list_index_pools(false);
+	foreach(lc, indexes)
+	{
+		PmiIndexPool *ip = lfirst(lc);
+		PmiPoolCondition c;
+
+		if (RelFileNodeBackendIsTemp(ip->rnode))
+			continue;
+		pmi_pool_condition(pmi_pool_path(ip->rnode), false, &c);
+		if (c.unusable)
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("pm_index: index \"%s\" of database \"%s\" cannot be used: %s",
+							get_rel_name(ip->relid), get_database_name(MyDatabaseId), c.detail),
+					 c.hint ? errhint("%s", c.hint) : 0));
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
 }
 
 /*
@@ -153,7 +239,9 @@ pmi_load_main(Datum arg)
 	pgstat_report_appname("pm_index load");
 	errcxt = AllocSetContextCreate(TopMemoryContext, "pm_index load errors", ALLOCSET_SMALL_SIZES);
 
-	pools = pools_to_load(dbid);
+	if (share.worker == 0)
+		warn_unusable_pools();
+	pools = pmi_startup_load_workers > 0 ? pools_to_load(dbid) : NIL;
 	foreach(lc, pools)
 	{
 		CHECK_FOR_INTERRUPTS();

@@ -101,6 +101,26 @@ pmi_debug_unique_pause(void)
 		pg_usleep(debug_unique_pause_ms * 1000L);
 }
 
+/*
+ * pm_index.pool_dir: an empty value, which earlier versions documented as
+ * the default, is the default directory, so that SHOW names the directory
+ * in effect.
+ */
+static bool
+check_pool_dir(char **newval, void **extra, GucSource source)
+{
+	if (*newval != NULL && (*newval)[0] == '\0')
+	{
+		char	   *dflt = strdup(PMI_DEFAULT_POOL_DIR);
+
+		if (dflt == NULL)
+			return false;
+		free(*newval);
+		*newval = dflt;
+	}
+	return true;
+}
+
 /* postmaster: was the data directory shut down cleanly; has shmem been set up before */
 static bool started_clean = false;
 bool		pmi_started_from_elsewhere = false;
@@ -203,6 +223,7 @@ pmi_shmem_startup(void)
 		create_dram_tier();
 		/* a second initialization in one postmaster is a crash-restart */
 		pmi_shared->unclean_start = !started_clean || shmem_initialized_once;
+		pmi_shared->from_backup = pmi_started_from_backup && !shmem_initialized_once;
 		shmem_initialized_once = true;
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -222,13 +243,14 @@ _PG_init(void)
 
 	DefineCustomStringVariable("pm_index.pool_dir",
 							   "Directory holding the pool files of pm_index indexes.",
-							   "Empty means pm_index under the data directory. On a machine with "
-							   "persistent memory, point it into a DAX-mounted filesystem.",
+							   "A relative path is under the data directory, and created there if "
+							   "missing; an absolute one must exist. On a machine with persistent "
+							   "memory, point it into a DAX-mounted filesystem.",
 							   &pmi_pool_dir_guc,
-							   "",
+							   PMI_DEFAULT_POOL_DIR,
 							   PGC_POSTMASTER,
 							   0,
-							   NULL, NULL, NULL);
+							   check_pool_dir, NULL, NULL);
 	DefineCustomEnumVariable("pm_index.persistence",
 							 "How pool writes are made durable: auto, eadr, adr or msync.",
 							 "eadr: fences only (caches are persistent, or only process crashes "
@@ -303,6 +325,14 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("pm_index.debug_wal_error",
+							 "Fail the forming of every WAL record of pm_index index entries (tests only).",
+							 NULL,
+							 &pmi_debug_wal_error,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	pm_smo_pause_hook = debug_smo_pause;
 	pm_assert_hook = assert_failed;
 	pm_fatal_hook = fatal_failure;
@@ -343,9 +373,9 @@ _PG_init(void)
 	pmi_interlock_init();
 	pmi_redo_init();
 
-	/* once recovery has finished: create the pool directory, remove orphans */
+	/* once recovery has finished: create the pool directory, remove orphans, check and load */
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
@@ -357,6 +387,7 @@ _PG_init(void)
 	/* in archive recovery, from the first consistent state: the pools of dropped indexes */
 	if (pmi_archive_recovery)
 	{
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 		worker.bgw_start_time = BgWorkerStart_ConsistentState;
 		snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_standby_sweeper_main");
 		snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index standby pool sweeper");

@@ -15,6 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "storage/copydir.h"
@@ -40,7 +44,11 @@ typedef struct PoolCacheEntry
 static HTAB *pool_cache = NULL;
 
 
-/* The pool directory as an absolute path (messages name files in full). */
+/*
+ * The pool directory as an absolute path (messages name files in full): a
+ * relative pm_index.pool_dir is under the data directory, as log_directory
+ * is.
+ */
 const char *
 pmi_pool_dir(void)
 {
@@ -48,7 +56,7 @@ pmi_pool_dir(void)
 
 	if (dir == NULL)
 	{
-		const char *setting = (pmi_pool_dir_guc && pmi_pool_dir_guc[0]) ? pmi_pool_dir_guc : "pm_index";
+		const char *setting = pmi_pool_dir_guc;
 		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
 
 		dir = is_absolute_path(setting) ? pstrdup(setting) : psprintf("%s/%s", DataDir, setting);
@@ -216,31 +224,189 @@ pmi_relfilenode_exists(RelFileNodeBackend rnode)
 	return exists;
 }
 
-/* Create the default pool directory; a configured one must exist already. */
-void
-pmi_ensure_pool_dir(void)
+/*
+ * Is the pool directory a path relative to the data directory?  Such a
+ * directory is created when it is missing; an absolute one must exist: it
+ * is where persistent memory is mounted, and a mount point that is not
+ * mounted must not become a directory on another filesystem.
+ */
+static bool
+pool_dir_in_data_dir(void)
+{
+	return !is_absolute_path(pmi_pool_dir_guc);
+}
+
+/*
+ * Make sure the pool directory exists, creating one under the data
+ * directory; true if it does.  Otherwise reports why at elevel.
+ */
+bool
+pmi_ensure_pool_dir(int elevel)
 {
 	const char *dir = pmi_pool_dir();
 	struct stat st;
 
 	if (stat(dir, &st) == 0)
 	{
-		if (!S_ISDIR(st.st_mode))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("pm_index.pool_dir \"%s\" is not a directory", dir)));
-		return;
+		if (S_ISDIR(st.st_mode))
+			return true;
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pm_index.pool_dir \"%s\" is not a directory", dir)));
+		return false;
 	}
-	if (errno == ENOENT && !(pmi_pool_dir_guc && pmi_pool_dir_guc[0]))
+	if (errno == ENOENT && pool_dir_in_data_dir())
 	{
 		if (MakePGDirectory(dir) == 0 || errno == EEXIST)
-			return;
+			return true;
 	}
-	ereport(ERROR,
+	ereport(elevel,
 			(errcode_for_file_access(),
 			 errmsg("could not access pool directory \"%s\": %m", dir),
 			 errhint("Create the directory named by pm_index.pool_dir, owned by the server's "
 					 "operating system user, or reset pm_index.pool_dir to use the data directory.")));
+	return false;
+}
+
+/* Does the pool directory hold any pool file? */
+static bool
+pool_dir_holds_pools(const char *dir)
+{
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	bool		holds = false;
+
+	while (!holds && (de = ReadDirExtended(d, dir, LOG)) != NULL)
+	{
+		RelFileNodeBackend rnode;
+
+		holds = pmi_parse_pool_name(de->d_name, &rnode);
+	}
+	if (d != NULL)
+		FreeDir(d);
+	return holds;
+}
+
+/*
+ * Why the pool file at path is not there, for a message: its directory is
+ * missing or cannot be read, or holds no pool at all (pm_index.pool_dir
+ * names another directory than the pools', or the filesystem holding them
+ * is not mounted), or this file alone is gone.  REINDEX is the remedy only
+ * in the last case: in the others every index's pool is where the
+ * directory is.
+ */
+void
+pmi_pool_missing(const char *path, PmiMissingPool *m)
+{
+	const char *dir = pmi_pool_dir();
+	struct stat st;
+	int			rc = stat(dir, &st);
+
+	m->detail = NULL;
+	if (rc != 0 || !S_ISDIR(st.st_mode))
+	{
+		int			save_errno = rc != 0 ? errno : ENOTDIR;
+		bool		gone = save_errno == ENOENT;
+
+		m->sqlstate = gone ? ERRCODE_UNDEFINED_FILE :
+			(save_errno == EACCES || save_errno == EPERM) ? ERRCODE_INSUFFICIENT_PRIVILEGE :
+			ERRCODE_IO_ERROR;
+		errno = save_errno;
+		m->message = gone ? psprintf("pool directory \"%s\" does not exist", dir) :
+			psprintf("could not access pool directory \"%s\": %m", dir);
+		m->detail = psprintf("The index's pool file is \"%s\".", path);
+		m->hint = !pool_dir_in_data_dir() ?
+			"Mount or create the directory pm_index.pool_dir names, or set pm_index.pool_dir to the directory holding the pools, and restart the server." :
+			gone ? "The pool directory under the data directory was removed: restore it, or REINDEX the index to build its pool again." :
+			"Check that pm_index.pool_dir and its files are readable and writable by the server's operating system user.";
+		return;
+	}
+	m->sqlstate = ERRCODE_UNDEFINED_FILE;
+	if (!pool_dir_holds_pools(dir))
+	{
+		m->message = psprintf("pool file \"%s\" does not exist, and pool directory \"%s\" holds no pool file",
+							  path, dir);
+		m->hint = "If pm_index.pool_dir was changed or the filesystem holding the pools is not mounted, set it to the directory holding the pools, or mount it, and restart the server; if the pools were removed, REINDEX the index.";
+	}
+	else
+	{
+		m->message = psprintf("pool file \"%s\" does not exist", path);
+		m->hint = "If the pool file was removed, REINDEX the index to build it again.";
+	}
+}
+
+/* ERROR: the pool file of index_name at path is not there (pmi_pool_missing says why). */
+void
+pmi_report_missing_pool(const char *path, const char *index_name)
+{
+	PmiMissingPool m;
+
+	pmi_pool_missing(path, &m);
+	ereport(ERROR,
+			(errcode(m.sqlstate),
+			 errmsg("%s", m.message),
+			 m.detail ? errdetail("%s", m.detail) : 0,
+			 errhint("%s", m.hint),
+			 errcontext("index \"%s\"", index_name)));
+	pg_unreachable();
+}
+
+/*
+ * The condition of the pool file at path, from its header: what
+ * pm_index_pools() shows (a pool whose index is gone is an orphan, which the
+ * caller decides), what is wrong and what to do.  temporary: the pool of a
+ * temporary index.
+ */
+void
+pmi_pool_condition(const char *path, bool temporary, PmiPoolCondition *c)
+{
+	pm_error	err;
+
+	c->detail = NULL;
+	c->hint = NULL;
+	c->unusable = false;
+	c->header_valid = pm_pool_read_header(path, &c->hdr, NULL, &err) == PM_OK;
+	if (!c->header_valid)
+	{
+		c->unusable = true;
+		if (err.code == PM_ERR_NOTFOUND)
+		{
+			PmiMissingPool m;
+
+			pmi_pool_missing(path, &m);
+			c->state = m.sqlstate == ERRCODE_UNDEFINED_FILE ? "missing" : "inaccessible";
+			c->detail = m.message;
+			c->hint = m.hint;
+			return;
+		}
+		c->state = err.code == PM_ERR_VERSION ? "needs reindex" :
+			pm_errcode_is_access(err.code) ? "inaccessible" : "corrupt";
+		c->detail = pstrdup(err.msg);
+		(void) pmi_core_error_sqlstate(&err, &c->hint);
+		return;
+	}
+	if (c->hdr.flags & PM_POOL_FLAG_UNTRUSTED)
+	{
+		c->state = "needs reindex";
+		c->detail = "the pool was not kept current by WAL replay, or replay could not apply a change to it";
+		c->hint = "REINDEX the index.";
+		c->unusable = true;
+	}
+	else if (pm_header_torn(&c->hdr, pm_current_boot()))
+	{
+		c->state = "needs reindex";
+		c->detail = "the pool was in use when the operating system stopped, on storage that may lose writes then";
+		c->hint = "On a primary its first use replaces it with one a background worker builds from the table.";
+	}
+	else if (c->hdr.flags & PM_POOL_FLAG_BUILDING)
+	{
+		c->state = "building";
+		c->detail = "a background worker is building the pool from its table; queries do not use the index until then";
+	}
+	else if (temporary)
+		c->state = "temporary";
+	else
+		c->state = c->hdr.clean_shutdown == PM_POOL_CLEAN ? "clean" : "in use";
 }
 
 static void
@@ -369,6 +535,8 @@ pmi_pool_open(Relation index)
 	if (cached_pool_open(path, &pool, &err) != PM_OK)
 	{
 		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+		if (err.code == PM_ERR_NOTFOUND)
+			pmi_report_missing_pool(path, RelationGetRelationName(index));
 		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
 	}
 	if (fstat(pool->fd, &st) != 0)
@@ -552,6 +720,59 @@ pmi_list_pools(Oid dbid, int elevel)
 	if (d != NULL)
 		FreeDir(d);
 	list_sort(found, pool_order);
+	return found;
+}
+
+/*
+ * The relfilenode of an index of the current database as its pool's name has
+ * it: a temporary index's carries the backend of its session.
+ */
+RelFileNodeBackend
+pmi_class_rnode(Form_pg_class c)
+{
+	RelFileNodeBackend r;
+
+	r.node.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
+	r.node.dbNode = MyDatabaseId;
+	r.node.relNode = c->relfilenode;
+	r.backend = c->relpersistence == RELPERSISTENCE_TEMP ?
+		GetTempNamespaceBackendId(c->relnamespace) : InvalidBackendId;
+	return r;
+}
+
+/*
+ * The pm_index indexes of the current database's catalog (a list of
+ * palloc'd PmiIndexPools), each with storage of its own; the temporary ones
+ * of other sessions too if other_sessions.
+ */
+List *
+pmi_list_index_pools(bool other_sessions)
+{
+	Relation	pg_class;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *found = NIL;
+
+	if (!pmi_am_installed())
+		return NIL;
+	pg_class = table_open(RelationRelationId, AccessShareLock);
+	scan = systable_beginscan(pg_class, InvalidOid, false, NULL, 0, NULL);
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
+		PmiIndexPool *ip;
+
+		if (c->relkind != RELKIND_INDEX || !OidIsValid(c->relam) || pmi_am_ops(c->relam) == NULL ||
+			(c->relpersistence == RELPERSISTENCE_TEMP && !other_sessions &&
+			 !isTempNamespace(c->relnamespace)))
+			continue;
+		ip = palloc(sizeof(PmiIndexPool));
+		ip->relid = c->oid;
+		ip->rnode = pmi_class_rnode(c);
+		found = lappend(found, ip);
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
 	return found;
 }
 

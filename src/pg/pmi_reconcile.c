@@ -179,8 +179,9 @@ static int
 reconcile_batch(void *arg, const void *entries, int n)
 {
 	Reconcile  *r = arg;
-	int			removed = 0;
-	char	   *removed_now = palloc(r->ops->entry_size * n);	/* for WAL */
+	int			nstale = 0;
+	int			removed;
+	char	   *stale = palloc(r->ops->entry_size * n);
 
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < n; i++)
@@ -191,12 +192,11 @@ reconcile_batch(void *arg, const void *entries, int n)
 		if (!r->ops->entry_tid(entry, &tid))
 			continue;
 		r->checked++;
-		if (!heap_item_current(r, &tid, entry) &&
-			r->ops->delete_entry(r->heap.index, r->state, entry))
-			memcpy(removed_now + removed++ * r->ops->entry_size, entry, r->ops->entry_size);
+		if (!heap_item_current(r, &tid, entry))
+			memcpy(stale + nstale++ * r->ops->entry_size, entry, r->ops->entry_size);
 	}
-	pmi_log_deletes(r->heap.index, r->ops, r->pool, removed_now, removed);
-	pfree(removed_now);
+	removed = pmi_delete_logged(r->heap.index, r->ops, r->pool, r->state, stale, nstale);
+	pfree(stale);
 	r->removed += removed;
 	return removed;
 }
@@ -229,8 +229,9 @@ cmp_note(const void *a, const void *b)
 }
 
 /*
- * Reconcile an index with its table after a crash, before it serves: the
- * entries its ring notes, or all of them.  state is the access method's
+ * Reconcile an index with its table after a crash, or a start from a base
+ * backup (a copy of a running server's data directory), before it serves:
+ * the entries its ring notes, or all of them.  state is the access method's
  * handles on the structure in pool, recovered (ops->recover).
  */
 void
@@ -265,8 +266,10 @@ pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
 	if (ring != NULL)
 		pm_recon_clear(pool, ring);
 	ereport(LOG,
-			(errmsg("pm_index: reconciled index \"%s\" with its table after a crash: %lld entries checked, %lld removed",
-					RelationGetRelationName(index), (long long) r.checked, (long long) r.removed),
+			(errmsg("pm_index: reconciled index \"%s\" with its table after %s: %lld entries checked, %lld removed",
+					RelationGetRelationName(index),
+					pmi_shared->from_backup ? "a start from a base backup" : "a crash",
+					(long long) r.checked, (long long) r.removed),
 			 errdetail("%s", full ? "Every entry was checked (no reconciliation ring, or it overflowed)." :
 					   "Only the entries noted in the pool's reconciliation ring were checked.")));
 }

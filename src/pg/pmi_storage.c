@@ -47,57 +47,6 @@
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
-/* A pm_index index and its relfilenode before a command. */
-typedef struct IndexFiles
-{
-	Oid			relid;
-	RelFileNodeBackend rnode;
-} IndexFiles;
-
-/* The relfilenode of an index of this database (a temporary one is this backend's). */
-static RelFileNodeBackend
-rnode_of(Form_pg_class c)
-{
-	RelFileNodeBackend r;
-
-	r.node.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
-	r.node.dbNode = MyDatabaseId;
-	r.node.relNode = c->relfilenode;
-	r.backend = c->relpersistence == RELPERSISTENCE_TEMP ? MyBackendId : InvalidBackendId;
-	return r;
-}
-
-/* The pm_index indexes of this database with storage of their own. */
-static List *
-pm_indexes(void)
-{
-	Relation	pg_class;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	List	   *found = NIL;
-
-	if (!pmi_am_installed())
-		return NIL;
-	pg_class = table_open(RelationRelationId, AccessShareLock);
-	scan = systable_beginscan(pg_class, InvalidOid, false, NULL, 0, NULL);
-	while ((tup = systable_getnext(scan)) != NULL)
-	{
-		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
-		IndexFiles *f;
-
-		if (c->relkind != RELKIND_INDEX || !OidIsValid(c->relam) || pmi_am_ops(c->relam) == NULL ||
-			(c->relpersistence == RELPERSISTENCE_TEMP && !isTempNamespace(c->relnamespace)))
-			continue;
-		f = palloc(sizeof(IndexFiles));
-		f->relid = c->oid;
-		f->rnode = rnode_of(c);
-		found = lappend(found, f);
-	}
-	systable_endscan(scan);
-	table_close(pg_class, AccessShareLock);
-	return found;
-}
-
 /* After SET TABLESPACE: a copy of each moved index's pool under its new relfilenode. */
 static void
 follow_moved_indexes(List *before)
@@ -106,13 +55,13 @@ follow_moved_indexes(List *before)
 
 	foreach(lc, before)
 	{
-		IndexFiles *f = lfirst(lc);
+		PmiIndexPool *f = lfirst(lc);
 		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(f->relid));
 		RelFileNodeBackend now;
 
 		if (!HeapTupleIsValid(tup))
 			continue;
-		now = rnode_of((Form_pg_class) GETSTRUCT(tup));
+		now = pmi_class_rnode((Form_pg_class) GETSTRUCT(tup));
 		ReleaseSysCache(tup);
 		if (RelFileNodeBackendEquals(now, f->rnode))
 			continue;
@@ -205,7 +154,7 @@ pmi_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 
 	if (IsA(stmt, AlterTableMoveAllStmt) ||
 		(IsA(stmt, AlterTableStmt) && sets_tablespace((AlterTableStmt *) stmt)))
-		indexes = pm_indexes();
+		indexes = pmi_list_index_pools(false);
 	else if (IsA(stmt, AlterDatabaseStmt) &&
 			 option_string(((AlterDatabaseStmt *) stmt)->options, "tablespace") != NULL)
 	{

@@ -7,8 +7,8 @@
  *	  relation's file is gone, marks pools that predate a start from an
  *	  archive without being kept by replay, starts the build of pools that
  *	  replaced a backup's copies or that replace pools an OS crash tore
- *	  (pmi_fill.c), and then the loading of every index's DRAM layer
- *	  (pmi_load.c).
+ *	  (pmi_fill.c), and then, in every database, the check of each index's
+ *	  pool and the loading of every index's DRAM layer (pmi_load.c).
  *
  *	  On a standby, a second worker starts the build of pools that replaced
  *	  a backup's copies (pmi_fill.c) and removes the pools of dropped indexes
@@ -230,16 +230,25 @@ pmi_standby_sweeper_main(Datum arg)
 	proc_exit(0);
 }
 
+/*
+ * Connected to no database: it reads the shared catalog of databases, to
+ * start a worker in each that checks the pools of its indexes (pmi_load.c).
+ * Without a pool directory there is nothing to sweep or build, but those
+ * checks still name every index that cannot be used.
+ */
 void
 pmi_sweeper_main(Datum arg)
 {
 	BackgroundWorkerUnblockSignals();
-	pmi_ensure_pool_dir();
-	report_durability();
-	(void) sweep_orphans();
-	if (pmi_started_from_elsewhere)
-		mark_untrusted_pools();
-	pmi_launch_fills();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	if (pmi_ensure_pool_dir(WARNING))
+	{
+		report_durability();
+		(void) sweep_orphans();
+		if (pmi_started_from_elsewhere)
+			mark_untrusted_pools();
+		pmi_launch_fills();
+	}
 	pmi_launch_loads();
 	proc_exit(0);
 }

@@ -77,29 +77,25 @@ vacuum_batch(void *arg, const void *entries, int n)
 {
 	VacuumPass *v = arg;
 	const PmiAmOps *ops = v->h->ops;
-	int			deleted = 0;
-	char	   *deleted_now = palloc(ops->entry_size * n); /* for WAL */
+	int			ndead = 0;
+	int			deleted;
+	char	   *dead = palloc(ops->entry_size * n);
+	pm_counters before;
 
 	for (int i = 0; i < n; i++)
 	{
 		const void *entry = (const char *) entries + i * ops->entry_size;
 		ItemPointerData tid;
-		pm_counters before;
 
 		if (!ops->entry_tid(entry, &tid) || !v->callback(&tid, v->callback_state))
-		{
 			v->live++;
-			continue;
-		}
-		before = pm_tls_counters;
-		if (ops->delete_entry(v->index, v->h->am_state, entry))
-		{
-			memcpy(deleted_now + deleted++ * ops->entry_size, entry, ops->entry_size);
-			pmi_count_write(v->h, &before, false);
-		}
+		else
+			memcpy(dead + ndead++ * ops->entry_size, entry, ops->entry_size);
 	}
-	pmi_log_deletes(v->index, ops, v->h->pool, deleted_now, deleted);
-	pfree(deleted_now);
+	before = pm_tls_counters;
+	deleted = pmi_delete_logged(v->index, ops, v->h->pool, v->h->am_state, dead, ndead);
+	pmi_count_writes(v->h, &before, deleted, false);
+	pfree(dead);
 	v->removed += deleted;
 	vacuum_delay(1, deleted > 0);
 	return deleted;

@@ -216,4 +216,12 @@ is( $primary->safe_psql(
 	'|||', 'and they verify');
 
 $_->stop for ($primary, $restored, $pitr, $standby);
+# No server started from the backup says it reconciled an index after a crash (a reconciliation
+# there follows a start from a base backup, and says so).
+for my $copy ($restored, $pitr, $standby)
+{
+	ok(!$copy->log_contains(qr/pm_index: reconciled index "[^"]*" with its table after a crash/),
+		$copy->name . ': no reconciliation is logged as following a crash');
+}
+
 done_testing();

@@ -129,9 +129,10 @@ my $reindex_hint = qr/HINT:  REINDEX the index/;
 
 scenario(
 	name => 'pool file deleted',
+	state => 'missing',
 	damage => sub { unlink($_[0]) or die "unlink $_[0]: $!" },
-	error => qr/No such file or directory|does not exist/,
-	hint => qr/HINT:  If the pool file was removed, REINDEX the index to rebuild it\./);
+	error => qr/ERROR:  pool file ".*" does not exist/,
+	hint => qr/HINT:  If the pool file was removed, REINDEX the index to build it again\./);
 
 scenario(
 	name => 'pool file truncated inside its header',
@@ -241,14 +242,17 @@ is($node->safe_psql('postgres', $BY_INDEX . 'SELECT count(*) FROM healthy WHERE 
 	'10', 'writable again: CREATE INDEX works');
 
 # The pool directory moved away while the server runs: a new session cannot map the pools and
-# says to REINDEX; REINDEX makes the default directory again and rebuilds into it.
+# names the directory, and, as it is the default one under the data directory, says to restore
+# it or REINDEX; REINDEX makes the default directory again and rebuilds into it.
 $node->safe_psql('postgres', 'DROP INDEX healthy_k2');
 my $k_pool = pool_of($victims[0]);
 rename($pool_dir, "$pool_dir.moved") or die "rename $pool_dir: $!";
 ($ret, $stdout, $stderr) = $node->psql('postgres', $BY_INDEX . $probe{$victims[0]}[0]);
 isnt($ret, 0, 'pool_dir gone: a scan in a new session fails');
-like($stderr, qr/ERROR:  .*\Q$k_pool\E/, 'pool_dir gone: the error names the missing pool');
-like($stderr, qr/HINT:  If the pool file was removed, REINDEX/, 'pool_dir gone: the HINT says to REINDEX');
+like($stderr, qr/ERROR:  pool directory "\Q$pool_dir\E" does not exist/, 'pool_dir gone: the error names the directory');
+like($stderr, qr/DETAIL:  The index's pool file is "\Q$k_pool\E"/, 'pool_dir gone: its detail the missing pool');
+like($stderr, qr/HINT:  The pool directory under the data directory was removed: restore it, or REINDEX/,
+	'pool_dir gone: the HINT says to restore it or REINDEX');
 $node->safe_psql('postgres', 'REINDEX TABLE victim; REINDEX TABLE healthy');
 ok(-d $pool_dir, 'pool_dir gone: REINDEX made the default directory again');
 for my $index (sort keys %probe)

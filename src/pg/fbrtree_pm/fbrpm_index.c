@@ -165,19 +165,15 @@ fbrpm_entry_tid(const void *entry, ItemPointer tid)
 	return true;
 }
 
-/* Delete one entry from the tree it belongs to; returns whether it was there. */
-static bool
-fbrpm_delete_entry(Relation index, void *state, const void *entry)
+/* PmiAmOps.delete_entry: from the tree the entry belongs to. */
+static pm_errcode
+fbrpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 {
 	FbrpmTrees *trees = state;
 	const fbr_item *item = entry;
-	bool		found;
-	pm_error	err;
 
-	if (fbr_delete((item->payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial, item,
-				   &found, &err) != PM_OK)
-		pmi_report(&err, index);
-	return found;
+	return fbr_delete((item->payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial, item,
+					  found, err);
 }
 
 /*

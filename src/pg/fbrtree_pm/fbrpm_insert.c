@@ -2,12 +2,24 @@
  * fbrpm_insert.c
  *	  aminsert: one failure-atomic R-tree insert into the pool; no buffer
  *	  lock.  Durable on return (src/core/fbrtree/README.md), after a note in
- *	  the pool's reconciliation ring and before its WAL record (pmi_wal.c).
+ *	  the pool's reconciliation ring, one unit with its WAL record
+ *	  (pmi_insert_logged).
  *	  NULLs and empty values go to the side tree.
  */
 #include "fbrpm.h"
 
 #include "utils/rel.h"
+
+/* PmiEntryChangeFn: into the tree the item belongs to (NULLs and empty values: the side tree) */
+static pm_errcode
+insert_item(PmiIndex *h, const void *entry, pm_error *err)
+{
+	const fbr_item *item = entry;
+	FbrpmTrees *trees = fbrpm_trees(h);
+
+	return fbr_insert((item->payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial, item,
+					  err);
+}
 
 bool
 fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -18,17 +30,13 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	pm_counters before;
 	FbrpmOpclass oc;
 	fbr_item	item;
-	bool		side;
-	pm_error	err;
 
 	fbrpm_opclass(index, &oc);
 	h = fbrpm_open(index, &oc);
 	before = pm_tls_counters;
-	side = fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
+	(void) fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);
-	if (fbr_insert(side ? &fbrpm_trees(h)->side : &fbrpm_trees(h)->spatial, &item, &err) != PM_OK)
-		pmi_report(&err, index);
-	pmi_log_insert(index, h, &item);
-	pmi_count_write(h, &before, true);
+	pmi_insert_logged(index, h, &item, insert_item);
+	pmi_count_writes(h, &before, 1, true);
 	return false;
 }

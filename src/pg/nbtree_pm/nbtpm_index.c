@@ -199,6 +199,13 @@ static const OrdOps nbtpm_ord_ops = {
 	.load = nbtpm_load,
 };
 
+/* PmiAmOps.delete_entry: the structure's delete */
+static pm_errcode
+nbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
+{
+	return nbt_delete(state, entry, found, err);
+}
+
 static pm_errcode
 nbtpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
 {
@@ -227,7 +234,7 @@ const PmiAmOps nbtpm_am_ops = {
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
 	.keep_entry = ord_keep_entry,
-	.delete_entry = ord_delete_entry,
+	.delete_entry = nbtpm_delete_entry,
 	.insert_entry = ord_insert_entry,
 	.foreach_batch = nbtpm_foreach_batch,
 	.note_entries = ord_note_entries,

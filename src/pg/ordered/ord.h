@@ -212,6 +212,7 @@ extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 					   bool indexUnchanged, IndexInfo *indexInfo);
 
 /* ord_unique.c */
+extern pm_errcode ord_pool_insert(PmiIndex *h, const void *entry, pm_error *err);
 extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k,
 							  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
 							  IndexUniqueCheck checkUnique);
@@ -246,7 +247,6 @@ extern void ord_make_entry(void *context, const Datum *values, const bool *isnul
 extern int	ord_entry_cmp(const void *a, const void *b);
 extern bool ord_entry_tid(const void *entry, ItemPointer tid);
 extern void ord_keep_entry(void *entry);
-extern bool ord_delete_entry(Relation index, void *state, const void *entry);
 extern void ord_insert_entry(Relation index, void *context, void *state, const Datum *values,
 							 const bool *isnull, ItemPointer tid);
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);

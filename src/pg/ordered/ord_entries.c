@@ -90,17 +90,6 @@ ord_insert_entry(Relation index, void *context, void *state, const Datum *values
 		pmi_report(&err, index);
 }
 
-bool
-ord_delete_entry(Relation index, void *state, const void *entry)
-{
-	bool		found;
-	pm_error	err;
-
-	if (ord_ops(index)->delete(state, entry, &found, &err) != PM_OK)
-		pmi_report(&err, index);
-	return found;
-}
-
 /*
  * PmiAmOps.log_entry: the key and the rest, then for a wide entry its record
  * (header and bytes), which replay rebuilds in its own memory.

@@ -2,8 +2,9 @@
  * ord_insert.c
  *	  aminsert of the ordered access methods: one insert into the pool, no
  *	  buffer lock, durable on return, after a note in the pool's
- *	  reconciliation ring (pmi_note_insert) and before its WAL record
- *	  (pmi_wal.c); into a unique index, with the check of ord_unique.c.
+ *	  reconciliation ring (pmi_note_insert), one unit with its WAL record
+ *	  (pmi_insert_logged); into a unique index, with the check of
+ *	  ord_unique.c.
  */
 #include "ord.h"
 
@@ -39,6 +40,13 @@ insert_state(Relation index, IndexInfo *indexInfo)
 	return s;
 }
 
+/* PmiEntryChangeFn: the structure's insert of an OrdKey */
+pm_errcode
+ord_pool_insert(PmiIndex *h, const void *entry, pm_error *err)
+{
+	return ((const OrdOps *) h->ops->family_ops)->insert(h->am_state, entry, err);
+}
+
 bool
 ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -50,7 +58,6 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	const OrdColumn *col = &s->col;
 	OrdKey		k = ord_key_of(col, values, isnull, ht_ctid);
 	pm_counters before = pm_tls_counters;
-	pm_error	err;
 	bool		result = false;
 	bool		any_null = false;
 
@@ -59,9 +66,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	if (checkUnique == UNIQUE_CHECK_NO || (any_null && !indexInfo->ii_NullsNotDistinct))
 	{
 		pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
-		if (((const OrdOps *) h->ops->family_ops)->insert(h->am_state, &k, &err) != PM_OK)
-			pmi_report(&err, index);
-		pmi_log_insert(index, h, &k);
+		pmi_insert_logged(index, h, &k, ord_pool_insert);
 	}
 	else
 	{
@@ -72,7 +77,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		result = ord_insert_unique(index, h, col, &k, values, isnull, ht_ctid, heapRel,
 								   checkUnique);
 	}
-	pmi_count_write(h, &before, true);
+	pmi_count_writes(h, &before, 1, true);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(s->per_insert);
 	return result;

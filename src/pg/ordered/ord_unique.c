@@ -151,7 +151,6 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 	bool		checks = equal_entries(index, col, k, values[0], isnull[0], &lo, &hi);
 	LWLock	   *lock = pmi_unique_lock(RelationGetRelid(index), lo.key);
 	OrdConflict conflict = ORD_NO_CONFLICT;
-	pm_error	err;
 
 	for (;;)
 	{
@@ -182,9 +181,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 	pmi_debug_unique_pause();
 	if (checkUnique != UNIQUE_CHECK_EXISTING)
 	{
-		if (ops->insert(h->am_state, k, &err) != PM_OK)
-			pmi_report(&err, index);
-		pmi_log_insert(index, h, k);
+		pmi_insert_logged(index, h, k, ord_pool_insert);
 	}
 	LWLockRelease(lock);
 	return conflict == ORD_NO_CONFLICT;

@@ -156,6 +156,13 @@ static const OrdOps phastpm_ord_ops = {
 	.load = phastpm_load,
 };
 
+/* PmiAmOps.delete_entry: the structure's delete */
+static pm_errcode
+phastpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
+{
+	return phast_delete(state, entry, found, err);
+}
+
 static pm_errcode
 phastpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
 {
@@ -180,7 +187,7 @@ const PmiAmOps phastpm_am_ops = {
 	.make_entry = ord_make_entry,
 	.entry_cmp = ord_entry_cmp,
 	.entry_tid = ord_entry_tid,
-	.delete_entry = ord_delete_entry,
+	.delete_entry = phastpm_delete_entry,
 	.insert_entry = ord_insert_entry,
 	.foreach_batch = phastpm_foreach_batch,
 	.note_entries = ord_note_entries,
