@@ -4,8 +4,10 @@
 # with a sequential scan
 # (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
-# scan (tests/diff/fbrtree_pm.sql).  Then one pass in a single snapshot while writers change
-# the tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
+# scan (tests/diff/fbrtree_pm.sql); random AND/OR/NOT WHERE shapes on tables of every access
+# method (tests/diff/where.sql).  Then one
+# pass in a single snapshot while writers change the tables and VACUUM runs.  Seeded: the seed
+# is printed, and PM_DIFF_SEED=<seed> replays it.
 # PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
 # PM_DIFF_ROWS (default 200) the random rows per table; tests/torture raises both.
 use strict;
@@ -31,7 +33,7 @@ my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
-$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm)));
+$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm where)));
 # setseed() takes [-1, 1]
 my $setseed = sprintf('SELECT setseed(%.9f);', ($seed % 2_000_000_001) / 1_000_000_000 - 1);
 
@@ -94,6 +96,13 @@ for my $shape (split /\n/, $node->safe_psql('postgres', 'SELECT shape FROM pm_di
 		report("query LIKE '%pm_diff.mc${shape}\\_$o %'");
 	}
 }
+# WHERE shapes: AND/OR/NOT nesting over boolean, int and spatial conditions, planned and run
+# on tables with nbtree_pm, phast_pm and fbrtree_pm indexes, against btree and GiST and a
+# sequential scan
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_setup($rows * 2)");
+$node->safe_psql('postgres', 'VACUUM ANALYZE pm_diff.wh_btree, pm_diff.wh_nbtree_pm, pm_diff.wh_phast_pm');
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_run(@{[ 60 * $values ]})");
+report(q{kind LIKE 'where%'});
 # fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
 diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows, class) FROM pm_diff.fbr_classes()");
@@ -113,7 +122,9 @@ diag('differential: GiST differs from a sequential scan in '
 # every shape was planned and run (a check the planner never reached tests nothing)
 is( $node->safe_psql(
 		'postgres', q{
-	SELECT string_agg(s, ',' ORDER BY s) FROM unnest('{bitmap,index,indexonly,merge,parallel,parallelonly}'::text[]) s
+	SELECT string_agg(s, ',' ORDER BY s)
+	  FROM unnest('{bitmap,index,indexonly,merge,parallel,parallelonly,"where bitmapor","where bitmap",
+	                "where index"}'::text[]) s
 	 WHERE NOT EXISTS (SELECT FROM pm_diff.counts c WHERE c.shape = s AND c.n > 0)}),
 	'', 'every plan shape ran');
 diag('differential: ' . $node->safe_psql('postgres',
