@@ -53,6 +53,12 @@ static List *derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List 
  * nothing stands as it is), so that a BitmapOr of index scans can serve it
  * as it serves GiST's or btree's derived conditions.  An arm that is an AND
  * yields the AND of what its members yield.  NULL if no arm yields anything.
+ *
+ * The arms are read in the OR's orclause, where each is a RestrictInfo or
+ * an AND of RestrictInfos (make_sub_restrictinfos), and the derived OR is
+ * an expression, which make_restrictinfo decorates again: an arm that
+ * stands as it is is taken from the clause, whose arguments are the
+ * orclause's arms as written, in the same order.
  */
 static RestrictInfo *
 derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, RestrictInfo *rinfo)
@@ -60,9 +66,12 @@ derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Res
 	List	   *arms = NIL;
 	bool		any = false;
 	ListCell   *lc;
+	ListCell   *lw;
 	RestrictInfo *derived;
 
-	foreach(lc, ((BoolExpr *) rinfo->orclause)->args)
+	Assert(list_length(((BoolExpr *) rinfo->orclause)->args) ==
+		   list_length(((BoolExpr *) rinfo->clause)->args));
+	forboth(lc, ((BoolExpr *) rinfo->orclause)->args, lw, ((BoolExpr *) rinfo->clause)->args)
 	{
 		Node	   *arm = lfirst(lc);
 		List	   *members = is_andclause(arm) ? ((BoolExpr *) arm)->args : list_make1(arm);
@@ -72,7 +81,7 @@ derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Res
 
 		if (yielded == NIL)
 		{
-			arms = lappend(arms, IsA(arm, RestrictInfo) ? (Node *) ((RestrictInfo *) arm)->clause : arm);
+			arms = lappend(arms, lfirst(lw));
 			continue;
 		}
 		any = true;

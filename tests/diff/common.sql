@@ -23,20 +23,24 @@ LANGUAGE sql STABLE AS $$ SELECT format_type(t, -1) $$;
 CREATE FUNCTION pm_diff.lit(v text, t regtype) RETURNS text
 LANGUAGE sql STABLE AS $$ SELECT format('%L::%s', v, pm_diff.typ(t)) $$;
 
--- Settings of a plan shape, local to the transaction.
+-- Settings of a plan shape, local to the transaction ('planner': every kind of plan allowed, as
+-- by default).
 CREATE FUNCTION pm_diff.set_shape(shape text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('enable_seqscan', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_seqscan', (shape IN ('seq', 'planner'))::text, true);
   PERFORM set_config('enable_indexscan', (shape IN ('index', 'indexonly', 'merge', 'nestloop', 'builtin',
-                                                   'parallel', 'parallelonly'))::text, true);
-  PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge', 'parallelonly'))::text, true);
-  PERFORM set_config('enable_bitmapscan', (shape = 'bitmap')::text, true);
+                                                   'parallel', 'parallelonly', 'planner'))::text, true);
+  PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge', 'parallelonly', 'planner'))::text, true);
+  PERFORM set_config('enable_bitmapscan', (shape IN ('bitmap', 'planner'))::text, true);
   PERFORM set_config('enable_sort', (shape NOT IN ('merge'))::text, true);
-  PERFORM set_config('enable_mergejoin', (shape = 'merge')::text, true);
-  PERFORM set_config('enable_hashjoin', (shape = 'seq')::text, true);
+  PERFORM set_config('enable_mergejoin', (shape IN ('merge', 'planner'))::text, true);
+  PERFORM set_config('enable_hashjoin', (shape IN ('seq', 'planner'))::text, true);
   PERFORM set_config('enable_nestloop', (shape <> 'merge')::text, true);
-  PERFORM set_config('enable_material', 'false', true);
+  PERFORM set_config('enable_material', (shape = 'planner')::text, true);
+  -- a plan of a kind turned off costs past jit_above_cost, and compiling it would take longer
+  -- than running it
+  PERFORM set_config('jit', 'off', true);
   -- the parallel shapes: a Gather (Merge) over the index scan, however small the table
   PERFORM set_config('parallel_setup_cost', CASE WHEN shape LIKE 'parallel%' THEN '0' ELSE '1000' END, true);
   PERFORM set_config('parallel_tuple_cost', CASE WHEN shape LIKE 'parallel%' THEN '0' ELSE '0.1' END, true);
@@ -83,9 +87,10 @@ LANGUAGE sql AS $$
   INSERT INTO pm_diff.failures VALUES (kind, q, left(got, 2000), left(want, 2000))
 $$;
 
-CREATE FUNCTION pm_diff.count(shape text) RETURNS void
+-- n more answers compared under a shape (or of a class: cursor moves, WHERE shapes)
+CREATE FUNCTION pm_diff.count(shape text, n bigint DEFAULT 1) RETURNS void
 LANGUAGE sql AS $$
-  INSERT INTO pm_diff.counts VALUES (shape, 1) ON CONFLICT (shape) DO UPDATE SET n = counts.n + 1
+  INSERT INTO pm_diff.counts VALUES (shape, n) ON CONFLICT (shape) DO UPDATE SET n = counts.n + excluded.n
 $$;
 
 -- Ordered answers compare by the type's equality (-0 equals 0 there, as ties may come in either

@@ -12,7 +12,9 @@
 -- = ANY arrays, two-sided ranges, IS [NOT] NULL, ORDER BY in four orderings with and without
 -- LIMIT, min/max, merge joins and parameterized nested loops; each answer is compared with the
 -- btree index's and with a sequential scan's, in the caller's snapshot.  Each plan is checked to
--- use the table's index (an index that the planner never picks tests nothing).
+-- use the table's index (an index that the planner never picks tests nothing).  Scroll cursors
+-- on the tables of a type of each kind of key move at random, move by move against a cursor on
+-- the btree table.
 
 -- The btree table that answers for the table of type t and ordering ord.
 CREATE FUNCTION pm_diff.oracle(t regtype, ord text) RETURNS text
@@ -333,8 +335,192 @@ BEGIN
                         t, ord, ARRAY['indexonly'] || paronly);
 END $$;
 
--- Every query of one type and one index ordering.
-CREATE FUNCTION pm_diff.run_type(t regtype, ord text, nrandom int) RETURNS void
+-- Scroll cursors.  A random move of a cursor over an answer of n rows: FETCH or MOVE in every
+-- direction, steps of either sign, to and past the ends and runs that end past them (where the
+-- scan runs off an end and the next move turns it back).
+CREATE FUNCTION pm_diff.cursor_move(n int) RETURNS text
+LANGUAGE sql AS $$
+  SELECT (ARRAY['FETCH', 'FETCH', 'FETCH', 'MOVE'])[1 + floor(random() * 4)::int] || ' ' ||
+    CASE floor(random() * 14)::int
+      WHEN 0 THEN 'FIRST' WHEN 1 THEN 'LAST' WHEN 2 THEN 'NEXT' WHEN 3 THEN 'PRIOR'
+      WHEN 4 THEN format('ABSOLUTE %s', floor(random() * (2 * n + 7))::int - n - 3)
+      WHEN 5 THEN format('RELATIVE %s', floor(random() * 9)::int - 4)
+      WHEN 6 THEN format('RELATIVE %s', floor(random() * (2 * n + 7))::int - n - 3)
+      WHEN 7 THEN format('FORWARD %s', floor(random() * 6)::int)
+      WHEN 8 THEN format('BACKWARD %s', floor(random() * 6)::int)
+      WHEN 9 THEN format('FORWARD %s', floor(random() * (n + 5))::int)
+      WHEN 10 THEN format('BACKWARD %s', floor(random() * (n + 5))::int)
+      WHEN 11 THEN 'FORWARD ALL'
+      WHEN 12 THEN 'BACKWARD ALL'
+      ELSE 'ABSOLUTE -1'
+    END
+$$;
+
+-- The rows a move of cursor cur returns (the query's one column r): a FETCH's; for a MOVE, whose
+-- count dynamic SQL does not report, the row it moved to (FETCH RELATIVE 0, itself a step back
+-- and forth).
+CREATE FUNCTION pm_diff.cursor_step(move text, cur refcursor) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  row record;
+  a text[] := '{}';
+BEGIN
+  IF move LIKE 'MOVE %' THEN
+    EXECUTE format('%s FROM %I', move, cur);
+    move := 'FETCH RELATIVE 0';
+  END IF;
+  FOR row IN EXECUTE format('%s FROM %I', move, cur) LOOP
+    a := a || row.r;
+  END LOOP;
+  RETURN a;
+END $$;
+
+-- Open SCROLL cursors tc on the table of type t and index ordering ord, through an index or an
+-- index-only scan (shape), and oc on the btree table, over one random query: the whole table
+-- (NULLs, duplicates), a range, an IN-list or the NULLs, in the index's order or its reverse.
+-- Returns the query (%1$s the table), or NULL when its plan does not use the index (a failure).
+CREATE FUNCTION pm_diff.cursor_open(t regtype, ord text, shape text, tc refcursor, oc refcursor) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  tested text := format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord);
+  index_name text := format('pm_%s_%s_v', pm_diff.tname(t), ord);
+  oracle text := pm_diff.oracle(t, ord);
+  orders text[] := CASE WHEN regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc', 'uq')
+                        THEN ARRAY['v', 'v DESC'] ELSE ARRAY['v NULLS FIRST', 'v DESC NULLS LAST'] END;
+  r float8 := random();
+  v1 text;
+  v2 text;
+  cond text;
+  q text;
+  plan text;
+BEGIN
+  -- two values of the table, v1 <= v2
+  EXECUTE format('SELECT pm_diff.lit(v::text, %1$L), pm_diff.lit(lead(v::text) OVER (ORDER BY v), %1$L)
+                    FROM (SELECT v FROM %2$s WHERE v IS NOT NULL ORDER BY random() LIMIT 2) s
+                   ORDER BY v LIMIT 1', t, oracle) INTO v1, v2;
+  cond := CASE
+    WHEN r < 0.35 OR v1 IS NULL THEN 'true'
+    WHEN r < 0.55 THEN format('v >= %s', v1)
+    WHEN r < 0.7 THEN 'v IS NOT NULL'
+    WHEN r < 0.8 THEN format('v = ANY (ARRAY[%s, %s, NULL])', v1, coalesce(v2, v1))
+    WHEN r < 0.85 THEN 'v IS NULL'
+    ELSE format('v >= %s AND v <= %s', v1, coalesce(v2, v1))
+  END;
+  q := format('SELECT v::text AS r FROM %%1$s WHERE %s ORDER BY %s', replace(cond, '%', '%%'),
+              orders[1 + floor(random() * 2)::int]);
+  plan := pm_diff.plan(format(q, tested), shape);
+  IF plan NOT LIKE format('%%%s Scan%% using %s %%', CASE shape WHEN 'index' THEN 'Index' ELSE 'Index Only' END,
+                          index_name) THEN
+    PERFORM pm_diff.fail('plan cursor ' || shape, format(q, tested), plan, index_name);
+    RETURN NULL;
+  END IF;
+  PERFORM pm_diff.set_shape(shape);
+  OPEN tc SCROLL FOR EXECUTE format(q, tested);
+  PERFORM pm_diff.set_shape('builtin');
+  OPEN oc SCROLL FOR EXECUTE format(q, oracle);
+  RETURN q;
+END $$;
+
+-- nmoves random moves of the cursors pm_diff.cursor_open opened over query q: each move's rows
+-- must be equal (equal values may come in either order: a numeric's scale orders them in the
+-- index).  A failure's query ends with the moves made (after before, those of earlier calls),
+-- the last one the first whose rows differ.  Returns the moves made, after before; NULL after a
+-- failure.  The moves compared are counted as class, by default 'cursor' and the shape.
+CREATE FUNCTION pm_diff.cursor_moves(t regtype, ord text, shape text, q text, tc refcursor, oc refcursor,
+                                     nmoves int, before text DEFAULT '', class text DEFAULT NULL) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  n int;
+  mv text;
+  moves text := before;
+  got text[];
+  want text[];
+BEGIN
+  EXECUTE format('SELECT count(*) FROM (%s) s', format(q, pm_diff.oracle(t, ord))) INTO n;
+  FOR m IN 1 .. nmoves LOOP
+    mv := pm_diff.cursor_move(n);
+    moves := moves || mv || '; ';
+    got := pm_diff.cursor_step(mv, tc);
+    want := pm_diff.cursor_step(mv, oc);
+    IF cardinality(got) <> cardinality(want) OR
+       NOT pm_diff.same_order(array_to_string(got, E'\n', 'NULL'), array_to_string(want, E'\n', 'NULL'), t) THEN
+      PERFORM pm_diff.fail('cursor ' || shape,
+                           format('%s -- %s rows; moves: %s', format(q, format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord)),
+                                  n, moves),
+                           array_to_string(got, E'\n', 'NULL'), array_to_string(want, E'\n', 'NULL'));
+      PERFORM pm_diff.count(coalesce(class, 'cursor ' || shape), m - 1);
+      RETURN NULL;
+    END IF;
+  END LOOP;
+  PERFORM pm_diff.count(coalesce(class, 'cursor ' || shape), nmoves);
+  RETURN moves;
+END $$;
+
+-- nrounds rounds of 2 * nmoves moves of scroll cursors on the table of type t and index
+-- ordering ord and on the btree table (cursor_open, cursor_moves).  With writes, in every
+-- other round, halfway, both tables lose a quarter of their rows and gain 200 random ones,
+-- which the cursors' snapshot does not see (nodes split and merge under them), undone after
+-- the round (with what it recorded, which is recorded again); without, the round pauses there
+-- (the concurrent pass: writers and VACUUM go on).
+CREATE FUNCTION pm_diff.cursor_run(t regtype, ord text, nrounds int, nmoves int, writes boolean) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  tested text := format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord);
+  oracle text := pm_diff.oracle(t, ord);
+  shape text;
+  q text;
+  moves text;
+  vals text[];
+  tab text;
+  failures pm_diff.failures[];
+  counts pm_diff.counts[];
+BEGIN
+  FOR round IN 1 .. nrounds LOOP
+    shape := (ARRAY['index', 'indexonly'])[1 + floor(random() * 2)::int];
+    BEGIN
+      DECLARE
+        tc refcursor := 'pm_diff_tested';
+        oc refcursor := 'pm_diff_oracle';
+      BEGIN
+        q := pm_diff.cursor_open(t, ord, shape, tc, oc);
+        moves := CASE WHEN q IS NOT NULL THEN pm_diff.cursor_moves(t, ord, shape, q, tc, oc, nmoves) END;
+        IF moves IS NOT NULL THEN
+          IF writes AND round % 2 = 1 THEN
+            FOREACH tab IN ARRAY ARRAY[tested, oracle] LOOP
+              EXECUTE format('DELETE FROM %s WHERE id %% 4 = %s', tab, round % 4);
+            END LOOP;
+            vals := ARRAY(SELECT pm_diff.random_value(pm_diff.base(t)) FROM generate_series(1, 200));
+            IF ord LIKE '%uq' THEN
+              -- values the unique indexes take
+              EXECUTE format('SELECT array_agg(y::text) FROM (SELECT DISTINCT ON (x::%1$s) x::%1$s AS y FROM unnest($1) x) s
+                               WHERE NOT EXISTS (SELECT FROM %2$s WHERE v = y)', pm_diff.typ(t), oracle)
+                INTO vals USING vals;
+            END IF;
+            FOREACH tab IN ARRAY ARRAY[tested, oracle] LOOP
+              EXECUTE format('INSERT INTO %s (v) SELECT x::%s FROM unnest($1) x', tab, pm_diff.typ(t)) USING vals;
+            END LOOP;
+          ELSIF NOT writes THEN
+            PERFORM pg_sleep(0.05);
+          END IF;
+          PERFORM pm_diff.cursor_moves(t, ord, shape, q, tc, oc, nmoves, moves || '(halfway) ');
+        END IF;
+        -- undo the writes and close the cursors; keep what was recorded
+        SELECT array_agg(f) INTO failures FROM pm_diff.failures f;
+        SELECT array_agg(c) INTO counts FROM pm_diff.counts c;
+        RAISE EXCEPTION USING ERRCODE = 'PMD01';
+      END;
+    EXCEPTION WHEN SQLSTATE 'PMD01' THEN
+      DELETE FROM pm_diff.failures;
+      INSERT INTO pm_diff.failures SELECT * FROM unnest(failures);
+      DELETE FROM pm_diff.counts;
+      INSERT INTO pm_diff.counts SELECT * FROM unnest(counts);
+    END;
+  END LOOP;
+END $$;
+
+-- Every query of one type and one index ordering; writes: whether the scroll cursors' rounds
+-- may write (not in a REPEATABLE READ snapshot while writers change the same rows).
+CREATE FUNCTION pm_diff.run_type(t regtype, ord text, nrandom int, writes boolean DEFAULT true) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   n text := pm_diff.tname(t);
@@ -400,6 +586,10 @@ BEGIN
   END IF;
   -- a merge join of the table with itself (mark and restore over duplicates)
   PERFORM pm_diff.check_nbt('SELECT x.v::text FROM %1$s x JOIN %1$s y ON x.v = y.v', t, ord, ARRAY['merge']);
+  -- scroll cursors, on a type of each kind of key
+  IF t = ANY (pm_diff.key_kinds()) THEN
+    PERFORM pm_diff.cursor_run(t, ord, greatest(nrandom / 2, 1), 12, writes);
+  END IF;
 END $$;
 
 -- The default operator classes of nbtree_pm, by input type, and the collation domains.

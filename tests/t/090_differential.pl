@@ -4,8 +4,11 @@
 # with a sequential scan
 # (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
-# scan (tests/diff/fbrtree_pm.sql).  Then one pass in a single snapshot while writers change
-# the tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
+# scan (tests/diff/fbrtree_pm.sql); random scroll cursor moves against btree's twin cursor
+# (tests/diff/nbtree_pm.sql), with rows deleted, inserted and VACUUMed in their pause; random
+# AND/OR/NOT WHERE shapes on tables of every access method (tests/diff/where.sql).  Then one
+# pass in a single snapshot while writers change the tables and VACUUM runs.  Seeded: the seed
+# is printed, and PM_DIFF_SEED=<seed> replays it.
 # PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
 # PM_DIFF_ROWS (default 200) the random rows per table; tests/torture raises both.
 use strict;
@@ -31,7 +34,7 @@ my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
-$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm)));
+$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm where)));
 # setseed() takes [-1, 1]
 my $setseed = sprintf('SELECT setseed(%.9f);', ($seed % 2_000_000_001) / 1_000_000_000 - 1);
 
@@ -94,6 +97,61 @@ for my $shape (split /\n/, $node->safe_psql('postgres', 'SELECT shape FROM pm_di
 		report("query LIKE '%pm_diff.mc${shape}\\_$o %'");
 	}
 }
+# WHERE shapes: AND/OR/NOT nesting over boolean, int and spatial conditions, planned and run
+# on tables with nbtree_pm, phast_pm and fbrtree_pm indexes, against btree and GiST and a
+# sequential scan
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_setup($rows * 2)");
+$node->safe_psql('postgres', 'VACUUM ANALYZE pm_diff.wh_btree, pm_diff.wh_nbtree_pm, pm_diff.wh_phast_pm');
+$node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_run(@{[ 60 * $values ]})");
+report(q{kind LIKE 'where%'});
+# Scroll cursors with VACUUM in their pause: rows of the int8 tables deleted and committed, then
+# in one REPEATABLE READ transaction scroll cursors on an ordered index's table and on btree's
+# (pm_diff.cursor_open: an index or index-only scan) make half their random moves; meanwhile
+# another session inserts rows into every int8 table (splitting nodes under the paused
+# cursors) and VACUUM removes the deleted rows from the index's table (or waits for the
+# index-only scan), then from btree's; then the other half of the moves.  Every move's rows
+# must be equal (counted as 'cursor vacuum').
+my @int8_tables = split /\n/, $node->safe_psql('postgres', "SELECT unnest(pm_diff.tables('int8'))");
+my $bt_int8 = $int8_tables[-1];
+for my $ord (split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8') WHERE NOT uniq"))
+{
+	for my $shape ('index', 'indexonly')
+	{
+		my $round_seed = sprintf('SELECT setseed(%.9f);', rand(2) - 1);
+		my $tested = "pm_diff.pm_int8_$ord";
+		my $ids = $node->safe_psql('postgres',
+			"$round_seed SELECT string_agg(id::text, ',') FROM (SELECT id FROM $bt_int8 ORDER BY random() LIMIT 40) s");
+		$node->safe_psql('postgres', join(";\n", map { "DELETE FROM $_ WHERE id IN ($ids)" } @int8_tables));
+		my $vacuums = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = '$tested'::regclass";
+		my $before = $node->safe_psql('postgres', $vacuums);
+		my $scan = $node->background_psql('postgres');
+		$scan->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+		$scan->query_safe($round_seed);
+		my $q = $scan->query_safe("SELECT pm_diff.cursor_open('int8', '$ord', '$shape', 'tc', 'oc')");
+		my $moves = $q eq '' ? '' : $scan->query_safe(
+			"SELECT pm_diff.cursor_moves('int8', '$ord', '$shape', \$q\$$q\$q\$, 'tc', 'oc', 12, '', 'cursor vacuum')");
+		$node->safe_psql(
+			'postgres', "$round_seed
+			CREATE TEMP TABLE ins AS SELECT nextval(pg_get_serial_sequence('$bt_int8', 'id'))::int AS id,
+			       pm_diff.random_value('int8')::int8 AS v FROM generate_series(1, 300);
+			" . join(";\n", map { "INSERT INTO $_ (id, v) SELECT id, v FROM ins" } @int8_tables));
+		my $vacuum = $node->background_psql('postgres');
+		$vacuum->query_until(qr/vacuuming/, "\\echo vacuuming\nVACUUM $tested;\nVACUUM $bt_int8;\n");
+		# VACUUM of the index's table has ended, or waits for the paused scan
+		$node->poll_query_until(
+			'postgres', qq{
+			SELECT ($vacuums) > $before OR EXISTS (SELECT FROM pg_stat_activity
+			  WHERE query = 'VACUUM $tested;' AND wait_event_type IN ('Extension', 'BufferPin'))})
+		  or die "VACUUM $tested neither ends nor waits for the scan";
+		$scan->query_safe("SELECT pm_diff.cursor_moves('int8', '$ord', '$shape', \$q\$$q\$q\$, 'tc', 'oc', 12, "
+			  . "\$q\$$moves(VACUUM) \$q\$, 'cursor vacuum')") if $moves ne '';
+		$scan->query_safe('COMMIT');
+		$scan->quit;
+		$vacuum->query_safe('SELECT 1');
+		$vacuum->quit;
+	}
+}
+
 # fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
 diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows, class) FROM pm_diff.fbr_classes()");
@@ -113,7 +171,9 @@ diag('differential: GiST differs from a sequential scan in '
 # every shape was planned and run (a check the planner never reached tests nothing)
 is( $node->safe_psql(
 		'postgres', q{
-	SELECT string_agg(s, ',' ORDER BY s) FROM unnest('{bitmap,index,indexonly,merge,parallel,parallelonly}'::text[]) s
+	SELECT string_agg(s, ',' ORDER BY s)
+	  FROM unnest('{bitmap,index,indexonly,merge,parallel,parallelonly,"cursor index","cursor indexonly",
+	                "cursor vacuum","where bitmapor","where bitmap","where index"}'::text[]) s
 	 WHERE NOT EXISTS (SELECT FROM pm_diff.counts c WHERE c.shape = s AND c.n > 0)}),
 	'', 'every plan shape ran');
 diag('differential: ' . $node->safe_psql('postgres',
@@ -132,10 +192,10 @@ $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
 my @orderings = split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8')");
 my %pass = (
 	int8 => [ 'int8', 'pm_diff.tables', 'pm_diff.random_value', 'pm_diff.write',
-		[ map { "SELECT pm_diff.run_type('int8', '$_', 2)" } @orderings ] ],
+		[ map { "SELECT pm_diff.run_type('int8', '$_', 2, false)" } @orderings ] ],
 	int8_unique => [ 'int8', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique', [] ],
 	text_unique => [ 'pm_diff.text_icu', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique',
-		["SELECT pm_diff.run_type('pm_diff.text_icu', 'uq', 2)"] ],
+		["SELECT pm_diff.run_type('pm_diff.text_icu', 'uq', 2, false)"] ],
 	point => [ 'point', 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', 'pm_diff.write',
 		["SELECT pm_diff.fbr_run_type('point', 4)"] ]);
 my @busy;

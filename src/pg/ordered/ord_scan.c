@@ -101,7 +101,10 @@ typedef struct OrdScanOpaqueData
 	int			marked_pos;
 	OrdBatch  *marked_batch;	/* allocated by the first mark: merge joins only */
 #ifdef PM_ASSERT_CHECKING
-	/* the last entry returned, its range and direction (0: none since positioning) */
+	/*
+	 * the last entry returned, its range and direction (0: none since the
+	 * scan was positioned or ran off an end)
+	 */
 	OrdKey	last_returned;
 	MemoryContext last_records;	/* last_returned's record */
 	int			last_range;
@@ -803,6 +806,10 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 		if (so->cur + d < 0 || so->cur + d >= so->nranges)
 		{
 			so->cur += d;
+#ifdef PM_ASSERT_CHECKING
+			/* a step back from past the end returns the last entry again, as btree's does */
+			so->last_dir = 0;
+#endif
 			return false;
 		}
 		position_at(so, so->cur + d, kd);
