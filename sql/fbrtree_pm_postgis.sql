@@ -1,5 +1,6 @@
 -- fbrtree_pm on PostGIS geometry answers as a sequential scan does: values with an SRID in
--- every kind of column (KNN, index-only points, EMPTY).  by_index() plans without sequential
+-- every kind of column (KNN, index-only points, EMPTY), and the n-D predicates, whose M and
+-- EMPTY values their derived conditions must not exclude.  by_index() plans without sequential
 -- scans (an error is its answer), by_seq() without indexes.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis;
@@ -84,3 +85,24 @@ SELECT q, index_node(q), by_index(q) IS NOT DISTINCT FROM by_seq(q) AS same, by_
     'SELECT ST_AsEWKT(pany) FROM fs WHERE pany && ST_MakeEnvelope(2, 3, 3, 3, 4326) ORDER BY 1',
     'SELECT ST_AsEWKT(pany) FROM fs WHERE pany ~= ''SRID=4326;POINT EMPTY''::geometry',
     'SELECT ST_AsEWKT(pt) FROM fs WHERE pt ~= ''SRID=4326;POINT EMPTY''::geometry']) q;
+
+-- n-D: ST_3DIntersects, ST_3DDWithin and ST_3DDFullyWithin ignore M; ST_3DDWithin with a
+-- distance of FLT_MAX or more accepts EMPTY
+CREATE TABLE fm (id int, geom geometry);
+INSERT INTO fm VALUES (1, 'POINT EMPTY'), (2, 'POINT Z (1 1 1)'), (3, 'POINT ZM (1 1 1 100)'),
+                      (4, 'POINT M (1 1 100)'), (5, 'POINT(1 1)'), (6, 'LINESTRING EMPTY'),
+                      (7, 'POINT ZM (1 1 1 -3e38)'), (8, NULL);
+CREATE TABLE fm2 AS SELECT * FROM fm;
+CREATE INDEX fm_nd ON fm USING fbrtree_pm (geom geometry_ops_nd);
+CREATE INDEX fm2_2d ON fm2 USING fbrtree_pm (geom);
+SELECT q, index_node(q), by_index(q) IS NOT DISTINCT FROM by_seq(q) AS same, by_seq(q)
+  FROM unnest(ARRAY['ST_3DIntersects(geom, ''POINT ZM (1 1 1 0)'')',
+                    'ST_3DIntersects(''POINT M (1 1 7)'', geom)',
+                    'ST_3DDWithin(geom, ''POINT ZM (1 1 1 0)'', 1)',
+                    'ST_3DDFullyWithin(''POINT ZM (1 1 1 0)'', geom, 1)',
+                    'ST_3DDWithin(geom, ''POINT ZM (1 1 1 0)'', 1e39)',
+                    'ST_3DDWithin(geom, ''POINT(1 1)'', 3.4028234663852886e38)',
+                    'ST_3DDWithin(geom, ''POINT(1 1)'', ''Infinity'')',
+                    'ST_3DDWithin(geom, ''POINT(1 1)'', 3.4e38)']) p,
+       unnest(ARRAY['fm', 'fm2']) t,
+       LATERAL (SELECT format('SELECT id FROM %s WHERE %s ORDER BY id', t, p) AS q) s;
