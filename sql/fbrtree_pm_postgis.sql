@@ -86,8 +86,8 @@ SELECT q, index_node(q), by_index(q) IS NOT DISTINCT FROM by_seq(q) AS same, by_
     'SELECT ST_AsEWKT(pany) FROM fs WHERE pany ~= ''SRID=4326;POINT EMPTY''::geometry',
     'SELECT ST_AsEWKT(pt) FROM fs WHERE pt ~= ''SRID=4326;POINT EMPTY''::geometry']) q;
 
--- n-D: ST_3DIntersects, ST_3DDWithin and ST_3DDFullyWithin ignore M; ST_3DDWithin with a
--- distance of FLT_MAX or more accepts EMPTY
+-- n-D: ST_3DIntersects, ST_3DDWithin and ST_3DDFullyWithin ignore M; from a distance of
+-- FLT_MAX on, ST_3DDWithin accepts EMPTY, and it and ST_DWithin accept values farther apart
 CREATE TABLE fm (id int, geom geometry);
 INSERT INTO fm VALUES (1, 'POINT EMPTY'), (2, 'POINT Z (1 1 1)'), (3, 'POINT ZM (1 1 1 100)'),
                       (4, 'POINT M (1 1 100)'), (5, 'POINT(1 1)'), (6, 'LINESTRING EMPTY'),
@@ -103,6 +103,8 @@ SELECT q, index_node(q), by_index(q) IS NOT DISTINCT FROM by_seq(q) AS same, by_
                     'ST_3DDWithin(geom, ''POINT ZM (1 1 1 0)'', 1e39)',
                     'ST_3DDWithin(geom, ''POINT(1 1)'', 3.4028234663852886e38)',
                     'ST_3DDWithin(geom, ''POINT(1 1)'', ''Infinity'')',
-                    'ST_3DDWithin(geom, ''POINT(1 1)'', 3.4e38)']) p,
+                    'ST_3DDWithin(geom, ''POINT(1 1)'', 3.4e38)',
+                    'ST_DWithin(geom, ''POINT(1e300 1e300)'', 3.4028234663852886e38)',
+                    'ST_3DDFullyWithin(geom, ''POINT(1e300 1e300 1e300)'', ''Infinity'')']) p,
        unnest(ARRAY['fm', 'fm2']) t,
        LATERAL (SELECT format('SELECT id FROM %s WHERE %s ORDER BY id', t, p) AS q) s;

@@ -50,7 +50,6 @@ typedef struct StPredicate
 	bool		expand;			/* other side widened by the third argument */
 	bool		nd;				/* implies its n-D box condition (a 3-D predicate) */
 	bool		geography;		/* has a geography form, whose condition is && */
-	bool		empty_far;		/* accepts EMPTY at a distance of FLT_MAX or more */
 } StPredicate;
 
 /*
@@ -62,29 +61,27 @@ typedef struct StPredicate
  * ignore M, and PostGIS's own condition, which compares M, loses rows.
  * The 2-D predicates get no condition there: two geometries that meet in
  * 2-D need not have overlapping Z ranges (PostGIS gives GiST's n-D class
- * none for them either).  ST_3DDWithin accepts an EMPTY at a distance of
- * FLT_MAX or more, which no box condition does: it gets one only with a
- * constant distance below that.  On geography, PostGIS indexes four
- * predicates, each with && (ST_Covers too: geocentric boxes are not
- * compared for containment).
+ * none for them either).  On geography, PostGIS indexes four predicates,
+ * each with && (ST_Covers too: geocentric boxes are not compared for
+ * containment).
  */
 static const StPredicate st_predicates[] = {
-	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, true, false},
-	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, true, false},
-	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false, false},
-	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false, false},
-	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false, false},
-	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false, false},
-	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false, false},
-	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, true, false},
-	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, false, false},
-	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, true, false},
-	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false, false},
-	{"st_orderingequals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false, false},
-	{"st_dfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, false, false},
-	{"st_3dintersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, true, false, false},
-	{"st_3ddwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false, true},
-	{"st_3ddfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false, false},
+	{"st_intersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, true},
+	{"st_dwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, true},
+	{"st_touches", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_crosses", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_overlaps", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, false, false},
+	{"st_contains", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false},
+	{"st_containsproperly", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, false},
+	{"st_covers", RTContainsStrategyNumber, RTContainedByStrategyNumber, false, false, true},
+	{"st_within", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, false},
+	{"st_coveredby", RTContainedByStrategyNumber, RTContainsStrategyNumber, false, false, true},
+	{"st_equals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false},
+	{"st_orderingequals", RTSameStrategyNumber, RTSameStrategyNumber, false, false, false},
+	{"st_dfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, false, false},
+	{"st_3dintersects", RTOverlapStrategyNumber, RTOverlapStrategyNumber, false, true, false},
+	{"st_3ddwithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false},
+	{"st_3ddfullywithin", RTOverlapStrategyNumber, RTOverlapStrategyNumber, true, true, false},
 };
 
 /* The PostGIS predicate a function is, or NULL. */
@@ -182,9 +179,14 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
 		return NULL;
-	if (pred->expand && list_length(call->args) < 3)
-		return NULL;
-	if (pred->empty_far && !below_flt_max(lthird(call->args)))
+	/*
+	 * PostGIS's distances start from FLT_MAX and stop below the distance
+	 * asked: from FLT_MAX on, ST_DWithin and ST_3DDWithin accept values
+	 * farther apart than any box admits (ST_3DDWithin EMPTY ones too), and
+	 * at infinity the others do.  Only a constant below FLT_MAX gives a
+	 * condition.
+	 */
+	if (pred->expand && (list_length(call->args) < 3 || !below_flt_max(lthird(call->args))))
 		return NULL;
 	nd_class = OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX));
 	if (fbrpm_type_is_geography(type))
