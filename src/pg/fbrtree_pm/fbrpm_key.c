@@ -285,17 +285,20 @@ empty_value(const FbrpmOpclass *oc, int32 srid)
 
 /*
  * The SRID of a value of the column's type: PostGIS's ST_SRID, from the
- * schema of support function 3 (its ST_SetSRID).
+ * schema of support function 3 (its ST_SetSRID), looked up once per oc.
  */
 static int32
-value_srid(const FbrpmOpclass *oc, Datum value)
+value_srid(FbrpmOpclass *oc, Datum value)
 {
-	Oid			argtypes[1] = {oc->type};
-	char	   *schema = get_namespace_name(get_func_namespace(oc->set_srid->fn_oid));
-	Oid			fn = LookupFuncName(list_make2(makeString(schema), makeString("st_srid")), 1,
-									argtypes, false);
+	if (!OidIsValid(oc->st_srid))
+	{
+		Oid			argtypes[1] = {oc->type};
+		char	   *schema = get_namespace_name(get_func_namespace(oc->set_srid->fn_oid));
 
-	return DatumGetInt32(OidFunctionCall1(fn, value));
+		oc->st_srid = LookupFuncName(list_make2(makeString(schema), makeString("st_srid")), 1,
+									 argtypes, false);
+	}
+	return DatumGetInt32(OidFunctionCall1(oc->st_srid, value));
 }
 
 /*
@@ -307,7 +310,7 @@ value_srid(const FbrpmOpclass *oc, Datum value)
  * answer for as for like's (they compare no SRIDs).
  */
 Datum
-fbrpm_empty_value(const FbrpmOpclass *oc, Datum like)
+fbrpm_empty_value(FbrpmOpclass *oc, Datum like)
 {
 	return empty_value(oc, oc->srid != 0 || oc->set_srid == NULL ? oc->srid : value_srid(oc, like));
 }
@@ -692,7 +695,7 @@ fbrpm_key_matches_nothing(const FbrpmKey *key)
  * the box operators, so one call per key decides for all of them.
  */
 bool
-fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key)
+fbrpm_key_accepts_empty(FbrpmOpclass *oc, const FbrpmKey *key)
 {
 	/* GIDX: the side tree holds values with no box and non-finite ones; the recheck decides */
 	if (oc->kind == FBRPM_GIDX)
