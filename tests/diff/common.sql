@@ -9,6 +9,8 @@ CREATE SCHEMA pm_diff;
 
 CREATE TABLE pm_diff.failures (kind text, query text, got text, want text);
 CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
+-- answers compared per class of tables (the setting pm_diff.class names the class running)
+CREATE TABLE pm_diff.class_counts (class text PRIMARY KEY, n bigint NOT NULL);
 
 -- The type's name as it appears in table names (pm_diff.bt_timestamptz).
 CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
@@ -30,9 +32,9 @@ LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('enable_seqscan', (shape IN ('seq', 'planner'))::text, true);
   PERFORM set_config('enable_indexscan', (shape IN ('index', 'indexonly', 'merge', 'nestloop', 'builtin',
-                                                   'parallel', 'parallelonly', 'planner'))::text, true);
+                                                   'parallel', 'parallelonly', 'planner', 'anyplan'))::text, true);
   PERFORM set_config('enable_indexonlyscan', (shape IN ('indexonly', 'merge', 'parallelonly', 'planner'))::text, true);
-  PERFORM set_config('enable_bitmapscan', (shape IN ('bitmap', 'planner'))::text, true);
+  PERFORM set_config('enable_bitmapscan', (shape IN ('bitmap', 'planner', 'anyplan'))::text, true);
   PERFORM set_config('enable_sort', (shape NOT IN ('merge'))::text, true);
   PERFORM set_config('enable_mergejoin', (shape IN ('merge', 'planner'))::text, true);
   PERFORM set_config('enable_hashjoin', (shape IN ('seq', 'planner'))::text, true);
@@ -90,7 +92,9 @@ $$;
 -- n more answers compared under a shape (or of a class: cursor moves, WHERE shapes)
 CREATE FUNCTION pm_diff.count(shape text, n bigint DEFAULT 1) RETURNS void
 LANGUAGE sql AS $$
-  INSERT INTO pm_diff.counts VALUES (shape, n) ON CONFLICT (shape) DO UPDATE SET n = counts.n + excluded.n
+  INSERT INTO pm_diff.counts VALUES (shape, n) ON CONFLICT (shape) DO UPDATE SET n = counts.n + excluded.n;
+  INSERT INTO pm_diff.class_counts SELECT c, n FROM nullif(current_setting('pm_diff.class', true), '') c
+   WHERE c IS NOT NULL ON CONFLICT (class) DO UPDATE SET n = class_counts.n + excluded.n;
 $$;
 
 -- Ordered answers compare by the type's equality (-0 equals 0 there, as ties may come in either
@@ -113,7 +117,9 @@ END $$;
 
 -- Compare q (with %1$s for the table) on the tested table under each shape with the oracle
 -- table (same rows, a built-in index: the "builtin" shape) and a sequential scan.  The plan must
--- use the tested index as the shape says.  The sequential scan is the truth: where the built-in
+-- use the tested index as the shape says; "anyplan" (index and bitmap scans on, sequential scans
+-- off) takes whatever plan comes, for queries that may use the index only where it cannot lose
+-- a row.  The sequential scan is the truth: where the built-in
 -- index differs from it, that is recorded as kind 'builtin differs' (GiST has known quirks).
 -- Ordered answers are compared as arrays of answer_type.
 CREATE FUNCTION pm_diff.check(q text, answer_type regtype, tested text, index_name text, oracle text,
@@ -140,6 +146,7 @@ BEGIN
       WHEN 'parallelonly' THEN 'Parallel Index Only Scan% using ' || index_name
       WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
       WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
+      WHEN 'anyplan' THEN ''
       ELSE '% ' || index_name
     END;
     IF plan NOT LIKE '%' || want_node || '%' THEN
@@ -161,16 +168,20 @@ END $$;
 
 -- The oracle's table of type t, built-in index of method oracle_am: the edges twice, 8 NULLs,
 -- a run of dups copies of one random value (longer than a leaf or node) and nrandom random
--- values, each random value from the function random_fn(t).
+-- values, each random value from the function random_fn(t), or the expression random_sql
+-- when given (text of a value of t).  The column is of type t, or coltype when given (a type
+-- modifier).
 CREATE FUNCTION pm_diff.oracle_table(tbl text, t regtype, oracle_am text, edges text[],
-                                     random_fn regproc, dups int, nrandom int) RETURNS void
+                                     random_fn regproc, dups int, nrandom int,
+                                     coltype text DEFAULT NULL, random_sql text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   v text;
-  one_random text := format('pm_diff.lit(%s(%L::regtype), %L::regtype)', random_fn, t, t);
+  one_random text := format('pm_diff.lit(%s, %L::regtype)',
+                            coalesce(random_sql, format('%s(%L::regtype)', random_fn, t)), t);
 BEGIN
   -- a collatable type in "C", unless it is a domain with a collation of its own
-  EXECUTE format('CREATE TABLE %s (id serial, v %s %s)', tbl, pm_diff.typ(t),
+  EXECUTE format('CREATE TABLE %s (id serial, v %s %s)', tbl, coalesce(coltype, pm_diff.typ(t)),
                  CASE WHEN (SELECT typcollation <> 0 AND typtype <> 'd' FROM pg_type WHERE oid = t)
                       THEN 'COLLATE "C"' ELSE '' END);
   FOREACH v IN ARRAY edges || edges LOOP

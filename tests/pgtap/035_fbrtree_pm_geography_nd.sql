@@ -167,8 +167,9 @@ BEGIN
   END LOOP;
 END $$;
 SELECT * FROM nd_tests();
--- The 2-D predicates get no condition on an n-D index: a point meets a point of other Z in
--- 2-D, and the n-D box condition (GiST's) would lose it.  fbrtree_pm answers as a sequential scan.
+-- The 2-D predicates get no condition on an n-D index, as PostGIS gives GiST's n-D class none:
+-- a point meets a point of other Z in 2-D, which an n-D box condition would lose.  fbrtree_pm
+-- answers as a sequential scan.
 CREATE FUNCTION nd_2d_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
   pred text;

@@ -164,6 +164,19 @@ for my $c (split /\n/, $node->safe_psql('postgres',
 	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_type('$t', @{[ 4 * $values ]}, $class_arg)");
 	report("query LIKE '%pm_diff.fbr\\_$tag %' AND kind <> 'builtin differs'");
 }
+# geometry of SRIDs 4326 and 3857 in untyped and typed columns and through an expression index,
+# n-D values whose M ranges differ (tests/diff/fbrtree_pm.sql, pm_diff.fbr_variants)
+if ($postgis)
+{
+	my @variants = split /\n/, $node->safe_psql('postgres', 'SELECT tag FROM pm_diff.fbr_variants()');
+	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_variant(tag, $rows) FROM pm_diff.fbr_variants()");
+	$node->safe_psql('postgres', 'VACUUM ANALYZE');
+	for my $tag (@variants)
+	{
+		$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_variant('$tag', $values)");
+		report("query LIKE '%pm_diff.fbr\\_$tag %' AND kind <> 'builtin differs'");
+	}
+}
 diag('differential: GiST differs from a sequential scan in '
 	  . $node->safe_psql('postgres', q{SELECT count(*) FROM pm_diff.failures WHERE kind = 'builtin differs'})
 	  . ' fbrtree_pm checks (fbrtree_pm answers as the sequential scan)');
@@ -178,6 +191,8 @@ is( $node->safe_psql(
 	'', 'every plan shape ran');
 diag('differential: ' . $node->safe_psql('postgres',
 	q{SELECT string_agg(format('%s %s', n, shape), ', ' ORDER BY shape) FROM pm_diff.counts}));
+diag('differential: fbrtree_pm answers per class: ' . $node->safe_psql('postgres',
+	q{SELECT string_agg(format('%s %s', n, class), ', ' ORDER BY class) FROM pm_diff.class_counts}));
 report(q{kind <> 'builtin differs' OR query LIKE '%pm_diff.bt\_%'});
 all_verify('nbtree_pm', 'after the static passes');
 all_verify('phast_pm', 'after the static passes');

@@ -79,10 +79,11 @@ typedef struct FbrpmOpclass
 	bool		geography;		/* GIDX: geocentric boxes, distances in metres */
 	FmgrInfo   *bbox;			/* bounded: FBRPM_PROC_BOX */
 	FmgrInfo   *gidx;			/* GIDX: FBRPM_PROC_GIDX */
+	int32		srid;			/* bounded: the column's declared SRID, 0 for any */
+	FmgrInfo   *set_srid;		/* bounded: FBRPM_PROC_SRID, if the class has it */
+	Oid			st_srid;		/* bounded: PostGIS's ST_SRID, once looked up */
 	bool		points;			/* bounded: the column holds points of one SRID only */
-	int32		srid;
 	FmgrInfo   *make_point;
-	FmgrInfo   *set_srid;
 } FbrpmOpclass;
 
 /* One scan key, prepared for the tree's callbacks. */
@@ -121,12 +122,12 @@ extern bool fbrpm_can_return(const FbrpmOpclass *oc);
 extern bool fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid,
 						fbr_item *item);
 extern Datum fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item);
-extern Datum fbrpm_empty_value(const FbrpmOpclass *oc);
+extern Datum fbrpm_empty_value(FbrpmOpclass *oc, Datum like);
 extern bool fbrpm_prepare_key(const FbrpmOpclass *oc, ScanKey sk, FbrpmKey *key);
 extern bool fbrpm_consistent(const FbrpmOpclass *oc, const FbrpmKey *keys, int nkeys,
 							 const fbr_box *box, bool is_leaf);
 extern bool fbrpm_key_matches_nothing(const FbrpmKey *key);
-extern bool fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key);
+extern bool fbrpm_key_accepts_empty(FbrpmOpclass *oc, const FbrpmKey *key);
 extern void fbrpm_prepare_orderby(const FbrpmOpclass *oc, ScanKey sk, FbrpmOrderBy *ob);
 extern double fbrpm_distance(const FbrpmOpclass *oc, const FbrpmOrderBy *ob, const fbr_box *box,
 							 bool is_leaf);

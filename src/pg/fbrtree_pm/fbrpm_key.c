@@ -32,8 +32,12 @@
  *   and asks the executor to recheck them.  Empty values have no box: they live in the side
  *   tree, where a scan finds them if its keys might accept an empty value.
  *   With support functions 2 (x, y -> point) and 3 (value, srid -> value)
- *   and a column declared to hold points only (the type modifier), points
- *   are rebuilt exactly for index-only scans.
+ *   and a column declared to hold points of one SRID (the type modifier),
+ *   points are rebuilt exactly, with that SRID, for index-only scans and
+ *   exact distances.  No value is made without its SRID: an entry keeps
+ *   none, so a column that declares none has no index-only scans, and an
+ *   EMPTY made to stand for its EMPTY entries takes the SRID of the scan's
+ *   argument.
  */
 #include "fbrpm.h"
 
@@ -43,6 +47,7 @@
 #include "access/gist.h"
 #include "access/stratnum.h"
 #include "catalog/pg_type.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
@@ -92,15 +97,18 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 					 errhint("An fbrtree_pm operator class for type %s needs support function %d (value -> box).",
 							 format_type_be(oc->type), FBRPM_PROC_BOX)));
 		oc->bbox = index_getprocinfo(index, 1, FBRPM_PROC_BOX);
-		if (att->atttypmod >= 0 && GEOM_TYPMOD_TYPE(att->atttypmod) == GEOM_POINTTYPE &&
+		if (OidIsValid(index_getprocid(index, 1, FBRPM_PROC_SRID)))
+			oc->set_srid = index_getprocinfo(index, 1, FBRPM_PROC_SRID);
+		/* a declared SRID of 0 admits values of any SRID */
+		if (att->atttypmod >= 0)
+			oc->srid = GEOM_TYPMOD_SRID(att->atttypmod);
+		if (oc->srid != 0 && oc->set_srid != NULL &&
+			GEOM_TYPMOD_TYPE(att->atttypmod) == GEOM_POINTTYPE &&
 			GEOM_TYPMOD_ZM(att->atttypmod) == 0 &&
-			OidIsValid(index_getprocid(index, 1, FBRPM_PROC_POINT)) &&
-			OidIsValid(index_getprocid(index, 1, FBRPM_PROC_SRID)))
+			OidIsValid(index_getprocid(index, 1, FBRPM_PROC_POINT)))
 		{
 			oc->points = true;
-			oc->srid = GEOM_TYPMOD_SRID(att->atttypmod);
 			oc->make_point = index_getprocinfo(index, 1, FBRPM_PROC_POINT);
-			oc->set_srid = index_getprocinfo(index, 1, FBRPM_PROC_SRID);
 		}
 	}
 }
@@ -264,13 +272,47 @@ fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid, f
 	return false;
 }
 
-/* The empty value of the column's SRID, which the side tree's EMPTY entries stand for. */
-Datum
-fbrpm_empty_value(const FbrpmOpclass *oc)
+/* An empty value of the SRID srid. */
+static Datum
+empty_value(const FbrpmOpclass *oc, int32 srid)
 {
-	fbr_item	empty = {.payload = FBRPM_PAYLOAD_EMPTY};
+	Oid			typinput;
+	Oid			typioparam;
 
-	return fbrpm_entry_value(oc, &empty);
+	getTypeInputInfo(oc->type, &typinput, &typioparam);
+	return OidInputFunctionCall(typinput, psprintf("SRID=%d;POINT EMPTY", srid), typioparam, -1);
+}
+
+/*
+ * The SRID of a value of the column's type: PostGIS's ST_SRID, from the
+ * schema of support function 3 (its ST_SetSRID), looked up once per oc.
+ */
+static int32
+value_srid(FbrpmOpclass *oc, Datum value)
+{
+	if (!OidIsValid(oc->st_srid))
+	{
+		Oid			argtypes[1] = {oc->type};
+		char	   *schema = get_namespace_name(get_func_namespace(oc->set_srid->fn_oid));
+
+		oc->st_srid = LookupFuncName(list_make2(makeString(schema), makeString("st_srid")), 1,
+									 argtypes, false);
+	}
+	return DatumGetInt32(OidFunctionCall1(oc->st_srid, value));
+}
+
+/*
+ * The empty value the side tree's EMPTY entries stand for beside like, a
+ * scan's argument: of the column's declared SRID, or where the column
+ * declares none, of like's.  The entries keep no SRID; an EMPTY row of
+ * another SRID than like's is one PostGIS's distances refuse, in the
+ * executor's recheck as in a sequential scan, and one the box operators
+ * answer for as for like's (they compare no SRIDs).
+ */
+Datum
+fbrpm_empty_value(FbrpmOpclass *oc, Datum like)
+{
+	return empty_value(oc, oc->srid != 0 || oc->set_srid == NULL ? oc->srid : value_srid(oc, like));
 }
 
 /* The column value an entry was made from (fbrpm_can_return says whether it can be). */
@@ -303,22 +345,13 @@ fbrpm_entry_value(const FbrpmOpclass *oc, const fbr_item *item)
 		case FBRPM_BOUNDED:
 			break;
 	}
+	/* points: the column declares their SRID */
 	if (item->payload & FBRPM_PAYLOAD_EMPTY)
-	{
-		Oid			typinput;
-		Oid			typioparam;
-
-		getTypeInputInfo(oc->type, &typinput, &typioparam);
-		return OidInputFunctionCall(typinput, psprintf("SRID=%d;POINT EMPTY", oc->srid),
-									typioparam, -1);
-	}
-	else
-	{
-		Datum		p = FunctionCall2(oc->make_point, Float8GetDatum(box->min[0]),
-									  Float8GetDatum(box->min[1]));
-
-		return oc->srid != 0 ? FunctionCall2(oc->set_srid, p, Int32GetDatum(oc->srid)) : p;
-	}
+		return empty_value(oc, oc->srid);
+	return FunctionCall2(oc->set_srid,
+						 FunctionCall2(oc->make_point, Float8GetDatum(box->min[0]),
+									   Float8GetDatum(box->min[1])),
+						 Int32GetDatum(oc->srid));
 }
 
 /*
@@ -662,14 +695,14 @@ fbrpm_key_matches_nothing(const FbrpmKey *key)
  * the box operators, so one call per key decides for all of them.
  */
 bool
-fbrpm_key_accepts_empty(const FbrpmOpclass *oc, const FbrpmKey *key)
+fbrpm_key_accepts_empty(FbrpmOpclass *oc, const FbrpmKey *key)
 {
 	/* GIDX: the side tree holds values with no box and non-finite ones; the recheck decides */
 	if (oc->kind == FBRPM_GIDX)
 		return true;
 	if (oc->kind != FBRPM_BOUNDED)
 		return false;
-	return DatumGetBool(FunctionCall2(key->op, fbrpm_empty_value(oc), key->arg));
+	return DatumGetBool(FunctionCall2(key->op, fbrpm_empty_value(oc, key->arg), key->arg));
 }
 
 void

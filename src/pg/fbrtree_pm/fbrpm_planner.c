@@ -11,7 +11,10 @@
  * clause calling such a function on that column yields the lossy box
  * condition PostGIS's GiST would get (&&, ~, @ or ~=; for ST_DWithin, &&
  * against ST_Expand of the other side); the original clause stays and
- * rechecks, as with GiST.
+ * rechecks, as with GiST.  A derived condition must hold for every row the
+ * clause accepts (the executor rechecks it too), so where PostGIS's own
+ * loses rows a sequential scan returns, the one derived here differs from
+ * it (below).
  *
  * Selectivity is PostGIS's: each derived condition is marked redundant
  * (norm_selec > 1, as equivalence classes mark theirs), so row estimates
@@ -19,6 +22,8 @@
  * itself with the condition's own selectivity.
  */
 #include "fbrpm.h"
+
+#include <float.h>
 
 #include "access/htup_details.h"
 #include "access/stratnum.h"
@@ -31,6 +36,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parse_func.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -49,10 +55,13 @@ typedef struct StPredicate
 /*
  * The strategies are looked up in the index's operator family.  On a 2-D
  * class every predicate implies its 2-D box condition, the 3-D ones too.
- * On geometry_ops_nd (&&&) only the 3-D ones imply theirs: two geometries
- * that meet in 2-D need not have overlapping Z ranges, so the n-D condition
- * PostGIS's GiST gets for ST_Intersects and the rest there loses rows, and
- * fbrtree_pm derives none.  On geography, PostGIS indexes four predicates,
+ * On geometry_ops_nd (&&&) only the 3-D ones imply theirs, and only with
+ * an unbounded M range (ST_Expand(other, d, d, d, 'Infinity'); PostGIS's
+ * n-D box operators pass over a dimension that reaches FLT_MAX): they
+ * ignore M, and PostGIS's own condition, which compares M, loses rows.
+ * The 2-D predicates get no condition there: two geometries that meet in
+ * 2-D need not have overlapping Z ranges (PostGIS gives GiST's n-D class
+ * none for them either).  On geography, PostGIS indexes four predicates,
  * each with && (ST_Covers too: geocentric boxes are not compared for
  * containment).
  */
@@ -99,24 +108,44 @@ st_predicate(Oid funcid)
 	return found;
 }
 
+static Expr *
+float8_const(float8 value)
+{
+	return (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(value),
+							  false, FLOAT8PASSBYVAL);
+}
+
 /*
  * ST_Expand(other, distance), from the schema of the function being
- * rewritten; for geography, whose box is geocentric, _ST_Expand.
+ * rewritten; for geography, whose box is geocentric, _ST_Expand.  With
+ * unbounded_m, ST_Expand(other, distance, distance, distance, 'Infinity'):
+ * X, Y and Z widened by distance, M unbounded.
  */
 static Expr *
-expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
+expanded(Oid funcid, Oid type, Expr *other, Expr *distance, bool unbounded_m)
 {
-	Oid			argtypes[2] = {type, FLOAT8OID};
+	Oid			argtypes[5] = {type, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
 	char	   *schema = get_namespace_name(get_func_namespace(funcid));
+	List	   *args = unbounded_m ?
+		list_make5(other, distance, distance, distance, float8_const(get_float8_infinity())) :
+		list_make2(other, distance);
 	Oid			expand = LookupFuncName(list_make2(makeString(schema),
 												   makeString(fbrpm_type_is_geography(type) ?
 															  "_st_expand" : "st_expand")),
-										2, argtypes, true);
+										list_length(args), argtypes, true);
 
 	if (!OidIsValid(expand) || exprType((Node *) distance) != FLOAT8OID)
 		return NULL;
-	return (Expr *) makeFuncExpr(expand, type, list_make2(other, distance), InvalidOid,
-								 InvalidOid, COERCE_EXPLICIT_CALL);
+	return (Expr *) makeFuncExpr(expand, type, args, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* Is distance a constant below FLT_MAX (not NaN, not NULL)? */
+static bool
+below_flt_max(Expr *distance)
+{
+	return IsA(distance, Const) && !((Const *) distance)->constisnull &&
+		((Const *) distance)->consttype == FLOAT8OID &&
+		DatumGetFloat8(((Const *) distance)->constvalue) < FLT_MAX;
 }
 
 /* The box condition on index's column that clause implies, or NULL. */
@@ -129,6 +158,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	int			col;
 	Expr	   *other;
 	Oid			opno;
+	bool		nd_class;
 	Expr	   *clause;
 	RestrictInfo *derived;
 
@@ -149,13 +179,19 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
 		return NULL;
-	if (pred->expand && list_length(call->args) < 3)
+	/*
+	 * PostGIS's distances start from FLT_MAX and stop below the distance
+	 * asked: from FLT_MAX on, ST_DWithin and ST_3DDWithin accept values
+	 * farther apart than any box admits (ST_3DDWithin EMPTY ones too), and
+	 * at infinity the others do.  Only a constant below FLT_MAX gives a
+	 * condition.
+	 */
+	if (pred->expand && (list_length(call->args) < 3 || !below_flt_max(lthird(call->args))))
 		return NULL;
+	nd_class = OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX));
 	if (fbrpm_type_is_geography(type))
 	{
-		Expr	   *slack = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-											   Float8GetDatum(FBRPM_GEOGRAPHY_SLACK), false,
-											   FLOAT8PASSBYVAL);
+		Expr	   *slack = float8_const(FBRPM_GEOGRAPHY_SLACK);
 
 		if (!pred->geography)
 			return NULL;
@@ -167,19 +203,21 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		if (pred->expand)
 			slack = (Expr *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(lthird(call->args), slack),
 										  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-		if ((other = expanded(call->funcid, type, other, slack)) == NULL)
+		if ((other = expanded(call->funcid, type, other, slack, false)) == NULL)
 			return NULL;
 		opno = get_opfamily_member(index->opfamily[0], type, type, RTOverlapStrategyNumber);
 	}
-	else if (pred->expand &&
-			 (other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
-		return NULL;
-	else if (!pred->nd &&
-			 OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX)))
+	else if (nd_class && !pred->nd)
 		return NULL;
 	else
+	{
+		if ((pred->expand || nd_class) &&
+			(other = expanded(call->funcid, type, other,
+							  pred->expand ? lthird(call->args) : float8_const(0), nd_class)) == NULL)
+			return NULL;
 		opno = get_opfamily_member(index->opfamily[0], type, type,
 								   col == 0 ? pred->column_first : pred->column_second);
+	}
 	if (!OidIsValid(opno))
 		return NULL;
 	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,

@@ -259,7 +259,8 @@ place_empties(IndexScanDesc scan)
 	if (so->oc.kind != FBRPM_GIDX)
 	{
 		old = MemoryContextSwitchTo(so->distctx);
-		so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_empty_value(&so->oc), &isnull);
+		so->empty_distance = fbrpm_value_distance(&so->ob, fbrpm_empty_value(&so->oc, so->ob.arg),
+												  &isnull);
 		MemoryContextSwitchTo(old);
 	}
 	if (isnull)
