@@ -119,8 +119,8 @@ expanded(Oid funcid, Oid type, Expr *other, Expr *distance)
 								 InvalidOid, COERCE_EXPLICIT_CALL);
 }
 
-/* The box condition on index's column that clause implies, or NULL. */
-RestrictInfo *
+/* The box condition on index's column that clause implies, or NIL. */
+List *
 fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
 {
 	FuncExpr   *call;
@@ -133,24 +133,24 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	RestrictInfo *derived;
 
 	if (!IsA(rinfo->clause, FuncExpr) || type == BOXOID || type == POINTOID)
-		return NULL;
+		return NIL;
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
-		return NULL;
+		return NIL;
 	/* the index's column, or its expression (ST_Transform(geom, 3857), ST_Centroid(area)) */
 	if (match_index_to_operand(linitial(call->args), 0, index))
 		col = 0;
 	else if (match_index_to_operand(lsecond(call->args), 0, index))
 		col = 1;
 	else
-		return NULL;
+		return NIL;
 	other = (Expr *) list_nth(call->args, 1 - col);
 	if (exprType((Node *) other) != type ||
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
-		return NULL;
+		return NIL;
 	if (pred->expand && list_length(call->args) < 3)
-		return NULL;
+		return NIL;
 	if (fbrpm_type_is_geography(type))
 	{
 		Expr	   *slack = (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
@@ -158,7 +158,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 											   FLOAT8PASSBYVAL);
 
 		if (!pred->geography)
-			return NULL;
+			return NIL;
 		/*
 		 * The other side is widened by FBRPM_GEOGRAPHY_SLACK besides any
 		 * distance, so that the condition holds wherever the predicate does
@@ -168,20 +168,20 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 			slack = (Expr *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(lthird(call->args), slack),
 										  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 		if ((other = expanded(call->funcid, type, other, slack)) == NULL)
-			return NULL;
+			return NIL;
 		opno = get_opfamily_member(index->opfamily[0], type, type, RTOverlapStrategyNumber);
 	}
 	else if (pred->expand &&
 			 (other = expanded(call->funcid, type, other, lthird(call->args))) == NULL)
-		return NULL;
+		return NIL;
 	else if (!pred->nd &&
 			 OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX)))
-		return NULL;
+		return NIL;
 	else
 		opno = get_opfamily_member(index->opfamily[0], type, type,
 								   col == 0 ? pred->column_first : pred->column_second);
 	if (!OidIsValid(opno))
-		return NULL;
+		return NIL;
 	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,
 						   InvalidOid, InvalidOid);
 	set_opfuncid((OpExpr *) clause);
@@ -190,7 +190,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 								rinfo->outer_relids, rinfo->nullable_relids);
 	/* redundant with the original clause: selectivity 1 (clausesel.c) */
 	derived->norm_selec = derived->outer_selec = 2.0;
-	return derived;
+	return list_make1(derived);
 }
 
 bool

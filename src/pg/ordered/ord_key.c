@@ -51,10 +51,13 @@
 #include "utils/date.h"
 #include "utils/datum.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/inet.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -1837,7 +1840,8 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 /*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
- * type, several key columns or INCLUDE columns without wide keys.
+ * type, several key columns or INCLUDE columns without wide keys; a pattern
+ * operator class in a nondeterministic collation, as btree's.
  */
 void
 ord_check_column(Relation index, const char *amname, bool wide_keys)
@@ -1846,7 +1850,23 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 
 	for (int c = 0; c < col.nkeys; c++)
 	{
-		Oid			type = col.nkeys > 1 ? col.keys[c].type : col.type;
+		const OrdColumn *k = col.nkeys > 1 ? &col.keys[c] : &col;
+		Oid			type = k->type;
+
+		/* as index_create refuses btree's pattern operator classes */
+		if (k->by_bytes && OidIsValid(k->collation) && !get_collation_isdeterministic(k->collation))
+		{
+			bool		isnull;
+			oidvector  *indclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID,
+																			 index->rd_indextuple,
+																			 Anum_pg_index_indclass,
+																			 &isnull));
+
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("nondeterministic collations are not supported for operator class \"%s\"",
+							generate_opclass_name(indclass->values[c]))));
+		}
 
 		if (!ord_type_supported(type) || (ord_type_wide(type) && !wide_keys))
 			ereport(ERROR,
@@ -1870,6 +1890,23 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 }
 
 /*
+ * Whether an operator family orders strings by their bytes whatever their
+ * collation: the pattern operator classes (text_pattern_ops,
+ * varchar_pattern_ops, bpchar_pattern_ops), whose comparison function is
+ * btree's bytewise one.
+ */
+static bool
+family_orders_bytes(Oid opfamily, Oid type)
+{
+	RegProcedure cmp;
+
+	if (type != TEXTOID && type != BPCHAROID)
+		return false;
+	cmp = get_opfamily_proc(opfamily, type, type, 1);	/* btree's ORDER proc */
+	return cmp == F_BTTEXT_PATTERN_CMP || cmp == F_BTBPCHAR_PATTERN_CMP;
+}
+
+/*
  * Key column c: keys encode from the operator class's input type, which is
  * the column's type or one it is binary-coercible to (varchar's text, a
  * domain's base type).
@@ -1883,7 +1920,8 @@ key_column(Relation index, int c)
 	col.opfamily = index->rd_opfamily[c];
 	col.typmod = TupleDescAttr(RelationGetDescr(index), c)->atttypmod;
 	col.collation = index->rd_indcollation[c];
-	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation);
+	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation) ||
+		family_orders_bytes(col.opfamily, col.type);
 	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
 	col.descending = (index->rd_indoption[c] & INDOPTION_DESC) != 0;
 	col.nulls_first = (index->rd_indoption[c] & INDOPTION_NULLS_FIRST) != 0;
