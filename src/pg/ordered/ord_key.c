@@ -708,10 +708,13 @@ key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry)
 	if (entry && ordering + (len - keylen) > ORD_WIDE_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index row size %d exceeds the maximum %d of a pm_index key",
+				 errmsg("index key of %d bytes exceeds the maximum %d of a pm_index key",
 						len, ORD_WIDE_MAX + 8),
-				 errhint("Values larger than about 64 kB cannot be indexed.  Consider an index "
-						 "of an MD5 hash of the value, or use btree.")));
+				 errdetail("A key holds the uncompressed bytes of the indexed values (key and INCLUDE "
+						   "columns) and, for a string in a collation other than \"C\", the "
+						   "collation's sort key too."),
+				 errhint("Consider an index of an MD5 hash of the value, or use btree, which "
+						 "compresses values and takes up to 2704 bytes after compression.")));
 	r = palloc(sizeof(pm_key_rec) + ordering + (len - keylen));
 	r->rest = rest;
 	r->keylen = (uint32) ordering;
