@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..14"
+echo "1..16"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -24,6 +24,11 @@ ok $(($? == 2 ? 0 : 1)) "bench/run rejects an unknown suite with exit status 2"
 
 "$ROOT/bench/demo" --help >/dev/null 2>&1
 ok $? "bench/demo --help exits 0"
+
+"$ROOT/bench/sizes" --help >/dev/null 2>&1
+ok $? "bench/sizes --help exits 0"
+"$ROOT/bench/sizes" --no-install --rows 0 >/dev/null 2>&1
+ok $(($? == 2 ? 0 : 1)) "bench/sizes refuses a bad count with exit status 2"
 
 "$ROOT/bench/bin/bench_nbtree" --keys 20000 --threads 2 --dir "$WORK" >"$WORK/nbtree.csv"
 ok $(($? == 0 && $(grep -c '^search,' "$WORK/nbtree.csv") == 2 ? 0 : 1)) \
