@@ -40,7 +40,7 @@ OBJS = $(CORE_OBJS) $(PG_OBJS)
 
 # every version's install script and every update script of both extensions
 DATA = $(wildcard src/pm_index--*.sql src/pm_index_postgis--*.sql)
-REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity fbrtree_pm_postgis vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique nbtree_pm_wide nbtree_pm_include nbtree_pm_multicolumn nbtree_pm_libc wal_atomic planner_bool_or scroll_cursor
+REGRESS = pm_index_basics nbtree_pm_errors nbtree_pm_parity fbrtree_pm_parity fbrtree_pm_postgis vacuum_wal_boundary drop_database temp_tables verifier phast_pm_basics unique nbtree_pm_wide nbtree_pm_include nbtree_pm_multicolumn nbtree_pm_libc wal_atomic planner_bool_or scroll_cursor nbtree_pm_pattern
 REGRESS_OPTS = --inputdir=. --outputdir=$(CURDIR)/tests/regress_out
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl

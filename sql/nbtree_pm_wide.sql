@@ -158,6 +158,23 @@ CREATE TABLE wn (t text);
 CREATE INDEX ON wn USING phast_pm (t);
 INSERT INTO wu VALUES (repeat('x', 70000), NULL);
 SELECT count(*) FROM wu;
-DROP TABLE w, wu, wn, o, wc;
+-- the key size limit counts the value's uncompressed bytes (btree's, 2704, counts them after
+-- compression), and in a collation other than "C" the collation's sort key too
+CREATE TABLE wl (t text COLLATE "C", c text COLLATE pm_icu_en);
+CREATE INDEX wl_btree ON wl (t);
+INSERT INTO wl (t) VALUES (repeat('x', 70000));
+SELECT octet_length(t), pg_column_size(t) FROM wl;
+CREATE INDEX wl_t ON wl USING nbtree_pm (t);
+TRUNCATE wl;
+CREATE INDEX wl_t ON wl USING nbtree_pm (t);
+CREATE INDEX wl_c ON wl USING nbtree_pm (c);
+INSERT INTO wl (t) VALUES (repeat('x', 65525));
+INSERT INTO wl (t) VALUES (repeat('x', 65526));
+INSERT INTO wl (t) VALUES (repeat('€', 21841));
+INSERT INTO wl (t) VALUES (repeat('€', 21842));
+INSERT INTO wl (c) VALUES (repeat('x', 32000));
+INSERT INTO wl (c) VALUES (repeat('x', 48000));
+SELECT count(*) FROM wl;
+DROP TABLE w, wu, wn, o, wc, wl;
 -- answers() serves nbtree_pm_include next
 DROP COLLATION pm_icu_en, pm_icu_ci;

@@ -80,12 +80,38 @@ INSERT INTO x VALUES (1);
 INSERT INTO x VALUES (1), (3) ON CONFLICT DO NOTHING;
 SELECT k FROM x ORDER BY k;
 
--- a partitioned table: a unique index on a partition refuses ON CONFLICT too
+-- by name too, for DO NOTHING; DO UPDATE takes no exclusion constraint (PostgreSQL)
+INSERT INTO x VALUES (2), (4) ON CONFLICT ON CONSTRAINT x_k_excl DO NOTHING;
+INSERT INTO x VALUES (4) ON CONFLICT ON CONSTRAINT x_k_excl DO UPDATE SET k = 5;
+SELECT k FROM x ORDER BY k;
+
+-- a unique nbtree_pm index beside a btree primary key: ON CONFLICT on the primary key is refused
+-- too, as PostgreSQL checks every unique index of the table; MERGE is the upsert that works (two
+-- sessions inserting one new key at once: one fails with 23505 and retries)
+CREATE TABLE acc (id int8 PRIMARY KEY, email text COLLATE "C", n int);
+CREATE UNIQUE INDEX acc_email ON acc USING nbtree_pm (email);
+INSERT INTO acc VALUES (1, 'a@x', 0);
+INSERT INTO acc VALUES (1, 'a@x', 0) ON CONFLICT (id) DO UPDATE SET n = acc.n + 1;
+MERGE INTO acc a USING (VALUES (1::int8, 'a@x'), (2, 'b@x')) v(id, email) ON a.id = v.id
+  WHEN MATCHED THEN UPDATE SET n = a.n + 1
+  WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.email, 0);
+MERGE INTO acc a USING (VALUES (3::int8, 'a@x')) v(id, email) ON a.id = v.id
+  WHEN MATCHED THEN UPDATE SET n = a.n + 1
+  WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.email, 0);
+MERGE INTO acc a USING (VALUES ('a@x')) v(email) ON a.email = v.email
+  WHEN MATCHED THEN UPDATE SET n = a.n + 1
+  WHEN NOT MATCHED THEN DO NOTHING;
+SELECT * FROM acc ORDER BY id;
+
+-- a partitioned table: PostgreSQL takes only btree for a unique index (or an exclusion constraint)
+-- on the partitioned table; one on each partition is taken, and refuses ON CONFLICT too
 CREATE TABLE p (k int4) PARTITION BY RANGE (k);
+CREATE UNIQUE INDEX ON p USING nbtree_pm (k);
+ALTER TABLE p ADD EXCLUDE USING nbtree_pm (k WITH =);
 CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100);
 CREATE UNIQUE INDEX p1_k ON p1 USING nbtree_pm (k);
 INSERT INTO p VALUES (1);
 INSERT INTO p VALUES (1);
 INSERT INTO p VALUES (1) ON CONFLICT DO NOTHING;
 
-DROP TABLE u, n, x, p;
+DROP TABLE u, n, x, acc, p;

@@ -1,4 +1,4 @@
-/* pm_index--0.5.0--0.6.0.sql: update from 0.5.0 (a health check; inspection privileges) */
+/* pm_index--0.5.0--0.6.0.sql: update from 0.5.0 (a health check; inspection privileges; nbtree_pm pattern operator classes) */
 
 \echo Use "ALTER EXTENSION pm_index UPDATE TO '0.6.0'" to load this file. \quit
 
@@ -63,3 +63,20 @@ REVOKE ALL ON FUNCTION pm_index_health() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pm_index_health() TO pg_monitor;
 REVOKE ALL ON FUNCTION pm_index_stats(regclass) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pm_index_stats(regclass) TO pg_stat_scan_tables;
+
+-- nbtree_pm pattern operator classes, as btree's text_pattern_ops, varchar_pattern_ops and
+-- bpchar_pattern_ops: the strings ordered by
+-- their bytes whatever the column's collation (src/pg/ordered/ord_key.c family_orders_bytes), so
+-- that LIKE 'abc%' and ~ '^abc' get an index range in any collation
+-- (src/pg/ordered/ord_planner.c).  As btree's, varchar_pattern_ops is a class for text of the
+-- same family.
+CREATE OPERATOR FAMILY text_pattern_ops USING nbtree_pm;
+CREATE OPERATOR CLASS text_pattern_ops FOR TYPE text USING nbtree_pm FAMILY text_pattern_ops AS
+  OPERATOR 1 ~<~, OPERATOR 2 ~<=~, OPERATOR 3 =, OPERATOR 4 ~>=~, OPERATOR 5 ~>~,
+  FUNCTION 1 bttext_pattern_cmp(text, text);
+CREATE OPERATOR CLASS varchar_pattern_ops FOR TYPE text USING nbtree_pm FAMILY text_pattern_ops AS
+  STORAGE text;
+CREATE OPERATOR FAMILY bpchar_pattern_ops USING nbtree_pm;
+CREATE OPERATOR CLASS bpchar_pattern_ops FOR TYPE bpchar USING nbtree_pm FAMILY bpchar_pattern_ops AS
+  OPERATOR 1 ~<~, OPERATOR 2 ~<=~, OPERATOR 3 =, OPERATOR 4 ~>=~, OPERATOR 5 ~>~,
+  FUNCTION 1 btbpchar_pattern_cmp(bpchar, bpchar);

@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..14"
+echo "1..18"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -24,6 +24,25 @@ ok $(($? == 2 ? 0 : 1)) "bench/run rejects an unknown suite with exit status 2"
 
 "$ROOT/bench/demo" --help >/dev/null 2>&1
 ok $? "bench/demo --help exits 0"
+"$ROOT/bench/demo" --help 2>&1 | grep -q -- '--port P] \[--dir DIR\]'
+ok $? "bench/demo --help describes --port and --dir"
+bad=0
+for args in "--port 80" "--port 5432x" "--port" "--dir" "--rows 0"; do
+	# shellcheck disable=SC2086 # each case is several words
+	"$ROOT/bench/demo" --no-install $args >/dev/null 2>&1
+	rc=$?
+	((rc == 2)) || { echo "# bench/demo $args: exit status $rc"; bad=$((bad + 1)); }
+done
+mkdir -p "$WORK/demo_dir" && touch "$WORK/demo_dir/taken"
+"$ROOT/bench/demo" --no-install --dir "$WORK/demo_dir" >/dev/null 2>&1
+rc=$?
+((rc == 2)) || { echo "# bench/demo --dir (not empty): exit status $rc"; bad=$((bad + 1)); }
+ok $bad "bench/demo refuses a bad --port, a --dir that is not empty and bad counts with exit status 2"
+
+"$ROOT/bench/sizes" --help >/dev/null 2>&1
+ok $? "bench/sizes --help exits 0"
+"$ROOT/bench/sizes" --no-install --rows 0 >/dev/null 2>&1
+ok $(($? == 2 ? 0 : 1)) "bench/sizes refuses a bad count with exit status 2"
 
 "$ROOT/bench/bin/bench_nbtree" --keys 20000 --threads 2 --dir "$WORK" >"$WORK/nbtree.csv"
 ok $(($? == 0 && $(grep -c '^search,' "$WORK/nbtree.csv") == 2 ? 0 : 1)) \

@@ -121,9 +121,9 @@ typedef struct PmiIndex PmiIndex;
 typedef struct PmiShape PmiShape;
 typedef struct PmiBuild PmiBuild;
 
-/* pmi_planner.c: an index condition an access method derives from a clause, or NULL */
-typedef RestrictInfo *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel,
-										  IndexOptInfo *index, RestrictInfo *rinfo);
+/* pmi_planner.c: the index conditions an access method derives from a clause (NIL: none) */
+typedef List *(*PmiDeriveClause) (PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+								  RestrictInfo *rinfo);
 
 /*
  * A batch of n entries (entry_size bytes each) handed to a driver; returns

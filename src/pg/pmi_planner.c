@@ -6,18 +6,20 @@
  *	  the core planner derives only for its own index access methods,
  *	  derived for pm_index's from set_rel_pathlist_hook.
  *
- * Two kinds of clause never become index conditions of a non-core access
- * method in PostgreSQL 15: a boolean column used as a condition (WHERE b,
- * NOT b, b IS TRUE), which indxpath.c matches only for btree's and hash's
- * boolean operator families, and PostGIS's ST_* predicates, whose support
- * function answers only for GiST, SP-GiST and BRIN.  For a base relation
- * with pm_index indexes, each access method's derive function turns such a
- * restriction or join clause into an operator condition on an index column
- * or expression (PmiAmOps.derive_clause), and index paths are built for those
- * indexes with the derived conditions added.  The conditions exist only
- * while those paths are made: the original clause stays in the relation's
- * quals, so the plan still evaluates it.  Join clauses give parameterized
- * paths, so a join on ST_Intersects can be a nested loop over an index scan.
+ * Some clauses never become index conditions of a non-core access method in
+ * PostgreSQL 15: a boolean column used as a condition (WHERE b, NOT b, b IS
+ * TRUE), which indxpath.c matches only for btree's and hash's boolean
+ * operator families; a pattern match's prefix on a pattern operator class
+ * (LIKE 'abc%'), which like_support.c derives only for btree's; and
+ * PostGIS's ST_* predicates, whose support function answers only for GiST,
+ * SP-GiST and BRIN.  For a base relation with pm_index indexes, each access
+ * method's derive function turns such a restriction or join clause into
+ * operator conditions on an index column or expression
+ * (PmiAmOps.derive_clause), and index paths are built for those indexes with
+ * the derived conditions added.  The conditions exist only while those paths
+ * are made: the original clause stays in the relation's quals, so the plan
+ * still evaluates it.  Join clauses give parameterized paths, so a join on
+ * ST_Intersects can be a nested loop over an index scan.
  */
 #include "pm_index.h"
 
@@ -125,10 +127,15 @@ derive_all(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Li
 		forboth(li, indexes, ld, derivers)
 		{
 			PmiDeriveClause derive = (PmiDeriveClause) lfirst(ld);
-			RestrictInfo *d = derive(root, rel, lfirst(li), rinfo);
+			ListCell   *lr;
 
-			if (d != NULL && !derived_already(out, d))
-				out = lappend(out, d);
+			foreach(lr, derive(root, rel, lfirst(li), rinfo))
+			{
+				RestrictInfo *d = lfirst(lr);
+
+				if (!derived_already(out, d))
+					out = lappend(out, d);
+			}
 		}
 	}
 	return out;

@@ -186,8 +186,8 @@ extern int64 fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void fbrpm_endscan(IndexScanDesc scan);
 
 /* fbrpm_planner.c */
-extern RestrictInfo *fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
-										RestrictInfo *rinfo);
+extern List *fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+								 RestrictInfo *rinfo);
 extern bool fbrpm_clause_is_derived(RestrictInfo *rinfo);
 
 /* fbrpm_cost.c */

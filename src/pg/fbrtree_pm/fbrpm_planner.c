@@ -148,8 +148,8 @@ below_flt_max(Expr *distance)
 		DatumGetFloat8(((Const *) distance)->constvalue) < FLT_MAX;
 }
 
-/* The box condition on index's column that clause implies, or NULL. */
-RestrictInfo *
+/* The box condition on index's column that clause implies, or NIL. */
+List *
 fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
 {
 	FuncExpr   *call;
@@ -163,22 +163,22 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	RestrictInfo *derived;
 
 	if (!IsA(rinfo->clause, FuncExpr) || type == BOXOID || type == POINTOID)
-		return NULL;
+		return NIL;
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
-		return NULL;
+		return NIL;
 	/* the index's column, or its expression (ST_Transform(geom, 3857), ST_Centroid(area)) */
 	if (match_index_to_operand(linitial(call->args), 0, index))
 		col = 0;
 	else if (match_index_to_operand(lsecond(call->args), 0, index))
 		col = 1;
 	else
-		return NULL;
+		return NIL;
 	other = (Expr *) list_nth(call->args, 1 - col);
 	if (exprType((Node *) other) != type ||
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
-		return NULL;
+		return NIL;
 	/*
 	 * PostGIS's distances start from FLT_MAX and stop below the distance
 	 * asked: from FLT_MAX on, ST_DWithin and ST_3DDWithin accept values
@@ -187,14 +187,14 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	 * condition.
 	 */
 	if (pred->expand && (list_length(call->args) < 3 || !below_flt_max(lthird(call->args))))
-		return NULL;
+		return NIL;
 	nd_class = OidIsValid(get_opfamily_proc(index->opfamily[0], type, type, FBRPM_PROC_GIDX));
 	if (fbrpm_type_is_geography(type))
 	{
 		Expr	   *slack = float8_const(FBRPM_GEOGRAPHY_SLACK);
 
 		if (!pred->geography)
-			return NULL;
+			return NIL;
 		/*
 		 * The other side is widened by FBRPM_GEOGRAPHY_SLACK besides any
 		 * distance, so that the condition holds wherever the predicate does
@@ -204,22 +204,22 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 			slack = (Expr *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(lthird(call->args), slack),
 										  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 		if ((other = expanded(call->funcid, type, other, slack, false)) == NULL)
-			return NULL;
+			return NIL;
 		opno = get_opfamily_member(index->opfamily[0], type, type, RTOverlapStrategyNumber);
 	}
 	else if (nd_class && !pred->nd)
-		return NULL;
+		return NIL;
 	else
 	{
 		if ((pred->expand || nd_class) &&
 			(other = expanded(call->funcid, type, other,
 							  pred->expand ? lthird(call->args) : float8_const(0), nd_class)) == NULL)
-			return NULL;
+			return NIL;
 		opno = get_opfamily_member(index->opfamily[0], type, type,
 								   col == 0 ? pred->column_first : pred->column_second);
 	}
 	if (!OidIsValid(opno))
-		return NULL;
+		return NIL;
 	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,
 						   InvalidOid, InvalidOid);
 	set_opfuncid((OpExpr *) clause);
@@ -228,7 +228,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 								rinfo->outer_relids, rinfo->nullable_relids);
 	/* redundant with the original clause: selectivity 1 (clausesel.c) */
 	derived->norm_selec = derived->outer_selec = 2.0;
-	return derived;
+	return list_make1(derived);
 }
 
 bool

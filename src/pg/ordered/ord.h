@@ -128,10 +128,11 @@ typedef struct OrdCut
  * An index's key as the encoding sees it.  A column: the type its keys
  * encode (the operator class's input type) and operator family, the index
  * column's typmod (a value's usual form, which its entry then need not
- * keep) and collation: whether strings order by their bytes ("C", or no
- * collation) and if not, the collation's locale (NULL: the database's libc
- * one) and the order of records that a libc collation's comparison makes;
- * its ASC/DESC and NULLS FIRST/LAST.  The index: natts attributes
+ * keep) and collation: whether strings order by their bytes ("C", no
+ * collation, or a pattern operator class) and if not, the collation's
+ * locale (NULL: the database's libc one) and the order of records that a
+ * libc collation's comparison makes; its ASC/DESC and NULLS FIRST/LAST.
+ * The index: natts attributes
  * (desc), of which nkeys are key columns (keys: each one's, when there are
  * several; the top level then describes the first), the rest INCLUDE
  * columns whose values an entry keeps in its record.
@@ -231,8 +232,8 @@ extern void ord_parallelrescan(IndexScanDesc scan);
 extern void ord_restrpos(IndexScanDesc scan);
 
 /* ord_planner.c */
-extern RestrictInfo *ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
-									   RestrictInfo *rinfo);
+extern List *ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+							   RestrictInfo *rinfo);
 
 /* ord_cost.c */
 extern void ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,

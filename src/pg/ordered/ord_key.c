@@ -54,11 +54,13 @@
 #include "utils/date.h"
 #include "utils/datum.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/inet.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
@@ -838,10 +840,13 @@ key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry)
 	if (entry && ordering + (len - keylen) > ORD_WIDE_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index row size %d exceeds the maximum %d of a pm_index key",
+				 errmsg("index key of %d bytes exceeds the maximum %d of a pm_index key",
 						len, ORD_WIDE_MAX + 8),
-				 errhint("Values larger than about 64 kB cannot be indexed.  Consider an index "
-						 "of an MD5 hash of the value, or use btree.")));
+				 errdetail("A key holds the uncompressed bytes of the indexed values (key and INCLUDE "
+						   "columns) and, for a string in an ICU collation, the collation's sort "
+						   "key too."),
+				 errhint("Consider an index of an MD5 hash of the value, or use btree, which "
+						 "compresses values and takes up to 2704 bytes after compression.")));
 	r = palloc(sizeof(pm_key_rec) + ordering + (len - keylen));
 	r->rest = rest;
 	r->keylen = (uint32) ordering;
@@ -1988,7 +1993,8 @@ check_libc_columns(const OrdColumn *col, const char *amname)
 /*
  * Refuse an index the access method (amname; wide_keys: it takes wide keys)
  * cannot order as btree would: a type without an encoding, a byte-string
- * type, several key columns or INCLUDE columns without wide keys.
+ * type, several key columns or INCLUDE columns without wide keys; a pattern
+ * operator class in a nondeterministic collation, as btree's.
  */
 void
 ord_check_column(Relation index, const char *amname, bool wide_keys)
@@ -1997,7 +2003,23 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 
 	for (int c = 0; c < col.nkeys; c++)
 	{
-		Oid			type = col.nkeys > 1 ? col.keys[c].type : col.type;
+		const OrdColumn *k = col.nkeys > 1 ? &col.keys[c] : &col;
+		Oid			type = k->type;
+
+		/* as index_create refuses btree's pattern operator classes */
+		if (k->by_bytes && OidIsValid(k->collation) && !get_collation_isdeterministic(k->collation))
+		{
+			bool		isnull;
+			oidvector  *indclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID,
+																			 index->rd_indextuple,
+																			 Anum_pg_index_indclass,
+																			 &isnull));
+
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("nondeterministic collations are not supported for operator class \"%s\"",
+							generate_opclass_name(indclass->values[c]))));
+		}
 
 		if (!ord_type_supported(type) || (ord_type_wide(type) && !wide_keys))
 			ereport(ERROR,
@@ -2022,6 +2044,23 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 }
 
 /*
+ * Whether an operator family orders strings by their bytes whatever their
+ * collation: the pattern operator classes (text_pattern_ops,
+ * varchar_pattern_ops, bpchar_pattern_ops), whose comparison function is
+ * btree's bytewise one.
+ */
+static bool
+family_orders_bytes(Oid opfamily, Oid type)
+{
+	RegProcedure cmp;
+
+	if (type != TEXTOID && type != BPCHAROID)
+		return false;
+	cmp = get_opfamily_proc(opfamily, type, type, 1);	/* btree's ORDER proc */
+	return cmp == F_BTTEXT_PATTERN_CMP || cmp == F_BTBPCHAR_PATTERN_CMP;
+}
+
+/*
  * Key column c: keys encode from the operator class's input type, which is
  * the column's type or one it is binary-coercible to (varchar's text, a
  * domain's base type).
@@ -2035,7 +2074,8 @@ key_column(Relation index, int c)
 	col.opfamily = index->rd_opfamily[c];
 	col.typmod = TupleDescAttr(RelationGetDescr(index), c)->atttypmod;
 	col.collation = index->rd_indcollation[c];
-	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation);
+	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation) ||
+		family_orders_bytes(col.opfamily, col.type);
 	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
 	col.order = by_libc(&col) ? libc_order_of_collation(col.collation) : NULL;
 	col.descending = (index->rd_indoption[c] & INDOPTION_DESC) != 0;
