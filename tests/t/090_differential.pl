@@ -171,7 +171,15 @@ for my $b (@busy)
 	$b->[0]->finish;
 	is(${ $b->[1] }, '', 'writer or VACUUM loop ran without an error');
 }
-report(q{kind <> 'builtin differs'});
+# a built-in index's own errors in the writers (pm_diff.write) are counted, not failed
+diag('differential: the built-in indexes raised '
+	  . $node->safe_psql('postgres', q{
+		SELECT count(*) || ' errors of their own in the concurrent writers'
+		       || coalesce(' (rounds rolled back in every table; first: '
+		                   || (SELECT got || ' in ' || query FROM pm_diff.failures
+		                        WHERE kind = 'builtin error' LIMIT 1) || ')', '')
+		  FROM pm_diff.failures WHERE kind = 'builtin error'}));
+report(q{kind NOT IN ('builtin differs', 'builtin error')});
 all_verify('nbtree_pm', 'after the concurrent pass');
 all_verify('phast_pm', 'after the concurrent pass');
 all_verify('fbrtree_pm', 'after the concurrent pass');
