@@ -12,12 +12,37 @@ use PostgreSQL::Test::Utils;
 use Test::More ();
 
 our @EXPORT =
-  qw(pm_node ordered_ams psql_start start_after_kill catch_up replication_state $BY_INDEX $BY_HEAP);
+  qw(pm_node ordered_ams psql_start start_after_kill catch_up replication_state test_seed setseed
+  $BY_INDEX $BY_HEAP);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
 our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 our $BY_HEAP =
   'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; ';
+
+# The seed of a test file's random choices, printed (so that a failure shows it) and given to
+# Perl's rand; PM_TEST_SEED (or PM_DIFF_SEED, which the differential and scan tests took first)
+# replays it.  setseed() makes the server's random() of one session follow it too; what
+# concurrent sessions and kills at random moments do still depends on timing.
+my $seed;
+
+sub test_seed
+{
+	return $seed if defined $seed;
+	$seed = $ENV{PM_TEST_SEED} // $ENV{PM_DIFF_SEED} // int(rand(1_000_000_000));
+	srand($seed);
+	my $file = basename($0, '.pl');
+	Test::More::diag("seed $seed (replay: PM_TEST_SEED=$seed PM_TAP_FILTER=$file tests/run --only tap)");
+	return $seed;
+}
+
+# "SELECT setseed(...);" for the test's seed (test_seed) and a number telling sessions apart.
+sub setseed
+{
+	my ($session) = @_;
+	my $s = (test_seed() + 7919 * ($session // 0)) % 2_000_000_001;
+	return sprintf('SELECT setseed(%.9f);', $s / 1_000_000_000 - 1);
+}
 
 # Initialized, pm_index preloaded, started, the extension created in database postgres.
 # Extra postgresql.conf lines are passed as further arguments.

@@ -5,7 +5,8 @@
 # (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
 # scan (tests/diff/fbrtree_pm.sql).  Then one pass in a single snapshot while writers change
-# the tables and VACUUM runs.  Seeded: the seed is printed, and PM_DIFF_SEED=<seed> replays it.
+# the tables and VACUUM runs.  Seeded: the seed is printed, and PM_TEST_SEED=<seed> (or
+# PM_DIFF_SEED) replays it.
 # PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
 # PM_DIFF_ROWS (default 200) the random rows per table; tests/torture raises both.
 use strict;
@@ -17,7 +18,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
-my $seed = $ENV{PM_DIFF_SEED} // int(rand(1_000_000_000));
+my $seed = $ENV{PM_TEST_SEED} // $ENV{PM_DIFF_SEED} // int(rand(1_000_000_000));
 my $values = $ENV{PM_DIFF_VALUES} || 5;
 my $rows = $ENV{PM_DIFF_ROWS} || 200;
 my @zones = ('UTC', 'America/New_York', 'Asia/Kolkata', 'Pacific/Kiritimati', 'America/St_Johns',
@@ -25,7 +26,7 @@ my @zones = ('UTC', 'America/New_York', 'Asia/Kolkata', 'Pacific/Kiritimati', 'A
 srand($seed);
 my $zone = $zones[ int(rand(@zones)) ];
 diag("differential: seed $seed, TimeZone $zone, $values values, $rows rows "
-	  . "(replay: PM_DIFF_SEED=$seed PM_TAP_FILTER=090_differential tests/run --only tap)");
+	  . "(replay: PM_TEST_SEED=$seed PM_TAP_FILTER=090_differential tests/run --only tap)");
 
 my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
 my $postgis = $node->safe_psql('postgres',
