@@ -66,7 +66,7 @@ override with_llvm = no
 
 PG_CONFIG ?= pg_config
 # pgxs.mk reads EXTRA_CLEAN when it is included
-EXTRA_CLEAN = tmp_check tests/unit/bin tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o bench/core/*.o tests/regress_out
+EXTRA_CLEAN = tmp_check tests/unit/bin tests/unit/asan tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o bench/core/*.o tests/regress_out
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
@@ -97,9 +97,17 @@ tests/unit/bin/test_nbtree_model_order tests/unit/bin/test_nbtree_model_order_as
 # and the N-D variants the fbrtree test they run on boxes of more dimensions
 $(foreach t,model crash,$(eval tests/unit/bin/test_fbrtree_$(t)_nd tests/unit/bin/test_fbrtree_$(t)_nd_asan: tests/unit/test_fbrtree_$(t).c))
 
-tests/unit/bin/%_asan: tests/unit/%.c $(CORE_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
+ASAN_FLAGS = -std=gnu11 -O1 -g $(SANITIZE) $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -I$(srcdir)/tests/unit
+# the core's sources compiled once that way, and linked into every sanitized test
+ASAN_OBJS = $(patsubst %.c,tests/unit/asan/%.o,$(CORE_SRCS))
+
+tests/unit/asan/%.o: %.c $(BUILD_MODE_STAMP) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g $(SANITIZE) $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Wextra -Werror -I$(srcdir)/src/core -I$(srcdir)/src/core/nbtree -I$(srcdir)/src/core/fbrtree -I$(srcdir)/src/core/phast -I$(srcdir)/tests/unit $< $(CORE_SRCS) $(STANDALONE_LIBS) -o $@
+	$(CC) $(ASAN_FLAGS) -c $< -o $@
+
+tests/unit/bin/%_asan: tests/unit/%.c $(ASAN_OBJS) $(wildcard tests/unit/*.h) $(wildcard src/core/*.h src/core/nbtree/*.h src/core/fbrtree/*.h src/core/phast/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_FLAGS) $< $(ASAN_OBJS) $(STANDALONE_LIBS) -o $@
 
 # libFuzzer targets (tests/fuzz), built with clang from source like the sanitizer tests.
 FUZZ_CC ?= clang-14

@@ -9,13 +9,40 @@ use File::Basename;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Test::More ();
 
-our @EXPORT = qw(pm_node ordered_ams psql_start start_after_kill $BY_INDEX $BY_HEAP);
+our @EXPORT =
+  qw(pm_node ordered_ams psql_start start_after_kill catch_up replication_state test_seed setseed
+  $BY_INDEX $BY_HEAP);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
 our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 our $BY_HEAP =
   'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; ';
+
+# The seed of a test file's random choices, printed (so that a failure shows it) and given to
+# Perl's rand; PM_TEST_SEED (or PM_DIFF_SEED, which the differential and scan tests took first)
+# replays it.  setseed() makes the server's random() of one session follow it too; what
+# concurrent sessions and kills at random moments do still depends on timing.
+my $seed;
+
+sub test_seed
+{
+	return $seed if defined $seed;
+	$seed = $ENV{PM_TEST_SEED} // $ENV{PM_DIFF_SEED} // int(rand(1_000_000_000));
+	srand($seed);
+	my $file = basename($0, '.pl');
+	Test::More::diag("seed $seed (replay: PM_TEST_SEED=$seed PM_TAP_FILTER=$file tests/run --only tap)");
+	return $seed;
+}
+
+# "SELECT setseed(...);" for the test's seed (test_seed) and a number telling sessions apart.
+sub setseed
+{
+	my ($session) = @_;
+	my $s = (test_seed() + 7919 * ($session // 0)) % 2_000_000_001;
+	return sprintf('SELECT setseed(%.9f);', $s / 1_000_000_000 - 1);
+}
 
 # Initialized, pm_index preloaded, started, the extension created in database postgres.
 # Extra postgresql.conf lines are passed as further arguments.
@@ -52,6 +79,55 @@ sub start_after_kill
 		sleep(1);
 	}
 	die 'the server did not start after the kill';
+}
+
+# What a standby that does not catch up is doing, for a diagnostic: its WAL receiver, where it
+# received and replayed to, what its startup process and pm_index's workers wait for, the
+# primary's walsenders and slots, and the last messages of both logs (statements left out).
+# Every query has a timeout: a standby stuck in replay still answers, but nothing here may hang.
+sub replication_state
+{
+	my ($primary, $standby) = @_;
+	my $out = '';
+	my $show = sub {
+		my ($node, $what, $query) = @_;
+		my ($rc, $stdout, $stderr) =
+		  $node->psql('postgres', $query, extra_params => ['-x'], timeout => 30);
+		$out .= sprintf("--- %s, %s:\n%s\n", $node->name, $what,
+			$rc == 0 ? ($stdout eq '' ? '(no rows)' : $stdout) : "query failed: $stderr");
+	};
+	$show->($standby, 'WAL receiver', 'SELECT * FROM pg_stat_wal_receiver');
+	$show->($standby, 'positions',
+		q{SELECT pg_last_wal_receive_lsn() AS received, pg_last_wal_replay_lsn() AS replayed,
+		         pg_last_xact_replay_timestamp() AS last_replayed_xact,
+		         pg_get_wal_replay_pause_state() AS pause_state});
+	$show->($standby, 'server processes',
+		q{SELECT pid, backend_type, wait_event_type, wait_event, state, backend_xmin, query
+		    FROM pg_stat_activity WHERE backend_type NOT IN ('client backend', 'checkpointer',
+		      'background writer', 'walwriter') OR pid IN (SELECT pid FROM pg_locks WHERE NOT granted)});
+	$show->($primary, 'walsenders', 'SELECT * FROM pg_stat_replication');
+	$show->($primary, 'replication slots',
+		'SELECT slot_name, active, restart_lsn, wal_status, pg_current_wal_lsn() FROM pg_replication_slots');
+	for my $node ($standby, $primary)
+	{
+		# one message per element, with its continuation lines
+		my @messages = grep { !/ (LOG:  statement|STATEMENT|LOG:  received replication command): / }
+		  split /\n(?=\d{4}-\d\d-\d\d )/, slurp_file($node->logfile);
+		$out .= sprintf("--- last messages of %s's log:\n%s\n",
+			$node->name, join("\n", @messages[ (@messages > 20 ? -20 : -@messages) .. -1 ]));
+	}
+	return $out;
+}
+
+# The primary's wait_for_catchup of the standby; if it times out, what the standby was doing is
+# printed before the test dies.
+sub catch_up
+{
+	my ($primary, $standby) = @_;
+	return if eval { $primary->wait_for_catchup($standby); 1 };
+	my $error = $@;
+	Test::More::diag(replication_state($primary, $standby));
+	die $error;
 }
 
 # psql in the background running the statements (one -c each) in database postgres; its

@@ -15,9 +15,10 @@ use PmNode;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
+test_seed();
 my $node = pm_node('crash');
 $node->safe_psql(
-	'postgres', q{
+	'postgres', setseed() . q{
 	CREATE TABLE t (id bigserial, k int4, v float8, s text COLLATE "C");
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
 	CREATE INDEX t_v ON t USING nbtree_pm (v);

@@ -13,9 +13,10 @@ use lib "$FindBin::Bin/../lib";
 use PmCrashCycles;
 use PmNode;
 
+test_seed();
 my $node = pm_node('fbr_crash');
 $node->safe_psql(
-	'postgres', q{
+	'postgres', setseed() . q{
 	CREATE TABLE s (id bigserial, p point, b box);
 	INSERT INTO s (p, b)
 	SELECT point(random() * 1000, random() * 1000),

@@ -25,9 +25,10 @@ use PmNode;
 
 my $cycles = $ENV{PM_TORTURE_CYCLES} || 10;
 
+test_seed();
 my $node = pm_node('torture', 'autovacuum = off', 'restart_after_crash = on');
 $node->safe_psql(
-	'postgres', q{
+	'postgres', setseed() . q{
 	CREATE TABLE tt (id bigserial, k int8, p point, q int8, u text COLLATE "C");
 	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);

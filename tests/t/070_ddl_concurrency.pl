@@ -14,9 +14,10 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
+test_seed();
 my $node = pm_node('ddl');
 $node->safe_psql(
-	'postgres', q{
+	'postgres', setseed() . q{
 	CREATE TABLE d (id bigserial, k int4, p point, q int4);
 	INSERT INTO d (k, p, q) SELECT r, point(random() * 1000, random() * 1000), r
 	  FROM (SELECT (random() * 1e6)::int AS r FROM generate_series(1, 20000)) s;

@@ -19,6 +19,7 @@ plan skip_all => 'sqlsmith is not installed (Debian package sqlsmith)'
   unless grep { -x "$_/sqlsmith" } split /:/, $ENV{PATH};
 
 my $seconds = $ENV{PM_SQLSMITH_SECONDS} || 30;
+my $seed = test_seed();
 my $node = pm_node('sqlsmith', "statement_timeout = '2s'", 'log_min_messages = error');
 
 my %types = (
@@ -88,7 +89,7 @@ $node->safe_psql('postgres', $sql);
 my $progress = $node->basedir . '/sqlsmith.err';
 my $connstr = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
 my $smith = IPC::Run::start(
-	[ 'sqlsmith', "--target=$connstr", '--exclude-catalog', '--seed=' . int(rand(1_000_000)), '--verbose' ],
+	[ 'sqlsmith', "--target=$connstr", '--exclude-catalog', "--seed=$seed", '--verbose' ],
 	'>', '/dev/null', '2>', $progress, IPC::Run::timeout($seconds + 60));
 sleep($seconds);
 $smith->signal('INT');

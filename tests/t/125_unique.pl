@@ -15,6 +15,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use PmNode;
 
+test_seed();
 my $node = pm_node('unique', 'max_prepared_transactions = 2');
 my @ams = ordered_ams($node);
 
@@ -136,10 +137,10 @@ for my $am (@ams)
 	for my $call ("churn('c_$am', 4000)", "race('c_$am', 20000)")
 	{
 		my @workers;
-		for (1 .. 2)
+		for my $session (1 .. 2)
 		{
 			my ($out, $err) = ('', '');
-			push @workers, [ psql_start($node, \$out, \$err, "CALL $call"), \$err ];
+			push @workers, [ psql_start($node, \$out, \$err, setseed($session), "CALL $call"), \$err ];
 		}
 		for my $w (@workers)
 		{

@@ -125,13 +125,12 @@ my @queries = (
 	[ 'ordered', 'SELECT k, v FROM TAB WHERE k BETWEEN LO AND HI ORDER BY k' ],
 	[ 'spatial', q{SELECT p[0], p[1] FROM TAB WHERE p <@ box '((LO,LO),(HI,HI))'} ],
 	[ 'spatial', q{SELECT p[0], p[1] FROM TAB ORDER BY p <-> point '(LO,LO)'} ]);
-my $seed = $ENV{PM_DIFF_SEED} // int(rand(1_000_000));
-note("paused scans: seed $seed (replay: PM_DIFF_SEED=$seed PM_TAP_FILTER=130_scan_vacuum tests/run --only tap)");
-srand($seed);
+test_seed();
 my $INDEX_PLAN = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off; ';
 my $HEAP_PLAN = 'SET enable_seqscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off; '
   . 'SET enable_bitmapscan = off; SET enable_sort = on; ';
 my $differences = 0;
+my $rounds_seeded = 0;
 my $rounds = 0;
 for my $am (ordered_ams($node), 'fbrtree_pm')
 {
@@ -158,16 +157,16 @@ for my $am (ordered_ams($node), 'fbrtree_pm')
 			$query =~ s/LO/$lo/g;
 			$query =~ s/HI/$hi/g;
 			$node->safe_psql('postgres',
-				"DELETE FROM $table WHERE $column BETWEEN $lo AND $hi AND random() < 0.2");
+				setseed(++$rounds_seeded) . "DELETE FROM $table WHERE $column BETWEEN $lo AND $hi AND random() < 0.2");
 			my $scan = $node->background_psql('postgres');
 			$scan->query_safe(
 				"BEGIN ISOLATION LEVEL REPEATABLE READ; $INDEX_PLAN DECLARE ci SCROLL CURSOR FOR $query; "
 				  . "$HEAP_PLAN DECLARE ch CURSOR FOR $query");
 			my $first = $scan->query_safe('FETCH ' . (1 + int(rand(300))) . ' FROM ci');
 			$node->safe_psql(
-				'postgres', $kind eq 'ordered'
+				'postgres', setseed(++$rounds_seeded) . ($kind eq 'ordered'
 				? "INSERT INTO $table SELECT $lo + (random() * ($hi - $lo))::int8, 0 FROM generate_series(1, 500)"
-				: "INSERT INTO $table SELECT point($lo + random() * ($hi - $lo), random() * 1000) FROM generate_series(1, 500)");
+				: "INSERT INTO $table SELECT point($lo + random() * ($hi - $lo), random() * 1000) FROM generate_series(1, 500)"));
 			my $vacuums = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = '$table'";
 			my $before = $node->safe_psql('postgres', $vacuums);
 			my $vacuum = $node->background_psql('postgres');

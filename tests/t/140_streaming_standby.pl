@@ -26,15 +26,22 @@ $primary->append_conf('postgresql.conf',
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION pm_index; CREATE EXTENSION pg_walinspect');
 
+# The standby streams through a slot reserved now, and so saved on disk with a position the
+# standby has: a primary killed while the standby is a WAL segment or more behind (as it may be,
+# receiving a large build's records, on a busy machine) would otherwise recycle that segment at
+# the checkpoint ending its crash recovery, and the standby could never stream again.
+$primary->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('standby', true)");
+
 # The standby exists before any index: every pool it has comes from WAL.
 $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'");
 $standby->start;
 
 # Indexes built over rows (a build's records) and indexes rows go into one by one (inserts).
 create_table($primary);
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 
 for my $index (sort keys %QUERIES)
 {
@@ -74,7 +81,7 @@ for my $round (1 .. 3)
 $load->finish;
 like($out, qr/number of transactions actually processed: [1-9]/, 'the load ran');
 $primary->safe_psql('postgres', 'VACUUM t');
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 compare_at_pause('after the load and a VACUUM');
 
 # The verifiers on the standby, replay paused (it is the index's one writer there).
@@ -106,7 +113,7 @@ $standby->stop('immediate');
 sleep(1);
 $standby->start;
 $load->finish;
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 compare_at_pause('after the standby was killed during replay');
 like(
 	$standby->safe_psql('postgres',
@@ -142,7 +149,7 @@ like($waldump, qr/^rmgr: custom128 .*len \(rec\/tot\)/m, 'pg_waldump lists the r
 $primary->safe_psql('postgres',
 	"CREATE TABLESPACE moved LOCATION ''; ALTER INDEX t_k SET TABLESPACE moved; ALTER INDEX t_bx SET TABLESPACE moved");
 $primary->safe_psql('postgres', q{UPDATE t SET k = k + 1 WHERE id % 10 = 0});
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 like(
 	$standby->safe_psql('postgres',
 		"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE $QUERIES{t_k}"),
@@ -163,7 +170,7 @@ $primary->stop('immediate');
 $build->finish;
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE INDEX IF NOT EXISTS big_k ON big USING nbtree_pm (k); ANALYZE big');
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 is( $standby->safe_psql('postgres',
 		"${BY_INDEX}SELECT count(*) FROM big WHERE k BETWEEN 1000 AND 2999"),
 	'2000',
@@ -179,7 +186,7 @@ my $big_k_file = $primary->safe_psql('postgres', "SELECT pg_relation_filenode('b
 is($standby->safe_psql('postgres', "SELECT count(*) FROM pm_index_pools() WHERE relfilenode = $big_k_file"),
 	'1', 'the standby has the pool of the index');
 $primary->safe_psql('postgres', 'DROP INDEX big_k');
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 ok( $standby->poll_query_until(
 		'postgres', "SELECT count(*) = 0 FROM pm_index_pools() WHERE relfilenode = $big_k_file"),
 	'and removes it once the drop is replayed');
@@ -198,7 +205,7 @@ $primary->safe_psql(
 	INSERT INTO io SELECT (g * 7919) % 5003 FROM generate_series(1, 5002) g;
 	CREATE INDEX io_k ON io USING nbtree_pm (k);
 	VACUUM (FREEZE, ANALYZE) io;});
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 
 sub replay_waits
 {
@@ -215,7 +222,7 @@ sub paused_cursor
 	$primary->safe_psql('postgres',
 		"DELETE FROM io WHERE k BETWEEN $first + 1 AND $first + 59
 		 AND (ctid::text::point)[0] <> (SELECT (ctid::text::point)[0] FROM io WHERE k = $first)");
-	$primary->wait_for_catchup($standby);
+	catch_up($primary, $standby);
 	my $expected = $standby->safe_psql('postgres', $BY_HEAP . $query);
 	my $cursor = $standby->background_psql('postgres', on_error_stop => 0);
 	$cursor->query_safe("${IOS}BEGIN ISOLATION LEVEL REPEATABLE READ; DECLARE c CURSOR FOR $query");
@@ -232,7 +239,7 @@ my $rest = $cursor->query_safe('FETCH ALL FROM c');
 is("1\n$rest", $io_expected, 'the cursor returns what the heap has, no deleted row');
 $cursor->query_safe('COMMIT');
 $cursor->quit;
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 is($standby->safe_psql('postgres', $IOS . $io_query), $io_expected,
 	'after replay, index-only scans answer as the heap');
 
@@ -241,7 +248,7 @@ $standby->reload;
 ($cursor, $io_query, $io_expected) = paused_cursor(1001);
 my $log_offset = -s $standby->logfile;
 $primary->safe_psql('postgres', 'VACUUM (INDEX_CLEANUP ON) io');
-$primary->wait_for_catchup($standby);
+catch_up($primary, $standby);
 like(
 	substr(slurp_file($standby->logfile), $log_offset),
 	qr/(canceling statement|terminating connection) due to conflict with recovery/,
