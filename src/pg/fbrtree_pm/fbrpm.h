@@ -149,8 +149,6 @@ extern bool fbrpm_canreturn(Relation index, int attno);
 /* fbrpm_index.c: fbrtree_pm's PmiAmOps */
 extern const PmiAmOps fbrpm_am_ops;
 
-extern PmiIndex *fbrpm_open(Relation index, const FbrpmOpclass *oc);
-
 /* A handle's two trees (its am_state). */
 typedef struct FbrpmTrees
 {

@@ -71,17 +71,6 @@ fbrpm_pool_format_param(pm_pool *pool, PmiFormatParam *param)
 	set_dims_param((uint32) pool_dims(pool), param);
 }
 
-/*
- * The handle of an index; its spatial tree has the dimensions of its
- * operator class's boxes (pmi_index_open refuses a pool formatted for
- * others).
- */
-PmiIndex *
-fbrpm_open(Relation index, const FbrpmOpclass *oc)
-{
-	return pmi_index_open(index, &fbrpm_am_ops);
-}
-
 static void
 fbrpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {

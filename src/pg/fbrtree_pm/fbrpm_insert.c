@@ -32,7 +32,7 @@ fbrpm_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	fbr_item	item;
 
 	fbrpm_opclass(index, &oc);
-	h = fbrpm_open(index, &oc);
+	h = pmi_index_open(index, &fbrpm_am_ops);
 	before = pm_tls_counters;
 	(void) fbrpm_entry(&oc, values[0], isnull[0], ht_ctid, &item);
 	pmi_note_insert(h, heapRel, fbrpm_note_key(&item.box), item.payload);

@@ -103,7 +103,7 @@ fbrpm_beginscan(Relation r, int nkeys, int norderbys)
 						RelationGetRelationName(r)),
 				 errhint("Order by the first distance in the query and sort the rest, or use a GiST index.")));
 	fbrpm_opclass(r, &so->oc);
-	so->h = fbrpm_open(r, &so->oc);
+	so->h = pmi_index_open(r, &fbrpm_am_ops);
 	pmi_scan_check_built(so->h, r);
 	so->keys = palloc(sizeof(FbrpmKey) * Max(nkeys, 1));
 	if (norderbys > 0)
