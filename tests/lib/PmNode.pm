@@ -20,6 +20,25 @@ our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 our $BY_HEAP =
   'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; ';
 
+# PM_INITDB_TEMPLATE (tests/run makes one per run): a data directory that "initdb -A trust -N"
+# made, copied in place of running initdb again for every node of every file, as PostgreSQL's own
+# test library does from version 17 on.  A node initialized with other initdb options still runs
+# initdb.
+if (defined $ENV{PM_INITDB_TEMPLATE} && -d $ENV{PM_INITDB_TEMPLATE})
+{
+	my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+	no warnings 'redefine';
+	*PostgreSQL::Test::Utils::system_or_bail = sub {
+		my @cmd = @_;
+		if (@cmd == 6 && $cmd[0] eq 'initdb' && $cmd[1] eq '-D'
+			&& join(' ', @cmd[ 3 .. 5 ]) eq '-A trust -N')
+		{
+			return $system_or_bail->('cp', '-RPp', $ENV{PM_INITDB_TEMPLATE}, $cmd[2]);
+		}
+		return $system_or_bail->(@cmd);
+	};
+}
+
 # The seed of a test file's random choices, printed (so that a failure shows it) and given to
 # Perl's rand; PM_TEST_SEED (or PM_DIFF_SEED, which the differential and scan tests took first)
 # replays it.  setseed() makes the server's random() of one session follow it too; what
