@@ -4,7 +4,10 @@
 #   - the generic files of src/pg (pm_index.h, pmi_*.c, and the code an access method family
 #     shares, such as ordered/) name no access method and include no structure's header, except
 #     pmi_am.c, the table of access methods;
-#   - the calls between generic files have no cycle.
+#   - the calls between generic files have no cycle;
+#   - the Makefile's build of the extension names no structure and no access method: their
+#     folders are found, not listed;
+#   - the structures' pool kinds are one enum, in src/core/pool.h.
 use strict;
 use warnings;
 use File::Basename;
@@ -28,13 +31,14 @@ my @pg_includes =
   grep { slurp($_) =~ /^#include\s+[<"](postgres|postgres_fe|fmgr|c)\.h[>"]|^#include\s+[<"](access|catalog|utils|storage|nodes)\//m } @core;
 is_deeply(\@pg_includes, [], 'src/core includes no PostgreSQL header');
 
-# the access methods: a directory of src/pg each that defines a PmiAmOps, its files named with
-# one prefix (a directory of code shared by a family of them, such as ordered/, is not one)
+# the access methods: a directory of src/pg each that defines a PmiAmOps (an amname), its files
+# named with one prefix (a directory of code shared by a family of them, such as ordered/, is not
+# one)
 my %am_prefix;
 for my $dir (grep { -d } glob('src/pg/*'))
 {
 	my @files = glob("$dir/*.c");
-	next unless grep { slurp($_) =~ /^const PmiAmOps \w+ = \{/m } @files;
+	next unless grep { slurp($_) =~ /^\s*\.amname = "/m } @files;
 	my ($prefix) = basename($files[0]) =~ /^([a-z]+)_/;
 	$am_prefix{ basename($dir) } = $prefix;
 }
@@ -42,7 +46,7 @@ ok(keys(%am_prefix) >= 2, 'found the access methods: ' . join(', ', sort keys %a
 my @structure_headers = map { basename($_) } (glob('src/core/*/*.h'));
 
 my @family = grep { my $d = basename(dirname($_)); !exists $am_prefix{$d} } glob('src/pg/*/*.[ch]');
-my @generic = ('src/pg/pm_index.h', (grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c')), @family);
+my @generic = ('src/pg/pm_index.h', glob('src/pg/pmi_*.h'), (grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c')), @family);
 for my $file (@generic)
 {
 	my $text = slurp($file);
@@ -50,6 +54,19 @@ for my $file (@generic)
 	my @headers = grep { $text =~ /^#include\s+"(?:[^"]*\/)?\Q$_\E"/m } @structure_headers;
 	is(join(' ', @names, @headers), '', "$file names no access method and includes no structure");
 }
+
+# the Makefile up to its test and benchmark rules, which name the structures their variants test
+my ($makefile_build) = slurp('Makefile') =~ /\A(.*?)^# ---- C unit tests/ms;
+my @structure_dirs = map { basename($_) } grep { -d } glob('src/core/*');
+my @in_makefile =
+  grep { $makefile_build =~ /\b\Q$_\E\b/ } (keys %am_prefix, values %am_prefix, @structure_dirs);
+ok(defined $makefile_build, 'the Makefile has its build part');
+is(join(' ', @in_makefile), '', 'the Makefile lists no structure or access method');
+
+# pool kinds: values of pm_kind, defined nowhere else
+my @kind_elsewhere = grep { $_ ne 'src/core/pool.h' && slurp($_) =~ /^\s*#\s*define\s+PM_KIND_|\bPM_KIND_\w+\s*=/m }
+  (@core, glob('src/pg/*.h'), glob('src/pg/*/*.h'));
+is_deeply(\@kind_elsewhere, [], 'pool kinds are defined in src/core/pool.h only');
 
 # calls between generic files (pmi_*.c): the file that defines each extern function
 my (%defined_in, %calls);

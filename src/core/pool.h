@@ -118,10 +118,20 @@ typedef struct pm_owner
 	uint32_t	tablespace;
 	uint32_t	database;
 	uint32_t	relfilenode;
-	uint32_t	kind;			/* which structure: each structure's header defines its kind */
+	uint32_t	kind;			/* which structure: a pm_kind */
 } pm_owner;
 
-#define PM_KIND_TEST	0		/* pools of the unit tests */
+/*
+ * The structure a pool holds.  Pool headers and WAL records carry it: a
+ * value, once given, is never reused.
+ */
+typedef enum pm_kind
+{
+	PM_KIND_TEST = 0,			/* pools of the unit tests */
+	PM_KIND_NBTREE = 1,
+	PM_KIND_FBRTREE = 2,
+	PM_KIND_PHAST = 3,
+} pm_kind;
 
 typedef struct pm_pool_header
 {

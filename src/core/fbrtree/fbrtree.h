@@ -19,8 +19,6 @@
 #include "epoch.h"
 #include "pool.h"
 
-#define PM_KIND_FBRTREE		2		/* pm_owner.kind of an FBR-tree pool */
-
 /*
  * Entries per node of a 2-D tree: 50 fill a 2 KiB allocator block (README:
  * "Fan-out and fill"); trees of more dimensions fit fewer into the same

@@ -21,7 +21,6 @@
 #include "pm_key.h"
 #include "pool.h"
 
-#define PM_KIND_NBTREE		1		/* pm_owner.kind of an NBTree pool */
 #define NBT_LEAF_CAP		62		/* slots per 1 KiB PM block */
 #define NBT_REST_MAX		((UINT64_C(1) << 49) - 1)
 #define NBT_DRAM_TIER_MAX	(UINT64_C(1) << 36)	/* the largest DRAM tier: 64 GiB */

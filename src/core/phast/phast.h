@@ -18,7 +18,6 @@
 #include "pm_key.h"
 #include "pool.h"
 
-#define PM_KIND_PHAST		3		/* pm_owner.kind of a PhaST pool */
 #define PHAST_LNODE_CAP		56		/* slots per LNode: bitmap + fingerprints fill one line */
 #define PHAST_INODE_CAP		120		/* LNodes per INode: one 4 KiB DRAM block */
 #define PHAST_MAX_PARTS		128
