@@ -9,22 +9,46 @@
 
 #include "commands/defrem.h"
 #include "lib/stringinfo.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "fbrtree_pm/fbrpm.h"
 #include "nbtree_pm/nbtpm.h"
 #include "phast_pm/phastpm.h"
 
 static const PmiAmOps *const access_methods[] = {
-	&nbtpm_am_ops,
+	&nbtpm_am.am,
 	&fbrpm_am_ops,
-	&phastpm_am_ops,
+	&phastpm_am.am,
 };
 
-/* The access method of a pm_index index, or NULL. */
-const PmiAmOps *
-pmi_am_ops(Oid amoid)
+/*
+ * What pmi_am_ops found for the pg_am OIDs this backend asked about, ours
+ * and others' (the planner asks for every index of a table).  A change to
+ * pg_am (CREATE or DROP EXTENSION) empties it: an OID could come back as
+ * another access method's.
+ */
+typedef struct AmCacheEntry
+{
+	Oid			amoid;
+	const PmiAmOps *ops;		/* NULL: not one of ours */
+} AmCacheEntry;
+
+#define AM_CACHE_SIZE 16
+static AmCacheEntry am_cache[AM_CACHE_SIZE];
+static int	am_cache_used;
+static bool am_cache_callback_registered;
+
+static void
+am_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	am_cache_used = 0;
+}
+
+static const PmiAmOps *
+am_ops_by_name(Oid amoid)
 {
 	char	   *name = get_am_name(amoid);
 	const PmiAmOps *ops = NULL;
@@ -37,6 +61,31 @@ pmi_am_ops(Oid amoid)
 			ops = access_methods[i];
 	}
 	pfree(name);
+	return ops;
+}
+
+/* The access method of a pm_index index, or NULL. */
+const PmiAmOps *
+pmi_am_ops(Oid amoid)
+{
+	const PmiAmOps *ops;
+
+	for (int i = 0; i < am_cache_used; i++)
+	{
+		if (am_cache[i].amoid == amoid)
+			return am_cache[i].ops;
+	}
+	if (!am_cache_callback_registered)
+	{
+		CacheRegisterSyscacheCallback(AMOID, am_cache_reset, (Datum) 0);
+		am_cache_callback_registered = true;
+	}
+	ops = am_ops_by_name(amoid);
+	if (am_cache_used == AM_CACHE_SIZE)
+		am_cache_used = 0;
+	am_cache[am_cache_used].amoid = amoid;
+	am_cache[am_cache_used].ops = ops;
+	am_cache_used++;
 	return ops;
 }
 
@@ -112,6 +161,12 @@ pmi_am_of_kind(uint32 kind)
 			return access_methods[i];
 	}
 	return NULL;
+}
+
+uint32
+pmi_am_count(void)
+{
+	return lengthof(access_methods);
 }
 
 const PmiAmOps *

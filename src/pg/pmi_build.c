@@ -1,6 +1,6 @@
 /*
  * pmi_build.c
- *	  ambuild, ambuildempty and the reloptions of every access method.
+ *	  ambuild and ambuildempty of every access method.
  *
  * A build makes the pool first, then the metapage naming it, so that a pool
  * never outlives its relfilenode; the access method fills the pool from the
@@ -11,10 +11,7 @@
  */
 #include "pm_index.h"
 
-#include "access/reloptions.h"
 #include "utils/rel.h"
-
-#define PMI_MAX_ACCESS_METHODS 16
 
 /* A batch of the new structure's entries into WAL. */
 static int
@@ -94,27 +91,4 @@ pmi_buildempty(Relation index)
 	static const uint8 no_pool[16];
 
 	pmi_write_metapage(index, INIT_FORKNUM, pmi_index_am(index), no_pool);
-}
-
-bytea *
-pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate)
-{
-	static relopt_kind kinds[PMI_MAX_ACCESS_METHODS];
-	static bool declared[PMI_MAX_ACCESS_METHODS];
-	static const relopt_parse_elt tab[] = {
-		{"fillfactor", RELOPT_TYPE_INT, offsetof(PmiOptions, fillfactor)}
-	};
-	uint32		am = pmi_am_number(ops);
-
-	if (am >= PMI_MAX_ACCESS_METHODS)
-		elog(ERROR, "too many pm_index access methods");
-	if (!declared[am])
-	{
-		kinds[am] = add_reloption_kind();
-		add_int_reloption(kinds[am], "fillfactor", ops->fillfactor_desc, ops->default_fillfactor,
-						  10, 100, AccessExclusiveLock);
-		declared[am] = true;
-	}
-	return (bytea *) build_reloptions(reloptions, validate, kinds[am], sizeof(PmiOptions), tab,
-									  lengthof(tab));
 }

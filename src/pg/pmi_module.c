@@ -365,6 +365,7 @@ _PG_init(void)
 	shmem_request_hook = pmi_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pmi_shmem_startup;
+	pmi_options_init();
 	pmi_planner_init();
 	pmi_storage_init();
 	pmi_lifecycle_init();

@@ -95,7 +95,7 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 		p += sizeof(len);
 		if (end - p < (ptrdiff_t) len)
 			elog(ERROR, "pm_index record for index %s is truncated", name);
-		if (ops->replay_entry(h->am_state, insert, p, len, &err) != PM_OK)
+		if (ops->replay_entry(ops, h->am_state, insert, p, len, &err) != PM_OK)
 			pmi_report_core_error(ERROR, &err, name);
 		p += len;
 	}

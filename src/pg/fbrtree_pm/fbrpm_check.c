@@ -7,16 +7,7 @@
  */
 #include "fbrpm.h"
 
-#include "fmgr.h"
-
-PG_FUNCTION_INFO_V1(fbrtree_pm_check);
-
-Datum
-fbrtree_pm_check(PG_FUNCTION_ARGS)
-{
-	pmi_check(PG_GETARG_OID(0), PG_GETARG_BOOL(1), &fbrpm_am_ops);
-	PG_RETURN_VOID();
-}
+PMI_CHECK_FUNCTION(fbrtree_pm_check, &fbrpm_am_ops)
 
 static void
 check_tree(Relation index, fbr_tree *t, const char *which, fbr_stats *st)

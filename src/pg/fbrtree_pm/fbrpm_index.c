@@ -222,7 +222,8 @@ insert_once(fbr_tree *t, const fbr_item *item, pm_error *err)
 
 /* PmiAmOps.replay_entry: a record replayed again after a restart adds nothing. */
 static pm_errcode
-fbrpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
+fbrpm_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data, Size len,
+				   pm_error *err)
 {
 	FbrpmTrees *trees = state;
 	fbr_item	item;
@@ -373,5 +374,4 @@ const PmiAmOps fbrpm_am_ops = {
 	.check = fbrpm_check_structure,
 	.shape = fbrpm_shape,
 	.derive_clause = fbrpm_derive_clause,
-	.entries_per_node = FBR_CAP,
 };

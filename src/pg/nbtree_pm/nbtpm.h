@@ -14,8 +14,8 @@
 
 #define NBTPM_DEFAULT_FILLFACTOR 90
 
-/* nbtpm_index.c: nbtree_pm's PmiAmOps */
-extern const PmiAmOps nbtpm_am_ops;
+/* nbtpm_index.c: nbtree_pm's PmiAmOps and OrdOps */
+extern const OrdAm nbtpm_am;
 
 /* A handle's tree (its am_state). */
 static inline nbt_tree *

@@ -6,17 +6,9 @@
  */
 #include "nbtpm.h"
 
-#include "fmgr.h"
 #include "miscadmin.h"
 
-PG_FUNCTION_INFO_V1(nbtree_pm_check);
-
-Datum
-nbtree_pm_check(PG_FUNCTION_ARGS)
-{
-	pmi_check(PG_GETARG_OID(0), PG_GETARG_BOOL(1), &nbtpm_am_ops);
-	PG_RETURN_VOID();
-}
+PMI_CHECK_FUNCTION(nbtree_pm_check, &nbtpm_am.am)
 
 int64
 nbtpm_check_structure(Relation index, void *state)

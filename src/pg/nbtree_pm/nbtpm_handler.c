@@ -12,7 +12,7 @@ PG_FUNCTION_INFO_V1(nbtree_pm_handler);
 bytea *
 nbtpm_options(Datum reloptions, bool validate)
 {
-	return pmi_options(&nbtpm_am_ops, reloptions, validate);
+	return pmi_options(&nbtpm_am.am, reloptions, validate);
 }
 
 Datum

@@ -191,14 +191,6 @@ nbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 	return t->dram_root;
 }
 
-static const OrdOps nbtpm_ord_ops = {
-	.wide_keys = true,
-	.read_range = nbtpm_read_range,
-	.insert = nbtpm_insert,
-	.delete = nbtpm_delete,
-	.load = nbtpm_load,
-};
-
 /* PmiAmOps.delete_entry: the structure's delete */
 static pm_errcode
 nbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
@@ -206,43 +198,35 @@ nbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 	return nbt_delete(state, entry, found, err);
 }
 
-static pm_errcode
-nbtpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
-{
-	return ord_replay_entry(&nbtpm_ord_ops, state, insert, data, len, err);
-}
-
-const PmiAmOps nbtpm_am_ops = {
-	.amname = "nbtree_pm",
-	.kind = PM_KIND_NBTREE,
-	.meta_magic = NBTPM_META_MAGIC,
-	.fillfactor_desc = "Packs nbtree_pm leaves at build to this percentage",
-	.default_fillfactor = NBTPM_DEFAULT_FILLFACTOR,
-	.format = nbtpm_format,
-	.format_param = ord_format_param,
-	.pool_format_param = nbtpm_pool_format_param,
-	.attach = nbtpm_attach,
-	.state_size = sizeof(nbt_tree),
-	.build = ord_build,
-	.recover = nbtpm_recover,
-	.release_dram = nbtpm_release_dram,
-	.dram_bytes = nbtpm_dram_bytes,
-	.dram_tier_max = NBT_DRAM_TIER_MAX, /* inner nodes' child words */
-	.entry_size = sizeof(OrdKey),
-	.entry_context = ord_entry_context,
-	.make_entry = ord_make_entry,
-	.entry_cmp = ord_entry_cmp,
-	.entry_tid = ord_entry_tid,
-	.keep_entry = ord_keep_entry,
-	.delete_entry = nbtpm_delete_entry,
-	.insert_entry = ord_insert_entry,
-	.foreach_batch = nbtpm_foreach_batch,
-	.note_entries = ord_note_entries,
-	.log_entry = ord_log_entry,
-	.replay_entry = nbtpm_replay_entry,
-	.check = nbtpm_check_structure,
-	.shape = nbtpm_shape,
-	.derive_clause = ord_derive_clause,
+const OrdAm nbtpm_am = {
+	.am = {
+		.amname = "nbtree_pm",
+		.kind = PM_KIND_NBTREE,
+		.meta_magic = NBTPM_META_MAGIC,
+		.fillfactor_desc = "Packs nbtree_pm leaves at build to this percentage",
+		.default_fillfactor = NBTPM_DEFAULT_FILLFACTOR,
+		.format = nbtpm_format,
+		.format_param = ord_format_param,
+		.pool_format_param = nbtpm_pool_format_param,
+		.attach = nbtpm_attach,
+		.state_size = sizeof(nbt_tree),
+		.recover = nbtpm_recover,
+		.release_dram = nbtpm_release_dram,
+		.dram_bytes = nbtpm_dram_bytes,
+		.dram_tier_max = NBT_DRAM_TIER_MAX, /* inner nodes' child words */
+		.keep_entry = ord_keep_entry,
+		.delete_entry = nbtpm_delete_entry,
+		.foreach_batch = nbtpm_foreach_batch,
+		.check = nbtpm_check_structure,
+		.shape = nbtpm_shape,
+		ORD_AM_SHARED_OPS,
+	},
+	.ord = {
+		.wide_keys = true,
+		.read_range = nbtpm_read_range,
+		.insert = nbtpm_insert,
+		.delete = nbtpm_delete,
+		.load = nbtpm_load,
+	},
 	.entries_per_node = NBT_LEAF_CAP,
-	.family_ops = &nbtpm_ord_ops,
 };

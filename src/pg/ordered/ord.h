@@ -4,9 +4,8 @@
  *	  sorted (key, rest) entries): btree's operator classes, the key
  *	  encoding of one column or several, and the code built on them:
  *	  build, insert, scans, cost, the boolean-column planner support and
- *	  operator class validation.  An ordered access method gives its
- *	  structure's operations in an OrdOps, reached through its PmiAmOps
- *	  (family_ops).
+ *	  operator class validation.  An ordered access method is an OrdAm: the
+ *	  platform's contract and its structure's operations (OrdOps).
  */
 #ifndef ORD_H
 #define ORD_H
@@ -96,11 +95,42 @@ typedef struct OrdOps
 						 bool (*next) (void *ctx, OrdKey *k), void *ctx);
 } OrdOps;
 
+/*
+ * An ordered access method.  Code of the family reaches its OrdAm from the
+ * PmiAmOps the platform hands it: the contract is the first member.
+ */
+typedef struct OrdAm
+{
+	PmiAmOps	am;
+	OrdOps		ord;
+	int			entries_per_node;	/* when full (cost estimates) */
+} OrdAm;
+
+static inline const OrdAm *
+ord_am(const PmiAmOps *ops)
+{
+	return (const OrdAm *) ops;
+}
+
 static inline const OrdOps *
 ord_ops(Relation index)
 {
-	return (const OrdOps *) pmi_index_am(index)->family_ops;
+	return &ord_am(pmi_index_am(index))->ord;
 }
+
+/* The PmiAmOps members every ordered access method takes from the family's code. */
+#define ORD_AM_SHARED_OPS \
+	.build = ord_build, \
+	.entry_size = sizeof(OrdKey), \
+	.entry_context = ord_entry_context, \
+	.make_entry = ord_make_entry, \
+	.entry_cmp = ord_entry_cmp, \
+	.entry_tid = ord_entry_tid, \
+	.insert_entry = ord_insert_entry, \
+	.note_entries = ord_note_entries, \
+	.log_entry = ord_log_entry, \
+	.replay_entry = ord_replay_entry, \
+	.derive_clause = ord_derive_clause
 
 /* build phases (PROGRESS_CREATEIDX_SUBPHASE) */
 #define ORD_PHASE_TABLESCAN	2
@@ -251,7 +281,7 @@ extern void ord_keep_entry(void *entry);
 extern void ord_insert_entry(Relation index, void *context, void *state, const Datum *values,
 							 const bool *isnull, ItemPointer tid);
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
-extern pm_errcode ord_replay_entry(const OrdOps *oo, void *state, bool insert, const char *data,
+extern pm_errcode ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data,
 								   Size len, pm_error *err);
 extern void ord_note_entries(Relation index, void *state, const PmiNote *notes, int n,
 							 PmiEntryBatchFn fn, void *arg);

@@ -360,7 +360,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	BuildState	bs;
 	uint64		dram_root;
 
-	ord_check_column(index, b->ops->amname, ((const OrdOps *) b->ops->family_ops)->wide_keys);
+	ord_check_column(index, b->ops->amname, ord_am(b->ops)->ord.wide_keys);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_TABLESCAN);
 	memset(&bs, 0, sizeof(bs));
 	bs.col = ord_column(index);
@@ -414,7 +414,7 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 		tuplesort_performsort(bs.sort);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, ORD_PHASE_LOAD);
-	dram_root = ((const OrdOps *) b->ops->family_ops)->load(index, b, bs.lo, bs.hi, next_sorted, &bs);
+	dram_root = ord_am(b->ops)->ord.load(index, b, bs.lo, bs.hi, next_sorted, &bs);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.next);
 	if (bs.duplicate)
 		report_duplicate(heap, index, &bs);

@@ -106,9 +106,9 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		leaves;
 	double		descent;
 	double		qual_op_cost;
-	const PmiAmOps *am = pmi_am_ops(index->relam);
+	const OrdAm *am = ord_am(pmi_am_ops(index->relam));
 	double		fanout = am->entries_per_node;
-	double		per_leaf = fanout * am->default_fillfactor / 100;
+	double		per_leaf = fanout * am->am.default_fillfactor / 100;
 
 	MemSet(&costs, 0, sizeof(costs));
 	if (index->nkeycolumns > 1)

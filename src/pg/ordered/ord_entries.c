@@ -112,9 +112,10 @@ ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
 
 /* PmiAmOps.replay_entry of the ordered access methods: their structure's insert or delete. */
 pm_errcode
-ord_replay_entry(const OrdOps *oo, void *state, bool insert, const char *data, Size len,
+ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data, Size len,
 				 pm_error *err)
 {
+	const OrdOps *oo = &ord_am(ops)->ord;
 	OrdKey		k;
 	bool		found;
 

@@ -44,7 +44,7 @@ insert_state(Relation index, IndexInfo *indexInfo)
 pm_errcode
 ord_pool_insert(PmiIndex *h, const void *entry, pm_error *err)
 {
-	return ((const OrdOps *) h->ops->family_ops)->insert(h->am_state, entry, err);
+	return ord_am(h->ops)->ord.insert(h->am_state, entry, err);
 }
 
 bool

@@ -145,7 +145,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 				  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
 				  IndexUniqueCheck checkUnique)
 {
-	const OrdOps *ops = h->ops->family_ops;
+	const OrdOps *ops = &ord_am(h->ops)->ord;
 	OrdKey		lo,
 				hi;
 	bool		checks = equal_entries(index, col, k, values[0], isnull[0], &lo, &hi);

@@ -14,8 +14,8 @@
 
 #define PHASTPM_DEFAULT_FILLFACTOR 75
 
-/* phastpm_index.c: phast_pm's PmiAmOps */
-extern const PmiAmOps phastpm_am_ops;
+/* phastpm_index.c: phast_pm's PmiAmOps and OrdOps */
+extern const OrdAm phastpm_am;
 
 /* A handle's structure (its am_state). */
 static inline phast_tree *

@@ -7,16 +7,7 @@
  */
 #include "phastpm.h"
 
-#include "fmgr.h"
-
-PG_FUNCTION_INFO_V1(phast_pm_check);
-
-Datum
-phast_pm_check(PG_FUNCTION_ARGS)
-{
-	pmi_check(PG_GETARG_OID(0), PG_GETARG_BOOL(1), &phastpm_am_ops);
-	PG_RETURN_VOID();
-}
+PMI_CHECK_FUNCTION(phast_pm_check, &phastpm_am.am)
 
 int64
 phastpm_check_structure(Relation index, void *state)

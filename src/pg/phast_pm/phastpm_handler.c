@@ -12,7 +12,7 @@ PG_FUNCTION_INFO_V1(phast_pm_handler);
 bytea *
 phastpm_options(Datum reloptions, bool validate)
 {
-	return pmi_options(&phastpm_am_ops, reloptions, validate);
+	return pmi_options(&phastpm_am.am, reloptions, validate);
 }
 
 Datum

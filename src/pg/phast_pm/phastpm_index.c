@@ -149,13 +149,6 @@ phastpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 	return t->dram_root;
 }
 
-static const OrdOps phastpm_ord_ops = {
-	.read_range = phastpm_read_range,
-	.insert = phastpm_insert,
-	.delete = phastpm_delete,
-	.load = phastpm_load,
-};
-
 /* PmiAmOps.delete_entry: the structure's delete */
 static pm_errcode
 phastpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
@@ -163,39 +156,30 @@ phastpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 	return phast_delete(state, entry, found, err);
 }
 
-static pm_errcode
-phastpm_replay_entry(void *state, bool insert, const char *data, Size len, pm_error *err)
-{
-	return ord_replay_entry(&phastpm_ord_ops, state, insert, data, len, err);
-}
-
-const PmiAmOps phastpm_am_ops = {
-	.amname = "phast_pm",
-	.kind = PM_KIND_PHAST,
-	.meta_magic = PHASTPM_META_MAGIC,
-	.fillfactor_desc = "Packs phast_pm LNodes at build to this percentage",
-	.default_fillfactor = PHASTPM_DEFAULT_FILLFACTOR,
-	.format = phastpm_format,
-	.attach = phastpm_attach,
-	.state_size = sizeof(phast_tree),
-	.build = ord_build,
-	.recover = phastpm_recover,
-	.release_dram = phastpm_release_dram,
-	.dram_bytes = phastpm_dram_bytes,
-	.entry_size = sizeof(OrdKey),
-	.entry_context = ord_entry_context,
-	.make_entry = ord_make_entry,
-	.entry_cmp = ord_entry_cmp,
-	.entry_tid = ord_entry_tid,
-	.delete_entry = phastpm_delete_entry,
-	.insert_entry = ord_insert_entry,
-	.foreach_batch = phastpm_foreach_batch,
-	.note_entries = ord_note_entries,
-	.log_entry = ord_log_entry,
-	.replay_entry = phastpm_replay_entry,
-	.check = phastpm_check_structure,
-	.shape = phastpm_shape,
-	.derive_clause = ord_derive_clause,
+const OrdAm phastpm_am = {
+	.am = {
+		.amname = "phast_pm",
+		.kind = PM_KIND_PHAST,
+		.meta_magic = PHASTPM_META_MAGIC,
+		.fillfactor_desc = "Packs phast_pm LNodes at build to this percentage",
+		.default_fillfactor = PHASTPM_DEFAULT_FILLFACTOR,
+		.format = phastpm_format,
+		.attach = phastpm_attach,
+		.state_size = sizeof(phast_tree),
+		.recover = phastpm_recover,
+		.release_dram = phastpm_release_dram,
+		.dram_bytes = phastpm_dram_bytes,
+		.delete_entry = phastpm_delete_entry,
+		.foreach_batch = phastpm_foreach_batch,
+		.check = phastpm_check_structure,
+		.shape = phastpm_shape,
+		ORD_AM_SHARED_OPS,
+	},
+	.ord = {
+		.read_range = phastpm_read_range,
+		.insert = phastpm_insert,
+		.delete = phastpm_delete,
+		.load = phastpm_load,
+	},
 	.entries_per_node = PHAST_LNODE_CAP,
-	.family_ops = &phastpm_ord_ops,
 };

@@ -1,0 +1,79 @@
+/*
+ * pmi_shmem.h
+ *	  The platform's state in PostgreSQL shared memory: one registry slot
+ *	  per index in use since startup, and what every backend shares.
+ */
+#ifndef PMI_SHMEM_H
+#define PMI_SHMEM_H
+
+#include "access/transam.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+#include "storage/relfilenode.h"
+
+#define PMI_COUNTER_BATCH 1024
+
+/* Registry slot states */
+#define PMI_SLOT_FREE		0
+#define PMI_SLOT_ATTACHED	1	/* assigned; DRAM layer not built yet */
+#define PMI_SLOT_READY		2	/* DRAM layer built; serving */
+#define PMI_SLOT_BUILDING	3	/* builder_pid is building the DRAM layer */
+
+/*
+ * One slot per pm_index index in use since startup: the shared DRAM root of
+ * its tree, the lock that makes concurrent first users wait for one
+ * rebuild, and persistence counters.  Its number (+1) is the epoch space of
+ * the index's PM blocks; generation tells a reused slot from its past.
+ */
+typedef struct PmiSlot
+{
+	RelFileNodeBackend rnode;
+	uint32		generation;
+	uint32		state;
+	uint32		am;				/* its access method: pmi_am_of_number */
+	uint64		dram_root;
+	LWLock		lock;			/* protects state, builder_pid, dram_root */
+	ConditionVariable ready_cv; /* broadcast when a build ends */
+	int			builder_pid;
+	/* published by each backend every PMI_COUNTER_BATCH writes and at exit */
+	pg_atomic_uint64 inserts;
+	pg_atomic_uint64 deletes;
+	pg_atomic_uint64 flushes;	/* cache lines flushed by those writes */
+	pg_atomic_uint64 fences;
+	/* the pool's WAL position at its first use since startup (pmi_redo.c) */
+	uint64		replayed_before_start;
+	/* the background build (pmi_fill.c): its worker, its snapshot's xmax */
+	int			fill_pid;
+	TransactionId ready_xmin;	/* older snapshots do not use the index */
+	/* scans against VACUUM (pmi_interlock.c) */
+	pg_atomic_uint64 vacuum_epoch;
+	pg_atomic_uint32 scan_holds[2]; /* per epoch parity */
+} PmiSlot;
+
+/* State in PostgreSQL shared memory: fixed at startup, rebuilt after a crash-restart. */
+typedef struct PmIndexShared
+{
+	uint32		nslots;			/* epoch participant slots */
+	Size		epoch_offset;	/* from the start of this struct */
+	Size		registry_offset;
+	Size		proc_holds_offset;	/* nslots pg_atomic_uint32: scan holds per PGPROC */
+	int			lwlock_tranche;
+	LWLock	   *registry_lock;	/* slot assignment */
+	int			nindexes;		/* registry slots */
+	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
+	bool		from_backup;	/* that is, this start is from a base backup */
+	/* the newest ready_xmin of any slot: planners look at slots only while it is recent */
+	pg_atomic_uint32 latest_ready_xmin;
+} PmIndexShared;
+
+
+extern PmIndexShared *pmi_shared;
+
+static inline PmiSlot *
+pmi_slot(int slotno)
+{
+	return (PmiSlot *) ((char *) pmi_shared + pmi_shared->registry_offset) + slotno;
+}
+
+#endif							/* PMI_SHMEM_H */
