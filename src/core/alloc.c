@@ -157,13 +157,6 @@ pm_arena_format(void *mem, size_t bytes)
 	h->magic = PM_ARENA_MAGIC;
 	h->size = PM_POOL_HEADER_SIZE + n * PM_POOL_CHUNK_SIZE;
 }
-
-uint64_t
-pm_arena_capacity(const void *mem)
-{
-	return ((const pm_arena_header *) mem)->size - PM_POOL_HEADER_SIZE;
-}
-
 void
 pm_alloc_attach_arena(pm_alloc *a, void *mem, const char *name)
 {

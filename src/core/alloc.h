@@ -56,7 +56,6 @@ extern void pm_alloc_attach_pool(pm_alloc *a, pm_pool *pool);
 extern size_t pm_arena_min_size(void);
 extern void pm_arena_format(void *mem, size_t bytes);
 extern void pm_alloc_attach_arena(pm_alloc *a, void *mem, const char *name);
-extern uint64_t pm_arena_capacity(const void *mem);
 
 /* Allocate a block of at least size bytes; returns its offset, 0 on error. */
 extern uint64_t pm_alloc_block(pm_alloc *a, size_t size, pm_error *err);

@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+static int	pm_crashsim_write_image(pm_crashsim *cs, const char *path);
+static void pm_crashsim_detach(pm_crashsim *cs);
+
 struct pm_crashsim
 {
 	pm_pool    *pool;
@@ -143,7 +146,7 @@ pm_crashsim_attach(pm_pool *pool, uint64_t crash_at, const char *image_path, uin
 	return cs;
 }
 
-void
+static void
 pm_crashsim_detach(pm_crashsim *cs)
 {
 	if (cs == NULL)
@@ -164,7 +167,7 @@ pm_crashsim_events(const pm_crashsim *cs)
 	return cs->events;
 }
 
-int
+static int
 pm_crashsim_write_image(pm_crashsim *cs, const char *path)
 {
 	uint64_t	n = file_lines(cs);

@@ -33,13 +33,10 @@ typedef struct pm_crashsim pm_crashsim;
  */
 extern pm_crashsim *pm_crashsim_attach(pm_pool *pool, uint64_t crash_at,
 									   const char *image_path, uint64_t seed);
-extern void pm_crashsim_detach(pm_crashsim *cs);
 
 /* Persistence events (flushes + drains) seen so far. */
 extern uint64_t pm_crashsim_events(const pm_crashsim *cs);
 
-/* Write an image as if power failed now; 0 on success, -1 with errno. */
-extern int	pm_crashsim_write_image(pm_crashsim *cs, const char *path);
 
 /*
  * Fork; the child runs workload(ctx) and must not return before it is

@@ -185,7 +185,6 @@ typedef struct PmiMissingPool
 	const char *hint;
 } PmiMissingPool;
 
-extern void pmi_pool_missing(const char *path, PmiMissingPool *m);
 extern void pmi_report_missing_pool(const char *path, const char *index_name) pg_attribute_noreturn();
 
 /* What monitoring says of a pool file (pm_index_pools(), the start's WARNINGs). */
@@ -242,7 +241,6 @@ extern void pmi_registry_init_backend(void);
 extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
 								uint32 *generation);
 extern void pmi_registry_release(RelFileNodeBackend rnode);
-extern void pmi_free_retired(uint32 space, uint32 tag, uint64 off);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 extern bool pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position);

@@ -295,7 +295,7 @@ pool_dir_holds_pools(const char *dir)
  * in the last case: in the others every index's pool is where the
  * directory is.
  */
-void
+static void
 pmi_pool_missing(const char *path, PmiMissingPool *m)
 {
 	const char *dir = pmi_pool_dir();

@@ -244,7 +244,7 @@ pmi_registry_release(RelFileNodeBackend rnode)
  * slot's generation when the block was retired.  A block of an index that
  * has gone since is not freed (its pool went with it).  Raises no error.
  */
-void
+static void
 pmi_free_retired(uint32 space, uint32 tag, uint64 off)
 {
 	PmiSlot    *s;

@@ -346,7 +346,7 @@ collect_block(void *ctx, uint64_t off, size_t size)
 
 /*
  * The allocator holds exactly the meta block, the leaf blocks the tree
- * reaches (what nbt_mark_reachable marks) and the spare block the DRAM
+ * reaches (the meta block's list) and the spare block the DRAM
  * layer keeps for rewrites in a full pool: counts and offsets.
  */
 static const char *

@@ -471,7 +471,6 @@ extern void fbr_release(fbr_held *h);
  * Divide n items into two groups by t->split; in_a[i] says which.  Each
  * group gets at least fbr_min_group(t) items.
  */
-extern void fbr_partition(const fbr_tree *t, const fbr_item *items, int n, bool *in_a);
 
 /*
  * Insert item into path[level] (locked, as are the full ancestors it may

@@ -267,7 +267,7 @@ partition_dims(const fbr_tree *t, const fbr_item *items, int n, bool *in_a, int 
 }
 
 /* Inlined with dims a constant, once for each dims, as fbr_read_node. */
-void
+static void
 fbr_partition(const fbr_tree *t, const fbr_item *items, int n, bool *in_a)
 {
 	switch (t->dims)

@@ -472,30 +472,6 @@ nbt_release_dram(nbt_tree *t)
 	pm_free_block(t->dram, t->dram_root, &err);
 	t->dram_root = 0;
 }
-
-pm_errcode
-nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
-{
-	nbt_pm_meta *meta;
-	pm_errcode	rc = check_meta(pool, &meta, err);
-
-	if (rc == PM_OK)
-		rc = pm_alloc_mark(a, pm_pool_root(pool, 0), err);
-	for (uint64_t off = meta->head; rc == PM_OK && off != 0;
-		 off = ((nbt_kv *) pm_pool_addr(pool, off))->next)
-	{
-		if (!valid_block_offset(pool, off))
-			return pm_error_set(err, PM_ERR_CORRUPT, 0, "leaf block offset %llu is invalid",
-								(unsigned long long) off);
-		rc = pm_alloc_mark(a, off, err);
-		if (rc == PM_OK)
-			rc = nbt_rec_check_kv(pool, off, NULL, err);
-		if (rc == PM_OK)
-			rc = nbt_rec_mark_kv(a, pool, off, err);
-	}
-	return rc;
-}
-
 uint64_t
 nbt_count_pm(pm_pool *pool)
 {

@@ -318,7 +318,6 @@ nbt_cmp(const nbt_tree *t, const nbt_skey *a, const nbt_skey *b)
 /* nbt_rec.c */
 extern bool nbt_input_rest_valid(uint64_t rest, pm_error *err);
 extern uint64_t nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err);
-extern bool nbt_rec_valid(const pm_pool *pool, uint64_t rest);
 extern pm_errcode nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, bool *any_wide,
 								   pm_error *err);
 extern pm_errcode nbt_rec_mark_kv(pm_alloc *a, const pm_pool *pool, uint64_t kv_off,

@@ -69,7 +69,7 @@ nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err)
 	return PM_REST_WIDE | off;
 }
 
-bool
+static bool
 nbt_rec_valid(const pm_pool *pool, uint64_t rest)
 {
 	uint64_t	off = rest & PM_REST_ADDR;

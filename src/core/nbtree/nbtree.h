@@ -198,9 +198,6 @@ extern uint64_t nbt_dram_bytes(const nbt_tree *t);
  */
 extern const char *nbt_check(nbt_tree *t, uint64_t *entries);
 
-/* Mark every PM block the tree reaches (allocator recovery). */
-extern pm_errcode nbt_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err);
-
 /* Entry count of the PM layer (tests, recovery stats). */
 extern uint64_t nbt_count_pm(pm_pool *pool);
 

@@ -158,10 +158,5 @@ extern uint64_t phast_dram_bytes(phast_tree *t);
  */
 extern const char *phast_check(phast_tree *t, uint64_t *entries);
 
-/* Mark every PM block the structure reaches (allocator recovery). */
-extern pm_errcode phast_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err);
-
-/* Live entries in the PM chain. */
-extern uint64_t phast_count_pm(pm_pool *pool);
 
 #endif							/* PM_PHAST_H */

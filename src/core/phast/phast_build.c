@@ -157,7 +157,7 @@ phast_rebuild_partition(phast_tree *t, int p, pm_error *err)
 }
 
 /* Mark the meta block, the host's roots and every LNode of the chain. */
-pm_errcode
+static pm_errcode
 phast_mark_reachable(pm_pool *pool, pm_alloc *a, pm_error *err)
 {
 	phast_meta *m;
@@ -248,18 +248,6 @@ count_live(const phast_lnode *l)
 		n += phast_slot_live(l, l->bitmap, i, &k);
 	return n;
 }
-
-uint64_t
-phast_count_pm(pm_pool *pool)
-{
-	phast_meta *m = phast_meta_of(pool);
-	uint64_t	n = 0;
-
-	for (uint64_t off = m->master[0]; off != 0; off = ((phast_lnode *) pm_pool_addr(pool, off))->next)
-		n += count_live(pm_pool_addr(pool, off));
-	return n;
-}
-
 uint64_t
 phast_dram_bytes(phast_tree *t)
 {

@@ -135,16 +135,13 @@ extern double fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *is
 extern bool fbrpm_exact_distances(const FbrpmOpclass *oc);
 extern bool fbrpm_exact_entries(const FbrpmOpclass *oc);
 extern void fbrpm_side_box(ItemPointer tid, fbr_box *box);
-extern uint64 fbrpm_payload(ItemPointer tid);
 extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);
 extern uint64 fbrpm_note_key(const fbr_box *box);
 extern void fbrpm_note_window(uint64 note_key, fbr_box *window);
 
 /* fbrpm_handler.c */
 extern bytea *fbrpm_options(Datum reloptions, bool validate);
-extern bool fbrpm_validate(Oid opclassoid);
 extern char *fbrpm_phasename(int64 phasenum);
-extern bool fbrpm_canreturn(Relation index, int attno);
 
 /* fbrpm_index.c: fbrtree_pm's PmiAmOps */
 extern const PmiAmOps fbrpm_am_ops;

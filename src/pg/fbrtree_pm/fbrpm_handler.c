@@ -45,7 +45,7 @@ fbrpm_phasename(int64 phasenum)
 }
 
 /* Boxes and points are stored exactly; bounded types only for columns of points; shapes never. */
-bool
+static bool
 fbrpm_canreturn(Relation index, int attno)
 {
 	FbrpmOpclass oc;
@@ -142,7 +142,7 @@ support_known(Oid coltype, const Form_pg_amproc proc)
  * function 1 (value -> box), and may have 2 and 3 (index-only points), or
  * support function 4 (PostGIS's GiST compress: n-D boxes) alone.
  */
-bool
+static bool
 fbrpm_validate(Oid opclassoid)
 {
 	bool		result = true;

@@ -56,6 +56,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+static uint64 fbrpm_payload(ItemPointer tid);
+
 /* PostGIS's type modifier: SRID in bits 8..28 (signed), geometry type in bits 2..7, Z, M */
 #define GEOM_TYPMOD_SRID(t)		((((t) & 0x0FFFFF00) - ((t) & 0x10000000)) >> 8)
 #define GEOM_TYPMOD_TYPE(t)		(((t) & 0x000000FC) >> 2)
@@ -866,7 +868,7 @@ fbrpm_side_box(ItemPointer tid, fbr_box *box)
 	box->min[1] = box->max[1] = ItemPointerGetOffsetNumber(tid);
 }
 
-uint64
+static uint64
 fbrpm_payload(ItemPointer tid)
 {
 	return ((uint64) ItemPointerGetBlockNumber(tid) << 16) | ItemPointerGetOffsetNumber(tid);

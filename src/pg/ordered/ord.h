@@ -186,19 +186,14 @@ typedef struct OrdColumn
 
 /* ord_key.c */
 extern bool ord_type_supported(Oid typid);
-extern bool ord_type_wide(Oid typid);
 extern bool ord_index_wide(Relation index);
 extern uint64 ord_entry_rest(const OrdKey *k);
-extern Datum ord_entry_value(const OrdColumn *col, const OrdKey *k);
 extern void ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull);
-extern uint64 ord_encode(Oid typid, Datum value);
-extern Datum ord_decode(Oid typid, uint64 key);
 extern void ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut);
 extern bool ord_narrow(const pm_key_order *order, const OrdCut *cut, int strategy, OrdKey *lo,
 					   OrdKey *hi);
 extern void ord_key_raise(const pm_key_order *order, OrdKey *lo, const OrdKey *k);
 extern void ord_key_lower(const pm_key_order *order, OrdKey *hi, const OrdKey *k);
-extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull,
 						 ItemPointer tid);

@@ -65,6 +65,8 @@
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
+static Datum ord_decode(Oid typid, uint64 key);
+
 #define SIGN_FLIP	(UINT64_C(1) << 63)
 
 typedef enum key_class
@@ -117,7 +119,7 @@ ord_type_supported(Oid typid)
 	return class_of(typid) != KEY_NONE;
 }
 
-bool
+static bool
 ord_type_wide(Oid typid)
 {
 	return class_of(typid) == KEY_BYTES;
@@ -943,7 +945,7 @@ bytes_value(const OrdColumn *col, const OrdKey *k)
 	return result;
 }
 
-Datum
+static Datum
 ord_entry_value(const OrdColumn *col, const OrdKey *k)
 {
 	if (class_of(col->type) == KEY_BYTES)
@@ -1034,7 +1036,7 @@ decode_double(uint64 key)
 	return v;
 }
 
-uint64
+static uint64
 ord_encode(Oid typid, Datum value)
 {
 	switch (class_of(typid))
@@ -1053,7 +1055,7 @@ ord_encode(Oid typid, Datum value)
 	return 0;
 }
 
-Datum
+static Datum
 ord_decode(Oid typid, uint64 key)
 {
 	int64		i = (int64) (key ^ SIGN_FLIP);
@@ -1325,7 +1327,7 @@ ord_narrow(const pm_key_order *order, const OrdCut *cut, int strategy, OrdKey *l
 	return pm_key_cmp_by(order, lo, hi) <= 0;
 }
 
-uint64
+static uint64
 ord_rest(ItemPointer tid, bool isnull)
 {
 	return (isnull ? ORD_REST_NULL : 0) |
