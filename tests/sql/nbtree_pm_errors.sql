@@ -1,4 +1,8 @@
 -- nbtree_pm: clear errors for what it does not support, and the planner's choices.
+-- in a database of its own: the extension's whole life, and no other test's indexes
+SELECT current_database() AS origdb \gset
+CREATE DATABASE pm_index_errors;
+\c pm_index_errors
 CREATE EXTENSION pm_index;
 CREATE TABLE e (i int4, j int4, t text, u uuid);
 
@@ -46,3 +50,5 @@ DROP TABLE e;
 SELECT count(*) AS pools_left FROM pm_index_pools()
  WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database());
 DROP EXTENSION pm_index;
+\c :origdb
+DROP DATABASE pm_index_errors;

@@ -1,6 +1,10 @@
 -- nbtree_pm INCLUDE columns: their values come back from index-only scans as the row has them,
--- every answer equal to a sequential scan's on the same table (answers(), from nbtree_pm_wide).
+-- every answer equal to a sequential scan's on the same table (answers(),
+-- tests/sql/include/answers.sql).
 CREATE EXTENSION IF NOT EXISTS pm_index;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set answers_sql :abs_srcdir '/sql/include/answers.sql'
+\i :answers_sql
 SET client_min_messages = warning;
 
 -- values of every kind: by value, varlena, numeric, jsonb, NULLs, long ones kept in TOAST
@@ -46,3 +50,4 @@ SELECT answers($$SELECT row(k, t, n, j, md5(b), d) FROM inc WHERE k >= 0 ORDER B
 CREATE INDEX ON inc USING phast_pm (k) INCLUDE (t);
 DROP TABLE inc;
 -- answers() serves nbtree_pm_multicolumn next
+DROP FUNCTION answers(text);

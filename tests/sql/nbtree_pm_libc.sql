@@ -33,20 +33,9 @@ INSERT INTO lw SELECT g, (ARRAY[E'E\u0301-', E'\u00e9', E'\u00c9', 'e', 'E', '-'
 SET maintenance_work_mem = '1MB';
 CREATE INDEX lw_t ON lw USING nbtree_pm (t);
 RESET maintenance_work_mem;
-CREATE FUNCTION answers(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  by_index text;
-  by_seqscan text;
-BEGIN
-  SET LOCAL enable_seqscan = off;
-  SET LOCAL enable_bitmapscan = off;
-  EXECUTE 'SELECT md5(string_agg(x::text, '','')) FROM (' || q || ') s(x)' INTO by_index;
-  SET LOCAL enable_seqscan = on;
-  SET LOCAL enable_indexscan = off;
-  SET LOCAL enable_indexonlyscan = off;
-  EXECUTE 'SELECT md5(string_agg(x::text, '','')) FROM (' || q || ') s(x)' INTO by_seqscan;
-  RETURN CASE WHEN by_index IS NOT DISTINCT FROM by_seqscan THEN 'same' ELSE 'DIFFERENT' END;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set answers_sql :abs_srcdir '/sql/include/answers.sql'
+\i :answers_sql
 SELECT q, answers(q) FROM unnest(ARRAY[
   'SELECT t FROM lw ORDER BY t, id',
   'SELECT t FROM lw ORDER BY t DESC, id',

@@ -1,8 +1,11 @@
 -- nbtree_pm multicolumn indexes: per-column ASC/DESC and NULLS FIRST/LAST, scans bounded by the
 -- leading columns with the rest tested in the index, INDEX_MAX_KEYS columns, INCLUDE, and
--- unique indexes with btree's semantics (answers(), from nbtree_pm_wide; the random
+-- unique indexes with btree's semantics (answers(), tests/sql/include/answers.sql; the random
 -- differential comparison with btree is tests/diff/nbtree_pm.sql).
 CREATE EXTENSION IF NOT EXISTS pm_index;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set answers_sql :abs_srcdir '/sql/include/answers.sql'
+\i :answers_sql
 SET client_min_messages = warning;
 
 CREATE TABLE mc (id int, a int4, b text COLLATE "C", c float8, d numeric);

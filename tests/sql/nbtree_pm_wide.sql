@@ -16,19 +16,9 @@ CREATE INDEX w_t ON w USING nbtree_pm (t);
 SELECT nbtree_pm_check('w_u', true), nbtree_pm_check('w_b', true), nbtree_pm_check('w_t', true);
 
 -- the same answers through the index (index, index-only, bitmap) as by a sequential scan
-CREATE FUNCTION answers(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  seq text;
-  idx text;
-BEGIN
-  SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
-  SET LOCAL enable_indexonlyscan = off;
-  EXECUTE format('SELECT string_agg(r::text, %L) FROM (%s) s(r)', ',', q) INTO seq;
-  SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = on; SET LOCAL enable_bitmapscan = on;
-  SET LOCAL enable_indexonlyscan = on;
-  EXECUTE format('SELECT string_agg(r::text, %L) FROM (%s) s(r)', ',', q) INTO idx;
-  RETURN CASE WHEN seq IS NOT DISTINCT FROM idx THEN 'same' ELSE format('differs: %s / %s', idx, seq) END;
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set answers_sql :abs_srcdir '/sql/include/answers.sql'
+\i :answers_sql
 SELECT answers($$SELECT t FROM w WHERE t = 'prefix_common_17' ORDER BY t$$);
 SELECT answers($$SELECT t FROM w WHERE t >= 'prefix_common_5' AND t < 'prefix_common_51' ORDER BY t$$);
 SELECT answers($$SELECT t FROM w WHERE t < 'prefix_common_1' ORDER BY t DESC$$);
@@ -178,3 +168,4 @@ SELECT count(*) FROM wl;
 DROP TABLE w, wu, wn, o, wc, wl;
 -- answers() serves nbtree_pm_include next
 DROP COLLATION pm_icu_en, pm_icu_ci;
+DROP FUNCTION answers(text);

@@ -1,5 +1,9 @@
 -- pm_index platform basics: the extension loads, its functions and settings work.
 -- Needs a server with shared_preload_libraries = 'pm_index'.
+-- in a database of its own: the extension's whole life, and no other test's indexes
+SELECT current_database() AS origdb \gset
+CREATE DATABASE pm_index_basics;
+\c pm_index_basics
 CREATE EXTENSION pm_index;
 
 SELECT pm_index_version() ~ '^[0-9]+\.[0-9]+\.[0-9]+$' AS version_is_semver;
@@ -53,3 +57,5 @@ DROP TABLE pm_index_not_an_index;
 SELECT * FROM pm_index_health();
 
 DROP EXTENSION pm_index;
+\c :origdb
+DROP DATABASE pm_index_basics;
