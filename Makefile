@@ -130,6 +130,9 @@ bench/bin/bench_fbrtree_cap%: bench/core/bench_fbrtree.c $(FBR_SRCS) $(FBR_OTHER
 
 unit-tests: $(UNIT_TESTS) $(UNIT_TESTS_ASAN)
 
+# tests/run --fast: without the sanitized builds
+unit-tests-plain: $(UNIT_TESTS)
+
 benches: $(CORE_BENCHES)
 
 unit: $(UNIT_TESTS)
@@ -139,4 +142,4 @@ unit: $(UNIT_TESTS)
 prove_installcheck:
 	$(prove_installcheck)
 
-.PHONY: unit unit-tests benches fuzz prove_installcheck
+.PHONY: unit unit-tests unit-tests-plain benches fuzz prove_installcheck
