@@ -78,7 +78,7 @@ COMMENT ON FUNCTION phast_pm_check(regclass, boolean) IS
 REVOKE ALL ON FUNCTION phast_pm_check(regclass, boolean) FROM PUBLIC;
 
 -- The operator classes of the ordered access methods, the same for each: btree's, on the types
--- whose values map to order-preserving 8-byte keys (src/pg/ordered/ord_key.c).
+-- whose values map to order-preserving 8-byte keys (src/pg/ordered/ord_scalar.c).
 DO $ordered$
 DECLARE
   am text;

@@ -2,7 +2,7 @@
 
 \echo Use "ALTER EXTENSION pm_index UPDATE TO '0.3.0'" to load this file. \quit
 
--- Types whose keys are byte strings longer than 8 bytes (wide keys, src/pg/ordered/ord_key.c):
+-- Types whose keys are byte strings longer than 8 bytes (wide keys, src/pg/ordered/ord_string.c):
 -- nbtree_pm only, text in the "C" collation.  btree's operators and comparison functions.
 DO $wide$
 DECLARE

@@ -2,7 +2,7 @@
 
 \echo Use "ALTER EXTENSION pm_index UPDATE TO '0.4.0'" to load this file. \quit
 
--- More types with wide keys (src/pg/ordered/ord_key.c), nbtree_pm only: btree's operators and
+-- More types with wide keys (src/pg/ordered/ord_string.c), nbtree_pm only: btree's operators and
 -- comparison functions.  cidr columns take inet_ops, as varchar ones take text_ops.
 CREATE OPERATOR CLASS numeric_ops DEFAULT FOR TYPE numeric USING nbtree_pm AS
   OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,

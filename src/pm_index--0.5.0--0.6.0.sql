@@ -66,7 +66,7 @@ GRANT EXECUTE ON FUNCTION pm_index_stats(regclass) TO pg_stat_scan_tables;
 
 -- nbtree_pm pattern operator classes, as btree's text_pattern_ops, varchar_pattern_ops and
 -- bpchar_pattern_ops: the strings ordered by
--- their bytes whatever the column's collation (src/pg/ordered/ord_key.c family_orders_bytes), so
+-- their bytes whatever the column's collation (src/pg/ordered/ord_column.c family_orders_bytes), so
 -- that LIKE 'abc%' and ~ '^abc' get an index range in any collation
 -- (src/pg/ordered/ord_planner.c).  As btree's, varchar_pattern_ops is a class for text of the
 -- same family.

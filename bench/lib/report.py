@@ -23,6 +23,7 @@ KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "gist", "spgist", "fbrtr
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
     ("point", "point lookup (SELECT v WHERE k = random)"),
+    ("point_plan", "the same, simple protocol: every query planned"),
     ("range100", "range of 100 keys"),
     ("zipf_rw", "50:50 read/update, zipfian keys"),
     ("insert_sync", "1-row inserts, random keys, synchronous_commit on"),

@@ -22,9 +22,9 @@
 #include "utils/pg_locale.h"
 
 /*
- * An entry: key is the order-preserving encoding of the value (ord_key.c),
- * rest the NULL flag and the heap TID, never 0.  The pair is an entry's
- * identity and its sort order.
+ * An entry: key is the order-preserving encoding of the value (ord_scalar.c,
+ * ord_string.c), rest the NULL flag and the heap TID, never 0.  The pair is
+ * an entry's identity and its sort order.
  */
 typedef pm_key OrdKey;
 
@@ -142,7 +142,7 @@ ord_ops(Relation index)
 #define ORD_VALUES_HI	((OrdKey) {UINT64_MAX, ORD_REST_NONNULL_MAX})
 
 /*
- * Where a scan argument cuts the entries (ord_key.c): those below ge hold
+ * Where a scan argument cuts the entries (ord_bounds.c): those below ge hold
  * values < arg, those below gt values <= arg (has_ge, has_gt false: all of
  * them do).
  */
@@ -184,24 +184,26 @@ typedef struct OrdColumn
 	TupleDesc	desc;
 } OrdColumn;
 
-/* ord_key.c */
+/* ord_scalar.c */
 extern bool ord_type_supported(Oid typid);
 extern bool ord_index_wide(Relation index);
+extern void ord_rest_tid(uint64 rest, ItemPointer tid);
+
+/* ord_string.c */
 extern uint64 ord_entry_rest(const OrdKey *k);
 extern void ord_entry_values(const OrdColumn *col, const OrdKey *k, Datum *values, bool *isnull);
+
+/* ord_bounds.c */
 extern void ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut);
 extern bool ord_narrow(const pm_key_order *order, const OrdCut *cut, int strategy, OrdKey *lo,
 					   OrdKey *hi);
 extern void ord_key_raise(const pm_key_order *order, OrdKey *lo, const OrdKey *k);
 extern void ord_key_lower(const pm_key_order *order, OrdKey *hi, const OrdKey *k);
-extern void ord_rest_tid(uint64 rest, ItemPointer tid);
+
+/* ord_multicolumn.c */
 extern OrdKey ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull,
 						 ItemPointer tid);
 extern bool ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool nulls_equal);
-extern OrdColumn ord_column(Relation index);
-extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
-extern void ord_format_param(Relation index, PmiFormatParam *param);
-extern const pm_key_order *ord_order_of_format(const uint8 *param, uint32 len);
 extern void ord_entry_key_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
 								 bool *isnull);
 extern void ord_column_cut(const OrdColumn *col, int c, StringInfo prefix, Oid argtype, Datum arg,
@@ -211,6 +213,12 @@ extern void ord_column_values(const OrdColumn *col, int c, StringInfo prefix, Or
 extern void ord_column_null(const OrdColumn *col, int c, StringInfo prefix);
 extern void ord_prefix_range(StringInfo prefix, OrdKey *lo, OrdKey *hi);
 extern void ord_equal_range(const OrdKey *k, OrdKey *lo, OrdKey *hi);
+
+/* ord_column.c */
+extern OrdColumn ord_column(Relation index);
+extern void ord_check_column(Relation index, const char *amname, bool wide_keys);
+extern void ord_format_param(Relation index, PmiFormatParam *param);
+extern const pm_key_order *ord_order_of_format(const uint8 *param, uint32 len);
 
 /* ord_batch.c */
 extern void ord_batch_init(OrdBatch *b, Relation index);
