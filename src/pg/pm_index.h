@@ -153,12 +153,14 @@ extern const PmiAmOps *pmi_am_of_number(uint32 number);
 extern uint32 pmi_am_count(void);
 extern const PmiAmOps *pmi_am_of_kind(uint32 kind);
 
-/* pmi_pool.c */
-extern const char *pmi_pool_dir(void);
+/* pmi_errors.c */
 extern int	pmi_core_error_sqlstate(const pm_error *err, const char **hint);
 extern void pmi_report_core_error(int elevel, const pm_error *err,
 								  const char *index_name) pg_attribute_cold;
 extern const char pmi_address_space_hint[];
+
+/* pmi_pool.c */
+extern const char *pmi_pool_dir(void);
 extern RelFileNodeBackend pmi_index_rnode(Relation index);
 extern char *pmi_pool_path(RelFileNodeBackend rnode);
 extern void pmi_pool_remove(RelFileNodeBackend rnode);
@@ -222,6 +224,8 @@ extern bool pmi_pool_untrusted(pm_pool *pool);
 extern void pmi_reject_untrusted(pm_pool *pool, const char *index_name);
 extern int	pmi_mark_untrusted_pools(int elevel);
 extern void pmi_trust_init(void);
+
+/* pmi_worker.c */
 extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
 									  const char *type, const void *extra, Size extra_len,
 									  BackgroundWorkerHandle **handle);
