@@ -37,16 +37,14 @@ typedef struct EntryList
 
 /* Open an index, checking that it belongs to the access method a function is for. */
 static Relation
-open_index_of_am(Oid indexoid, LOCKMODE lockmode, const char *amname)
+open_index_of_am(Oid indexoid, LOCKMODE lockmode, const PmiAmOps *ops)
 {
 	Relation	index = index_open(indexoid, lockmode);
-	char	   *name = get_am_name(index->rd_rel->relam);
 
-	if (name == NULL || strcmp(name, amname) != 0)
+	if (pmi_am_ops(index->rd_rel->relam) != ops)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index of access method %s", RelationGetRelationName(index), amname)));
-	pfree(name);
+				 errmsg("\"%s\" is not an index of access method %s", RelationGetRelationName(index), ops->amname)));
 	return index;
 }
 
@@ -80,7 +78,7 @@ check_open(Oid indexoid, const PmiAmOps *ops, Relation *heap, LOCKMODE *lockmode
 		*lockmode = AccessShareLock;
 	}
 	*heap = table_open(heapoid, *lockmode);
-	return open_index_of_am(indexoid, *lockmode, ops->amname);
+	return open_index_of_am(indexoid, *lockmode, ops);
 }
 
 void

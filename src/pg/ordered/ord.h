@@ -106,9 +106,14 @@ typedef struct OrdAm
 	int			entries_per_node;	/* when full (cost estimates) */
 } OrdAm;
 
+/* ord_build.c: PmiAmOps.build of every ordered access method */
+extern uint64 ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b);
+
 static inline const OrdAm *
 ord_am(const PmiAmOps *ops)
 {
+	/* every ordered access method builds with ord_build, and only they do */
+	pm_assert(ops->build == ord_build);
 	return (const OrdAm *) ops;
 }
 
@@ -237,8 +242,6 @@ extern bool ord_validate(Oid opclassoid);
 extern char *ord_phasename(int64 phasenum);
 extern bool ord_canreturn(Relation index, int attno);
 
-/* ord_build.c: PmiAmOps.build of every ordered access method */
-extern uint64 ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b);
 
 /* ord_insert.c */
 extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
