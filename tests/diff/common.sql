@@ -65,7 +65,8 @@ BEGIN
   RETURN plan;
 END $$;
 
--- q's rows (one text column r) under a shape: sorted when ordered is false, else in q's order.
+-- q's rows (one text column r), a line each, under a shape: sorted when ordered is false, else in
+-- q's order.  No rows is '(no rows)', which one row of '' is not.
 CREATE FUNCTION pm_diff.answer(q text, shape text, ordered boolean) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -74,10 +75,10 @@ BEGIN
   PERFORM pm_diff.set_shape(shape);
   IF ordered THEN
     EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L), %L) FROM (%s) s(r)',
-                   'NULL', E'\n', '', q) INTO a;
+                   'NULL', E'\n', '(no rows)', q) INTO a;
   ELSE
     EXECUTE format('SELECT coalesce(string_agg(coalesce(r, %L), %L ORDER BY r COLLATE "C"), %L) FROM (%s) s(r)',
-                   'NULL', E'\n', '', q) INTO a;
+                   'NULL', E'\n', '(no rows)', q) INTO a;
   END IF;
   RETURN a;
 EXCEPTION WHEN OTHERS THEN
@@ -107,10 +108,12 @@ BEGIN
   IF a = b THEN
     RETURN true;
   END IF;
-  IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' THEN
+  IF a LIKE 'ERROR %' OR b LIKE 'ERROR %' OR '(no rows)' IN (a, b) THEN
     RETURN false;
   END IF;
-  EXECUTE format('SELECT string_to_array($1, $3, $4)::%1$s[] IS NOT DISTINCT FROM string_to_array($2, $3, $4)::%1$s[]', pm_diff.typ(t))
+  -- regexp_split_to_array: one row of '' is {''}, where string_to_array makes it {}
+  EXECUTE format('SELECT array_replace(regexp_split_to_array($1, $3), $4, NULL)::%1$s[]
+                   IS NOT DISTINCT FROM array_replace(regexp_split_to_array($2, $3), $4, NULL)::%1$s[]', pm_diff.typ(t))
     INTO eq USING a, b, E'\n', 'NULL';
   RETURN eq;
 END $$;
