@@ -75,23 +75,50 @@ typedef struct PmiMetaPageData
 	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index reset) */
 } PmiMetaPageData;
 
+static inline bool
+pmi_metapage_names_no_pool(const uint8 *uuid)
+{
+	static const uint8 zero_uuid[16];
+
+	return memcmp(uuid, zero_uuid, 16) == 0;
+}
+
+/* pmi_metapage.c */
+extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
+							   const uint8 *uuid);
+extern void pmi_read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid);
+extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
+extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
+									const uint8 *uuid, uint64 flags,
+									const PmiFormatParam *format_param, const char *index_name);
+
+/* pmi_first_use.c */
+/*
+ * Who makes an index ready on its first use: a backend with its Relation,
+ * or the startup process replaying WAL into it, with none.
+ */
+typedef struct PmiFirstUse
+{
+	Relation	index;			/* NULL: replay */
+	RelFileNodeBackend rnode;
+	const char *name;
+	const PmiAmOps *ops;
+	const uint8 *meta_uuid;		/* the metapage's (index only) */
+} PmiFirstUse;
+
+extern void pmi_ensure_ready(const PmiFirstUse *fu, int slotno, uint32 generation);
+extern void pmi_publish_ready(int slotno, uint64 dram_root);
+extern void pmi_check_pool_uuid(Relation index, pm_pool *pool, const uint8 *uuid);
+
 /* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
 extern PmiIndex *pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops,
 										   const char *name);
 extern bool pmi_index_plannable(Relation index, bool *transient);
 extern void pmi_scan_check_built(PmiIndex *h, Relation index);
-extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
-extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
-									const uint8 *uuid, uint64 flags,
-									const PmiFormatParam *format_param, const char *index_name);
-extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops,
-							   const uint8 *uuid);
 extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
-extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
 extern void pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
-extern void pmi_publish_ready(int slotno, uint64 dram_root);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 
 /* pmi_check.c */
@@ -141,6 +168,7 @@ extern bytea *pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate);
 
 /* pmi_reconcile.c */
 extern void pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state);
+extern void pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest);
 
 /* pmi_am.c: the access methods */
 extern const PmiAmOps *pmi_am_ops(Oid amoid);

@@ -4,7 +4,7 @@
  *	  created but lacks the entries from before (PM_POOL_FLAG_BUILDING) is
  *	  filled from its table while writes go on into it.  Such a pool replaces
  *	  a copy a backup made, and on a primary one an operating-system crash
- *	  may have torn (pmi_handle.c: its first user replaces it; the fill
+ *	  may have torn (pmi_first_use.c: its first user replaces it; the fill
  *	  worker is that user if no query came first).
  *
  * A server that starts from a backup_label (a base backup, pg_rewind) finds
@@ -74,7 +74,7 @@ FullTransactionId pmi_fill_xid_bound = {0};
 
 /*
  * Does the pool of rnode need a build: is it being built, or, on a primary,
- * torn by an OS crash (its first user replaces it: pmi_handle.c)?  False if
+ * torn by an OS crash (its first user replaces it: pmi_first_use.c)?  False if
  * its header cannot be read.
  */
 static bool

@@ -1,31 +1,21 @@
 /*
  * pmi_handle.c
  *	  This backend's handle on a pm_index index, whatever its access method:
- *	  the metapage that ties the relfilenode to its pool, the pool mapping,
- *	  the registry slot, and the first use after a restart (the access
- *	  method's recovery, then reconciliation after a crash), done by one
- *	  backend while concurrent first users wait for it.  Also what every
- *	  access method's writes share: the reconciliation note and the
- *	  persistence counters.
+ *	  the pool mapping, the registry slot (made ready by its first user,
+ *	  pmi_first_use.c), whether the planner may use the index, and the
+ *	  persistence counters every access method's writes publish.
  */
 #include "pm_index.h"
 
-#include "access/generic_xlog.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
-#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
-#include "storage/procarray.h"
-#include "storage/smgr.h"
-#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/wait_event.h"
 
 static HTAB *handles = NULL;
-static const uint8 zero_uuid[16];
 
 void
 pmi_report(const pm_error *err, Relation index)
@@ -76,331 +66,6 @@ publish_all_at_exit(int code, Datum arg)
 	hash_seq_init(&status, handles);
 	while ((h = hash_seq_search(&status)) != NULL)
 		pmi_publish_counters(h);
-}
-
-void
-pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops, const uint8 *uuid)
-{
-	PmiMetaPageData meta = {ops->meta_magic, PMI_META_VERSION, {0}};
-
-	memcpy(meta.pool_uuid, uuid, 16);
-	if (fork == INIT_FORKNUM)
-	{
-		/* the init fork is written directly, as contrib/bloom does */
-		Page		page = (Page) palloc(BLCKSZ);
-
-		PageInit(page, BLCKSZ, 0);
-		memcpy(PageGetContents(page), &meta, sizeof(meta));
-		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
-		PageSetChecksumInplace(page, PMI_METAPAGE_BLKNO);
-		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, PMI_METAPAGE_BLKNO, (char *) page, true);
-		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-					PMI_METAPAGE_BLKNO, page, true);
-		smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
-		pfree(page);
-	}
-	else
-	{
-		Buffer		buf;
-		GenericXLogState *state;
-		Page		page;
-
-		if (RelationGetNumberOfBlocks(index) == 0)
-			buf = ReadBuffer(index, P_NEW);
-		else
-			buf = ReadBuffer(index, PMI_METAPAGE_BLKNO);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		PageInit(page, BLCKSZ, 0);
-		memcpy(PageGetContents(page), &meta, sizeof(meta));
-		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(buf);
-	}
-}
-
-static void
-read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
-{
-	Buffer		buf;
-	PmiMetaPageData *meta;
-
-	if (RelationGetNumberOfBlocks(index) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has no metapage", RelationGetRelationName(index)),
-				 errhint("REINDEX the index.")));
-	buf = ReadBuffer(index, PMI_METAPAGE_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	meta = (PmiMetaPageData *) PageGetContents(BufferGetPage(buf));
-	if (meta->magic != ops->meta_magic || meta->version != PMI_META_VERSION)
-	{
-		UnlockReleaseBuffer(buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("the metapage of index \"%s\" is not one of access method %s of this version",
-						RelationGetRelationName(index), ops->amname),
-				 errhint("REINDEX the index.")));
-	}
-	memcpy(uuid, meta->pool_uuid, 16);
-	UnlockReleaseBuffer(buf);
-}
-
-/*
- * Create and format the pool of relfilenode rnode, replacing a stale pool of
- * a reused relfilenode (a crash before the orphan sweep); uuid NULL gives it
- * a new UUID, flags its header's (PM_POOL_FLAG_*) from the start,
- * format_param the structure's.  Returns it open; the caller closes it.
- */
-pm_pool *
-pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
-					uint64 flags, const PmiFormatParam *format_param, const char *index_name)
-{
-	char	   *path = pmi_pool_path(rnode);
-	pm_pool_create_opts o = {0};
-	pm_pool    *pool;
-	pm_error	err;
-	pm_alloc	a;
-	uint64		ring;
-
-	(void) pmi_ensure_pool_dir(ERROR);
-	o.owner.system_id = GetSystemIdentifier();
-	o.owner.tablespace = rnode.node.spcNode;
-	o.owner.database = rnode.node.dbNode;
-	o.owner.relfilenode = rnode.node.relNode;
-	o.owner.kind = ops->kind;
-	o.mode = (pm_mode) pmi_persistence_guc;
-	o.max_size = (uint64) pmi_max_pool_mb << 20;
-	o.replace = true;
-	o.uuid = uuid;
-	o.flags = flags;
-	pmi_pool_forget(rnode);
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
-		pmi_report_core_error(ERROR, &err, index_name);
-	pm_alloc_attach_pool(&a, pool);
-	if (ops->format(pool, format_param, &err) != PM_OK ||
-		(ring = pm_recon_create(pool, &a, &err)) == 0)
-	{
-		pm_pool_close(pool);
-		pmi_report_core_error(ERROR, &err, index_name);
-	}
-	pm_pool_set_root(pool, PM_RECON_ROOT, ring);
-	pfree(path);
-	return pool;
-}
-
-/* A new pool for an index's current relfilenode, dropped if the transaction aborts. */
-pm_pool *
-pmi_create_pool(Relation index, const PmiAmOps *ops)
-{
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	PmiFormatParam param;
-	pm_pool    *pool;
-
-	pmi_format_param(index, ops, &param);
-	pool = pmi_create_pool_for(rnode, ops, NULL, 0, &param, RelationGetRelationName(index));
-
-	pmi_note_pool_created(rnode);
-	return pool;
-}
-
-/*
- * An unlogged index reset after a crash (its metapage came from the init
- * fork, with no pool): give it a fresh empty pool.  Caller holds the slot lock.
- */
-static void
-recreate_empty_pool(Relation index, const PmiAmOps *ops, uint8 *uuid)
-{
-	pm_pool    *pool = pmi_create_pool(index, ops);
-
-	memcpy(uuid, pool->hdr->uuid, 16);
-	pm_pool_close(pool);
-	pmi_write_metapage(index, MAIN_FORKNUM, ops, uuid);
-}
-
-static void
-check_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
-{
-	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("pool file \"%s\" does not belong to index \"%s\"",
-						pool->path, RelationGetRelationName(index)),
-				 errdetail("The pool's UUID differs from the one in the index's metapage."),
-				 errhint("REINDEX the index.")));
-}
-
-/*
- * Who makes an index ready on its first use: a backend with its Relation,
- * or the startup process replaying WAL into it, with none.
- */
-typedef struct FirstUse
-{
-	Relation	index;			/* NULL: replay */
-	RelFileNodeBackend rnode;
-	const char *name;
-	const PmiAmOps *ops;
-	const uint8 *meta_uuid;		/* the metapage's (index only) */
-} FirstUse;
-
-/*
- * Make the structure ready to serve and, after a crash, reconcile it with
- * the heap; returns the DRAM root to publish.  In recovery the pool holds
- * what replay applied, which no heap check may change (reconciliation is
- * for what a primary's crash lost).
- */
-static uint64
-recover(const FirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
-{
-	const PmiAmOps *ops = fu->ops;
-	void	   *state = palloc0(ops->state_size);
-	bool		after_crash = pmi_shared->unclean_start;
-	uint64		dram_root;
-
-	ops->attach(state, pool, slotno, generation, 0);
-	dram_root = ops->recover(fu->name, state, after_crash);
-	if (after_crash && fu->index != NULL && !RecoveryInProgress())
-	{
-		PG_TRY();
-		{
-			pmi_reconcile(fu->index, pool, ops, state);
-		}
-		PG_CATCH();
-		{
-			if (dram_root != 0)
-				ops->release_dram(dram_root);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-	}
-	pfree(state);
-	return dram_root;
-}
-
-/*
- * A pool an operating-system crash may have torn: its first user on a
- * primary replaces it with an empty one of the same UUID that is being
- * built.  Inserts go into it from here on, queries do not use it, and a
- * background worker fills it from the table (pmi_fill.c); no transaction
- * inserted into the torn pool, which is refused until replaced.
- */
-static pm_pool *
-replace_torn_pool(const FirstUse *fu, const uint8 *uuid)
-{
-	PmiFormatParam param;
-
-	pmi_format_param(fu->index, fu->ops, &param);
-	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING, &param,
-									  fu->name));
-	ereport(LOG,
-			(errmsg("pm_index: index \"%s\" is built again from its table in the background",
-					fu->name),
-			 errdetail("Its pool file was in use when the operating system stopped, on storage "
-					   "that may lose writes then; it was replaced with an empty one.")));
-	return pmi_pool_open(fu->index);
-}
-
-/*
- * The first use of the pool since startup; returns the DRAM root to publish.
- * Records where replay stood in it then (PmiSlot.replayed_before_start).
- */
-static uint64
-first_use(const FirstUse *fu, int slotno, uint32 generation)
-{
-	pm_pool    *pool;
-
-	if (fu->index != NULL)
-	{
-		uint8		uuid[16];
-
-		memcpy(uuid, fu->meta_uuid, 16);
-		if (memcmp(uuid, zero_uuid, 16) == 0)
-			recreate_empty_pool(fu->index, fu->ops, uuid);
-		pool = pmi_pool_open(fu->index);
-		check_uuid(fu->index, pool, uuid);
-		if (pool->torn && !RecoveryInProgress())
-			pool = replace_torn_pool(fu, uuid);
-	}
-	else if ((pool = pmi_pool_lookup(fu->rnode)) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FILE),
-				 errmsg("index %s has no pool file", fu->name)));
-	pmi_reject_untrusted(pool, fu->name);
-	pmi_slot(slotno)->replayed_before_start = pm_load(&pool->hdr->host_position);
-	return recover(fu, pool, slotno, generation);
-}
-
-/*
- * Make the slot READY: the first user builds the DRAM layer (and reconciles
- * after a crash) with no lock held, so the work can be cancelled; concurrent
- * first users sleep on the slot's condition variable, and take over if the
- * builder died.  A failed build leaves the slot for the next user.
- */
-static void
-ensure_ready(const FirstUse *fu, int slotno, uint32 generation)
-{
-	PmiSlot    *s = pmi_slot(slotno);
-	uint64		root;
-
-	for (;;)
-	{
-		bool		mine = false;
-
-		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
-		if (s->generation != generation || s->state == PMI_SLOT_READY)
-		{
-			LWLockRelease(&s->lock);
-			ConditionVariableCancelSleep();
-			return;
-		}
-		if (s->state == PMI_SLOT_ATTACHED ||
-			(s->state == PMI_SLOT_BUILDING && BackendPidGetProc(s->builder_pid) == NULL))
-		{
-			s->state = PMI_SLOT_BUILDING;
-			s->builder_pid = MyProcPid;
-			mine = true;
-		}
-		LWLockRelease(&s->lock);
-		if (mine)
-			break;
-		(void) ConditionVariableTimedSleep(&s->ready_cv, 1000, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
-
-	PG_TRY();
-	{
-		root = first_use(fu, slotno, generation);
-	}
-	PG_CATCH();
-	{
-		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
-		if (s->generation == generation && s->builder_pid == MyProcPid)
-		{
-			s->state = PMI_SLOT_ATTACHED;
-			s->builder_pid = 0;
-		}
-		LWLockRelease(&s->lock);
-		ConditionVariableBroadcast(&s->ready_cv);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-
-	pmi_publish_ready(slotno, root);
-}
-
-/* The slot's index is ready to serve (after a build or a first use). */
-void
-pmi_publish_ready(int slotno, uint64 dram_root)
-{
-	PmiSlot    *s = pmi_slot(slotno);
-
-	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
-	s->dram_root = dram_root;
-	s->state = PMI_SLOT_READY;
-	s->builder_pid = 0;
-	LWLockRelease(&s->lock);
-	ConditionVariableBroadcast(&s->ready_cv);
 }
 
 /*
@@ -456,7 +121,7 @@ handle_entry(RelFileNodeBackend rnode, const PmiAmOps *ops, bool *found)
 
 /* Open h (handle_entry) in its slot, the first use done by whoever came first. */
 static void
-handle_attach(PmiIndex *h, const FirstUse *fu)
+handle_attach(PmiIndex *h, const PmiFirstUse *fu)
 {
 	PmiSlot    *s;
 
@@ -470,7 +135,7 @@ handle_attach(PmiIndex *h, const FirstUse *fu)
 		h->ops = fu->ops;
 	}
 	h->slotno = pmi_registry_attach(fu->rnode, fu->ops, &h->generation);
-	ensure_ready(fu, h->slotno, h->generation);
+	pmi_ensure_ready(fu, h->slotno, h->generation);
 	s = pmi_slot(h->slotno);
 	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
 		ereport(ERROR,
@@ -511,7 +176,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	uint8		uuid[16];
 	pm_pool    *pool;
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	FirstUse	fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
+	PmiFirstUse	fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
 
 	/*
 	 * Fast path: the handle cached in the relcache entry, which any
@@ -530,12 +195,12 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	h = handle_entry(rnode, ops, &found);
 	if (found && handle_current(h, rnode) && pmi_pool_open(index) == h->pool)
 		goto cache;
-	read_metapage(index, ops, uuid);
+	pmi_read_metapage(index, ops, uuid);
 	handle_attach(h, &fu);
-	if (memcmp(uuid, zero_uuid, 16) == 0)
-		read_metapage(index, ops, uuid);	/* a fresh pool was just made */
+	if (pmi_metapage_names_no_pool(uuid))
+		pmi_read_metapage(index, ops, uuid);	/* a fresh pool was just made */
 	pool = pmi_pool_open(index);
-	check_uuid(index, pool, uuid);
+	pmi_check_pool_uuid(index, pool, uuid);
 	check_format_param(index, ops, pool);
 	memcpy(h->uuid, uuid, 16);
 	/* the handle names its pool once attached: an error on the way leaves it to the next call */
@@ -560,7 +225,7 @@ pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const c
 {
 	PmiIndex   *h;
 	bool		found;
-	FirstUse	fu = {NULL, rnode, name, ops, NULL};
+	PmiFirstUse	fu = {NULL, rnode, name, ops, NULL};
 
 	h = handle_entry(rnode, ops, &found);
 	if (!(found && handle_current(h, rnode) && pmi_pool_lookup(rnode) == h->pool))
@@ -636,36 +301,6 @@ pmi_index_plannable(Relation index, bool *transient)
 	if (!pmi_registry_replayed_before_start(rnode, &replayed))
 		replayed = pm_load(&pool->hdr->host_position);
 	return GetXLogReplayRecPtr(NULL) >= replayed;
-}
-
-/*
- * How far WAL is flushed, for the reconciliation ring.  When every stripe's
- * next note still names unflushed heap WAL and the ring is as large as it
- * grows (asynchronous commit outran the WAL writer), force flushes up to it,
- * as a synchronous commit would, so that no note is lost and reconciliation
- * after a crash stays bounded by the ring.
- */
-static uint64
-wal_durable_upto(uint64 upto, bool force)
-{
-	if (force)
-		XLogFlush((XLogRecPtr) upto);
-	return GetFlushRecPtr(NULL);
-}
-
-/*
- * Before an entry naming a heap tuple is inserted: the tuple's WAL ends at
- * XactLastRecEnd and may not be flushed yet, so note (key, rest) in the
- * pool's ring for reconciliation after a crash (docs/design.md section 7).
- */
-void
-pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
-{
-	pm_recon   *recon = pm_recon_of(h->pool);
-
-	if (recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
-		pm_recon_note(h->pool, recon, &h->recon_cursor, key, rest, XactLastRecEnd,
-					  wal_durable_upto);
 }
 
 /*

@@ -383,7 +383,7 @@ cached_pool_close(pm_pool *pool)
 /*
  * Must a cached mapping be checked against the file?  After a relcache
  * invalidation of its index, and while it is torn: the first user of a torn
- * pool replaces the file (pmi_handle.c), with no invalidation.
+ * pool replaces the file (pmi_first_use.c), with no invalidation.
  */
 static inline bool
 mapping_may_be_stale(const PoolCacheEntry *e)

@@ -2,7 +2,8 @@
  * pmi_reconcile.c
  *	  Crash reconciliation with the heap (docs/design.md section 7), for every
  *	  access method: is the heap item an index entry names still the tuple
- *	  the entry was made for?
+ *	  the entry was made for?  And the note every insert makes first, which
+ *	  bounds what reconciliation checks.
  *
  * An insert into a pool is durable when aminsert returns; the heap tuple it
  * names is durable only when its WAL is flushed.  After a crash an entry can
@@ -32,6 +33,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -272,4 +274,34 @@ pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
 					(long long) r.checked, (long long) r.removed),
 			 errdetail("%s", full ? "Every entry was checked (no reconciliation ring, or it overflowed)." :
 					   "Only the entries noted in the pool's reconciliation ring were checked.")));
+}
+
+/*
+ * How far WAL is flushed, for the reconciliation ring.  When every stripe's
+ * next note still names unflushed heap WAL and the ring is as large as it
+ * grows (asynchronous commit outran the WAL writer), force flushes up to it,
+ * as a synchronous commit would, so that no note is lost and reconciliation
+ * after a crash stays bounded by the ring.
+ */
+static uint64
+wal_durable_upto(uint64 upto, bool force)
+{
+	if (force)
+		XLogFlush((XLogRecPtr) upto);
+	return GetFlushRecPtr(NULL);
+}
+
+/*
+ * Before an entry naming a heap tuple is inserted: the tuple's WAL ends at
+ * XactLastRecEnd and may not be flushed yet, so note (key, rest) in the
+ * pool's ring for reconciliation after a crash (docs/design.md section 7).
+ */
+void
+pmi_note_insert(PmiIndex *h, Relation heap, uint64 key, uint64 rest)
+{
+	pm_recon   *recon = pm_recon_of(h->pool);
+
+	if (recon != NULL && RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr)
+		pm_recon_note(h->pool, recon, &h->recon_cursor, key, rest, XactLastRecEnd,
+					  wal_durable_upto);
 }

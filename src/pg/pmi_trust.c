@@ -17,7 +17,7 @@
  * it clean.  A pool still in use under an earlier boot was open when the
  * operating system stopped: no process serves it (pmi_reject_untrusted).  On
  * a primary its first user replaces it with an empty pool that a background
- * worker builds from the table (pmi_handle.c, pmi_fill.c); a standby does
+ * worker builds from the table (pmi_first_use.c, pmi_fill.c); a standby does
  * not use it, and after a promotion it is replaced the same way.
  */
 #include "pm_index.h"
