@@ -58,6 +58,9 @@ EXTRA_CLEAN = tmp_check tests/unit/bin tests/unit/asan tests/fuzz/bin bench/bin 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# the version the library reports comes from the control file
+src/pg/pmi_inspect.o: pm_index.control
+
 # PGXS tracks no header dependencies here: rebuild on any header change.
 $(OBJS) src/core/crashsim.o: $(BUILD_MODE_STAMP) $(CORE_HEADERS) $(PG_HEADERS)
 

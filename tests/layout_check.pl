@@ -7,7 +7,10 @@
 #   - the calls between generic files have no cycle;
 #   - the Makefile's build of the extension names no structure and no access method: their
 #     folders are found, not listed;
-#   - the structures' pool kinds are one enum, in src/core/pool.h.
+#   - the structures' pool kinds are one enum, in src/core/pool.h;
+#   - every access method is declared in the extension's SQL with its check function, and the
+#     update scripts from 0.7.0 on give an ordered access method its operator classes with
+#     pm_index_copy_operator_classes, not written out again.
 use strict;
 use warnings;
 use File::Basename;
@@ -98,5 +101,32 @@ for my $from (sort keys %calls)
 	push @cycles, $from if $seen{$from};
 }
 is_deeply(\@cycles, [], 'no generic file reaches itself through the calls of others');
+
+# SQL: the scripts of the extension pm_index, by version
+sub version_key { my ($v) = @_; return sprintf('%05d%05d%05d', split(/\./, $v)); }
+my %scripts;
+for my $file (glob('src/pm_index--*.sql'))
+{
+	my ($version) = basename($file) =~ /--([0-9.]+)\.sql$/;
+	$scripts{$file} = $version;
+}
+my $all_sql = join("\n", map { slurp($_) } sort keys %scripts);
+for my $am (sort keys %am_prefix)
+{
+	ok($all_sql =~ /CREATE ACCESS METHOD \Q$am\E TYPE INDEX/ && $all_sql =~ /CREATE FUNCTION \Q$am\E_check\(/,
+		"$am is declared in the extension's SQL, with ${am}_check");
+}
+my @ordered = grep { my $d = $_; grep { slurp($_) =~ /\bORD_AM_SHARED_OPS\b/ } glob("src/pg/$d/*.c") } sort keys %am_prefix;
+ok(@ordered >= 2, 'found the ordered access methods: ' . join(', ', @ordered));
+my @written_out;
+for my $file (sort keys %scripts)
+{
+	next if version_key($scripts{$file}) lt version_key('0.7.0');
+	my $text = slurp($file);
+	push @written_out, map { "$file: $_" }
+	  grep { my $am = $_; $text =~ /(CREATE|ALTER) OPERATOR (CLASS|FAMILY)[^;]*USING\s+\Q$am\E\b/s } @ordered;
+}
+is_deeply(\@written_out, [],
+	'update scripts from 0.7.0 give ordered access methods their classes by pm_index_copy_operator_classes');
 
 done_testing();
