@@ -108,7 +108,6 @@ typedef struct PmiFirstUse
 
 extern void pmi_ensure_ready(const PmiFirstUse *fu, int slotno, uint32 generation);
 extern void pmi_publish_ready(int slotno, uint64 dram_root);
-extern void pmi_check_pool_uuid(Relation index, pm_pool *pool, const uint8 *uuid);
 
 /* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
@@ -232,6 +231,7 @@ extern void pmi_pool_condition(const char *path, bool temporary, PmiPoolConditio
 extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
 extern bool pmi_ensure_pool_dir(int elevel);
 extern pm_pool *pmi_pool_open(Relation index);
+extern pm_pool *pmi_pool_open_named(Relation index, const uint8 *uuid);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
 extern bool pmi_pool_building(const pm_pool *pool);

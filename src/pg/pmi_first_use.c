@@ -28,18 +28,6 @@ recreate_empty_pool(Relation index, const PmiAmOps *ops, uint8 *uuid)
 	pmi_write_metapage(index, MAIN_FORKNUM, ops, uuid);
 }
 
-void
-pmi_check_pool_uuid(Relation index, pm_pool *pool, const uint8 *uuid)
-{
-	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("pool file \"%s\" does not belong to index \"%s\"",
-						pool->path, RelationGetRelationName(index)),
-				 errdetail("The pool's UUID differs from the one in the index's metapage."),
-				 errhint("REINDEX the index.")));
-}
-
 /*
  * Make the structure ready to serve and, after a crash, reconcile it with
  * the heap; returns the DRAM root to publish.  In recovery the pool holds
@@ -113,8 +101,7 @@ first_use(const PmiFirstUse *fu, int slotno, uint32 generation)
 		memcpy(uuid, fu->meta_uuid, 16);
 		if (pmi_metapage_names_no_pool(uuid))
 			recreate_empty_pool(fu->index, fu->ops, uuid);
-		pool = pmi_pool_open(fu->index);
-		pmi_check_pool_uuid(fu->index, pool, uuid);
+		pool = pmi_pool_open_named(fu->index, uuid);
 		if (pool->torn && !RecoveryInProgress())
 			pool = replace_torn_pool(fu, uuid);
 	}

@@ -199,8 +199,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	handle_attach(h, &fu);
 	if (pmi_metapage_names_no_pool(uuid))
 		pmi_read_metapage(index, ops, uuid);	/* a fresh pool was just made */
-	pool = pmi_pool_open(index);
-	pmi_check_pool_uuid(index, pool, uuid);
+	pool = pmi_pool_open_named(index, uuid);
 	check_format_param(index, ops, pool);
 	memcpy(h->uuid, uuid, 16);
 	/* the handle names its pool once attached: an error on the way leaves it to the next call */

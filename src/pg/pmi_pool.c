@@ -459,6 +459,38 @@ pmi_pool_open(Relation index)
 }
 
 /*
+ * The pool of an index that its metapage names by uuid.  This backend may
+ * still map a file that another process has replaced since, before an
+ * invalidation says so (the fresh pool of an unlogged index that crash
+ * recovery reset, when planning here mapped the old file first): a mapping
+ * of another pool is checked against the file, and opened again, before the
+ * pool is refused.
+ */
+pm_pool *
+pmi_pool_open_named(Relation index, const uint8 *uuid)
+{
+	pm_pool    *pool = pmi_pool_open(index);
+
+	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
+	{
+		RelFileNodeBackend rnode = pmi_index_rnode(index);
+		PoolCacheEntry *e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+
+		if (e != NULL)
+			e->revalidate = true;
+		pool = pmi_pool_open(index);
+	}
+	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pool file \"%s\" does not belong to index \"%s\"",
+						pool->path, RelationGetRelationName(index)),
+				 errdetail("The pool's UUID differs from the one in the index's metapage."),
+				 errhint("REINDEX the index.")));
+	return pool;
+}
+
+/*
  * This backend's mapping of rnode's pool, opened quietly if need be; NULL if
  * it cannot be opened.  Raises no error but out of memory (epoch callbacks
  * use it).

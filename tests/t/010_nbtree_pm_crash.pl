@@ -1,8 +1,9 @@
 # nbtree_pm under insert load from 2 clients, stopped with pg_ctl stop -m immediate at random
 # moments (20 cycles, half with synchronous_commit = off): after each restart the indexes (on
 # int4, float8 and text, whose keys sharing a 14-byte prefix are wide) verify against the heap,
-# an index scan counts what a sequential scan counts, and no row comes back twice.  Then: DROP, TRUNCATE, REINDEX and a rolled-back CREATE INDEX leave no
-# pool file behind.
+# an index scan counts what a sequential scan counts, and no row comes back twice.  An unlogged
+# index comes back empty with a fresh pool, which a backend that mapped the old pool file uses
+# too.  Then: DROP, TRUNCATE, REINDEX and a rolled-back CREATE INDEX leave no pool file behind.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -60,7 +61,22 @@ is( $node->safe_psql(
 	),
 	"0\n1\n",
 	'an unlogged index is reset with its table after a crash and works');
-$node->safe_psql('postgres', 'DROP TABLE u');
+# A backend that mapped the reset index's old pool file while planning, before another backend
+# made the fresh pool, uses the fresh one (startup load off: the sessions make the first use).
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET pm_index.startup_load_workers = 0; SELECT pg_reload_conf(); INSERT INTO u SELECT g FROM generate_series(1, 5000) g; CHECKPOINT;'
+);
+$node->stop('immediate');
+$node->start;
+my $planned = $node->background_psql('postgres');
+$planned->query_safe('SET enable_seqscan = off');
+$planned->query_safe('EXPLAIN SELECT count(*) FROM u WHERE k < 100');
+is($node->safe_psql('postgres', 'SET enable_seqscan = off; SELECT count(*) FROM u WHERE k < 100'),
+	'0', 'another backend makes the reset index its fresh pool');
+is($planned->query_safe('SELECT count(*) FROM u WHERE k < 100; SELECT nbtree_pm_check($$u_k$$, true)'),
+	"0\n", 'and the backend that mapped the old pool file answers from the fresh one');
+$planned->quit;
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET pm_index.startup_load_workers; SELECT pg_reload_conf(); DROP TABLE u');
 
 # CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY while 2 clients insert and delete: the
 # validate phase must add every tuple the build scan missed, and nothing twice.
