@@ -59,8 +59,10 @@ extern int	pmi_max_pool_mb;
 
 /* set in the postmaster: this server started from a backup or in archive recovery / standby mode */
 extern bool pmi_started_from_elsewhere;
+
 /* ... from a backup (a backup_label: a base backup, pg_rewind) */
 extern bool pmi_started_from_backup;
+
 /* ... to replay WAL from an archive or a primary (standby.signal or recovery.signal) */
 extern bool pmi_archive_recovery;
 
@@ -72,7 +74,8 @@ typedef struct PmiMetaPageData
 {
 	uint32		magic;			/* the access method's meta_magic */
 	uint32		version;
-	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index reset) */
+	uint8		pool_uuid[16];	/* all zero: no pool yet (unlogged index
+								 * reset) */
 } PmiMetaPageData;
 
 static inline bool
@@ -150,11 +153,11 @@ extern void pmi_interlock_init(void);
 
 /* pmi_vacuum.c */
 extern IndexBulkDeleteResult *pmi_bulkdelete(IndexVacuumInfo *info,
-													IndexBulkDeleteResult *stats,
-													IndexBulkDeleteCallback callback,
-													void *callback_state);
+											 IndexBulkDeleteResult *stats,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state);
 extern IndexBulkDeleteResult *pmi_vacuumcleanup(IndexVacuumInfo *info,
-													   IndexBulkDeleteResult *stats);
+												IndexBulkDeleteResult *stats);
 
 /* pmi_build.c */
 extern IndexBuildResult *pmi_build(Relation heap, Relation index, IndexInfo *ii);
@@ -222,7 +225,8 @@ typedef struct PmiPoolCondition
 	const char *state;			/* pm_index_pools().state */
 	char	   *detail;			/* what is wrong, or NULL */
 	const char *hint;			/* what to do, or NULL */
-	bool		unusable;		/* no query may use the index until someone acts */
+	bool		unusable;		/* no query may use the index until someone
+								 * acts */
 	bool		header_valid;	/* hdr was read */
 	pm_pool_header hdr;
 } PmiPoolCondition;

@@ -67,10 +67,14 @@ typedef struct PmiFormatParam
 typedef struct PmiAmOps
 {
 	const char *amname;
-	uint32		kind;			/* the structure its pools hold: a pm_kind (pool.h) */
+	uint32		kind;			/* the structure its pools hold: a pm_kind
+								 * (pool.h) */
 	uint32		meta_magic;		/* block 0 of the main fork */
 
-	/* reloptions (pmi_options.c): the build fill factor, its description and default */
+	/*
+	 * reloptions (pmi_options.c): the build fill factor, its description and
+	 * default
+	 */
 	const char *fillfactor_desc;
 	int			default_fillfactor;
 
@@ -78,8 +82,8 @@ typedef struct PmiAmOps
 	 * An empty structure in a fresh pool.  param is what the structure is
 	 * formatted for (format_param's for the index; empty without one), such
 	 * as the dimensions of an R-tree's boxes or the collation that orders a
-	 * B+-tree's strings.  A pool made again without the index's catalog
-	 * entry (replay of the CREATE record, which carries it; a backup's copy
+	 * B+-tree's strings.  A pool made again without the index's catalog entry
+	 * (replay of the CREATE record, which carries it; a backup's copy
 	 * replaced at startup) gets the parameter of the pool it stands for
 	 * (pool_format_param), and an index whose definition now gives another
 	 * parameter than its pool's is refused until REINDEX.
@@ -87,7 +91,11 @@ typedef struct PmiAmOps
 	pm_errcode	(*format) (pm_pool *pool, const PmiFormatParam *param, pm_error *err);
 	void		(*format_param) (Relation index, PmiFormatParam *param);	/* NULL: empty */
 	void		(*pool_format_param) (pm_pool *pool, PmiFormatParam *param);	/* NULL: empty */
-	/* the structure's handles over pool, in registry slot slotno, its DRAM root */
+
+	/*
+	 * the structure's handles over pool, in registry slot slotno, its DRAM
+	 * root
+	 */
 	void		(*attach) (void *state, pm_pool *pool, int slotno, uint32 generation,
 						   uint64 dram_root);
 	Size		state_size;
@@ -106,9 +114,17 @@ typedef struct PmiAmOps
 	 * Relation: the startup process recovers the indexes it replays into.
 	 */
 	uint64		(*recover) (const char *index_name, void *state, bool after_crash);
-	/* free the DRAM tier under a root recover or build published (NULL: never publishes one) */
+
+	/*
+	 * free the DRAM tier under a root recover or build published (NULL: never
+	 * publishes one)
+	 */
 	void		(*release_dram) (uint64 dram_root);
-	/* bytes of the DRAM tier under a published root, from any database (with release_dram) */
+
+	/*
+	 * bytes of the DRAM tier under a published root, from any database (with
+	 * release_dram)
+	 */
 	uint64		(*dram_bytes) (uint64 dram_root);
 	/* the largest DRAM tier its structure can address (0: no limit) */
 	uint64		dram_tier_max;
@@ -121,9 +137,14 @@ typedef struct PmiAmOps
 	Size		entry_size;
 	/* what make_entry needs of the index for one operation (palloc'd) */
 	void	   *(*entry_context) (Relation index);
-	/* the entry a heap tuple with these index values makes (valid until the next call) */
+
+	/*
+	 * the entry a heap tuple with these index values makes (valid until the
+	 * next call)
+	 */
 	void		(*make_entry) (void *context, const Datum *values, const bool *isnull,
 							   ItemPointer tid, void *entry);
+
 	/*
 	 * Make an entry that foreach_batch handed out last beyond its batch, in
 	 * CurrentMemoryContext (NULL: an entry holds nothing outside itself).
@@ -133,12 +154,14 @@ typedef struct PmiAmOps
 	int			(*entry_cmp) (const void *a, const void *b);
 	/* the heap TID an entry names; false if it names none */
 	bool		(*entry_tid) (const void *entry, ItemPointer tid);
+
 	/*
 	 * Delete one entry, setting *found if it was there.  Runs in a critical
 	 * section (pmi_delete_logged): returns a failure, raises none, and a
 	 * failed delete changes nothing.
 	 */
 	pm_errcode	(*delete_entry) (void *state, const void *entry, bool *found, pm_error *err);
+
 	/*
 	 * Insert the entry of a heap tuple, all its columns, unless the structure
 	 * has it: the background build (pmi_fill.c) meets rows whose entries an
@@ -155,6 +178,7 @@ typedef struct PmiAmOps
 	 */
 	uint32		(*foreach_batch) (Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 								  pm_error *err);
+
 	/*
 	 * The entries reconciliation notes (src/core/recon.h) stand for, n of
 	 * them sorted by (key, rest), handed to fn.
@@ -172,11 +196,18 @@ typedef struct PmiAmOps
 	pm_errcode	(*replay_entry) (const struct PmiAmOps *ops, void *state, bool insert,
 								 const char *data, Size len, pm_error *err);
 
-	/* verifier: the structure's own invariants (pmi_report_corrupt); returns its entry count */
+	/*
+	 * verifier: the structure's own invariants (pmi_report_corrupt); returns
+	 * its entry count
+	 */
 	int64		(*check) (Relation index, void *state);
 	/* pm_index_stats: the structure's shape */
 	void		(*shape) (PmiIndex *h, PmiShape *shape);
-	/* planner: index conditions from clauses its operators do not match (NULL: none) */
+
+	/*
+	 * planner: index conditions from clauses its operators do not match
+	 * (NULL: none)
+	 */
 	PmiDeriveClause derive_clause;
 } PmiAmOps;
 

@@ -6,7 +6,7 @@
 #include "pm_index.h"
 
 /* What to do when a pool cannot be mapped for lack of address space. */
-const char pmi_address_space_hint[] =
+const char	pmi_address_space_hint[] =
 "A server process maps about twice the size of each pool it uses (pm_index_pools() lists their sizes): raise the server's address-space limit (ulimit -v) or vm.max_map_count, or use fewer pm_index indexes per session.";
 
 /* The SQLSTATE of a core error, and into *hint what to do about it (or NULL). */

@@ -138,7 +138,10 @@ pmi_replace_copied_pools(void)
 		const PmiAmOps *ops;
 		pm_error	err;
 
-		/* a temporary index's pool went with its backend: the sweep removes it */
+		/*
+		 * a temporary index's pool went with its backend: the sweep removes
+		 * it
+		 */
 		if (RelFileNodeBackendIsTemp(rnode) ||
 			pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK ||
 			(ops = pmi_am_of_kind(hdr.owner.kind)) == NULL)
@@ -293,7 +296,7 @@ fill(Relation heap, Relation index, PmiIndex *h)
 	const PmiAmOps *ops = h->ops;
 	IndexInfo  *ii = BuildIndexInfo(index);
 	FillState	st = {ops, h, ops->entry_context(index),
-		AllocSetContextCreate(CurrentMemoryContext, "pm_index build tuple", ALLOCSET_SMALL_SIZES)};
+	AllocSetContextCreate(CurrentMemoryContext, "pm_index build tuple", ALLOCSET_SMALL_SIZES)};
 	Snapshot	snapshot;
 	TableScanDesc scan;
 	double		rows;
@@ -301,7 +304,7 @@ fill(Relation heap, Relation index, PmiIndex *h)
 	const int	progress_index[] = {PROGRESS_CREATEIDX_COMMAND, PROGRESS_CREATEIDX_INDEX_OID,
 	PROGRESS_CREATEIDX_PHASE};
 	const int64 progress_value[] = {PROGRESS_CREATEIDX_COMMAND_REINDEX_CONCURRENTLY,
-		RelationGetRelid(index), PROGRESS_CREATEIDX_PHASE_BUILD};
+	RelationGetRelid(index), PROGRESS_CREATEIDX_PHASE_BUILD};
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, RelationGetRelid(heap));
 	pgstat_progress_update_multi_param(3, progress_index, progress_value);
@@ -344,8 +347,8 @@ fill_index(RelFileNodeBackend rnode, void *arg)
 		return false;
 
 	/*
-	 * CREATE INDEX CONCURRENTLY's locks: writes go on, VACUUM and DDL wait.
-	 * A hot standby takes no stronger lock than a reader's; replay, its one
+	 * CREATE INDEX CONCURRENTLY's locks: writes go on, VACUUM and DDL wait. A
+	 * hot standby takes no stronger lock than a reader's; replay, its one
 	 * writer, takes none.
 	 */
 	lockmode = RecoveryInProgress() ? AccessShareLock : ShareUpdateExclusiveLock;
@@ -363,7 +366,11 @@ fill_index(RelFileNodeBackend rnode, void *arg)
 	}
 	/* a torn pool is replaced by one being built here */
 	h = pmi_index_open(index, pmi_index_am(index));
-	/* an unlogged index's reset gave it a fresh pool on its first use; another worker builds it */
+
+	/*
+	 * an unlogged index's reset gave it a fresh pool on its first use;
+	 * another worker builds it
+	 */
 	if (!pmi_pool_building(h->pool) || !pmi_registry_claim_fill(h->slotno))
 	{
 		relation_close(index, NoLock);
@@ -372,7 +379,11 @@ fill_index(RelFileNodeBackend rnode, void *arg)
 	}
 	wait_for_older_transactions();
 	rows = fill(heap, index, h);
-	/* plans made without the index are made again (on a standby, when their snapshot is newer) */
+
+	/*
+	 * plans made without the index are made again (on a standby, when their
+	 * snapshot is newer)
+	 */
 	if (!RecoveryInProgress())
 		CacheInvalidateRelcache(heap);
 	ereport(LOG,
@@ -416,7 +427,10 @@ pmi_fill_main(Datum arg)
 	errcxt = AllocSetContextCreate(TopMemoryContext, "pm_index build errors", ALLOCSET_SMALL_SIZES);
 	pgstat_report_appname("pm_index build");
 
-	/* in recovery, until nothing is left or the server is a primary: then once more */
+	/*
+	 * in recovery, until nothing is left or the server is a primary: then
+	 * once more
+	 */
 	for (;;)
 	{
 		bool		in_recovery = RecoveryInProgress();

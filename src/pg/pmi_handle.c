@@ -61,7 +61,7 @@ static void
 publish_all_at_exit(int code, Datum arg)
 {
 	HASH_SEQ_STATUS status;
-	PmiIndex *h;
+	PmiIndex   *h;
 
 	hash_seq_init(&status, handles);
 	while ((h = hash_seq_search(&status)) != NULL)
@@ -176,7 +176,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	uint8		uuid[16];
 	pm_pool    *pool;
 	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	PmiFirstUse	fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
+	PmiFirstUse fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
 
 	/*
 	 * Fast path: the handle cached in the relcache entry, which any
@@ -202,7 +202,11 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	pool = pmi_pool_open_named(index, uuid);
 	check_format_param(index, ops, pool);
 	memcpy(h->uuid, uuid, 16);
-	/* the handle names its pool once attached: an error on the way leaves it to the next call */
+
+	/*
+	 * the handle names its pool once attached: an error on the way leaves it
+	 * to the next call
+	 */
 	ops->attach(h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
 	h->pool = pool;
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
@@ -224,7 +228,7 @@ pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const c
 {
 	PmiIndex   *h;
 	bool		found;
-	PmiFirstUse	fu = {NULL, rnode, name, ops, NULL};
+	PmiFirstUse fu = {NULL, rnode, name, ops, NULL};
 
 	h = handle_entry(rnode, ops, &found);
 	if (!(found && handle_current(h, rnode) && pmi_pool_lookup(rnode) == h->pool))
@@ -280,7 +284,8 @@ pmi_index_plannable(Relation index, bool *transient)
 	uint64		replayed;
 
 	if (pool == NULL)
-		return !RecoveryInProgress();	/* an unlogged index's first use makes one */
+		return !RecoveryInProgress();	/* an unlogged index's first use makes
+										 * one */
 	/* a torn pool is replaced by one being built on its first use */
 	if (pool->torn || pmi_pool_building(pool))
 	{

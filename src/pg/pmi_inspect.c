@@ -238,7 +238,8 @@ pm_index_loaded(PG_FUNCTION_ARGS)
 		bool		nulls[LOADED_COLS] = {0};
 
 		if (s->state == PMI_SLOT_FREE || s->rnode.backend != InvalidBackendId)
-			continue;			/* temporary indexes are their backend's business */
+			continue;			/* temporary indexes are their backend's
+								 * business */
 		ops = pmi_am_of_number(s->am);
 		values[0] = ObjectIdGetDatum(s->rnode.node.dbNode);
 		values[1] = ObjectIdGetDatum(s->rnode.node.spcNode);
@@ -346,7 +347,8 @@ pm_index_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	h = pmi_index_open(index, ops);
 	s = pmi_slot(h->slotno);
-	pmi_publish_counters(h);	/* other backends' last partial batch is not in yet */
+	pmi_publish_counters(h);	/* other backends' last partial batch is not
+								 * in yet */
 	writes = pg_atomic_read_u64(&s->inserts) + pg_atomic_read_u64(&s->deletes);
 	ops->shape(h, &shape);
 

@@ -176,7 +176,10 @@ pmi_wait_for_scans(PmiIndex *index)
 	PmiSlot    *slot = pmi_slot(index->slotno);
 	uint64		epoch;
 
-	/* a full barrier: the deletes above are visible before the counter is read */
+	/*
+	 * a full barrier: the deletes above are visible before the counter is
+	 * read
+	 */
 	epoch = pg_atomic_fetch_add_u64(&slot->vacuum_epoch, 1);
 	while (pg_atomic_read_u32(counter(slot, epoch)) != 0)
 	{

@@ -338,7 +338,10 @@ _PG_init(void)
 	pm_fatal_hook = fatal_failure;
 	MarkGUCPrefixReserved("pm_index");
 
-	/* read before the startup process changes it: did the server stop cleanly? */
+	/*
+	 * read before the startup process changes it: did the server stop
+	 * cleanly?
+	 */
 	{
 		bool		crc_ok;
 		ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
@@ -356,7 +359,11 @@ _PG_init(void)
 		pmi_started_from_elsewhere = (crc_ok && (cf->state == DB_IN_ARCHIVE_RECOVERY ||
 												 cf->state == DB_SHUTDOWNED_IN_RECOVERY)) ||
 			pmi_started_from_backup || pmi_archive_recovery;
-		/* every transaction that began before a pool was replaced has an older xid */
+
+		/*
+		 * every transaction that began before a pool was replaced has an
+		 * older xid
+		 */
 		pmi_fill_xid_bound = cf->checkPointCopy.nextXid;
 		pfree(cf);
 	}
@@ -374,7 +381,10 @@ _PG_init(void)
 	pmi_interlock_init();
 	pmi_redo_init();
 
-	/* once recovery has finished: create the pool directory, remove orphans, check and load */
+	/*
+	 * once recovery has finished: create the pool directory, remove orphans,
+	 * check and load
+	 */
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
@@ -385,7 +395,10 @@ _PG_init(void)
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index pool sweeper");
 	RegisterBackgroundWorker(&worker);
 
-	/* in archive recovery, from the first consistent state: the pools of dropped indexes */
+	/*
+	 * in archive recovery, from the first consistent state: the pools of
+	 * dropped indexes
+	 */
 	if (pmi_archive_recovery)
 	{
 		worker.bgw_flags = BGWORKER_SHMEM_ACCESS;

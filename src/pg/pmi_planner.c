@@ -42,8 +42,10 @@ derived_already(List *derived, RestrictInfo *d)
 	ListCell   *lc;
 
 	foreach(lc, derived)
+	{
 		if (equal(((RestrictInfo *) lfirst(lc))->clause, d->clause))
 			return true;
+	}
 	return false;
 }
 
@@ -88,7 +90,9 @@ derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Res
 		}
 		any = true;
 		foreach(ly, yielded)
+		{
 			clauses = lappend(clauses, ((RestrictInfo *) lfirst(ly))->clause);
+		}
 		arms = lappend(arms, make_ands_explicit(clauses));
 	}
 	if (!any)
@@ -176,7 +180,10 @@ pmi_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntr
 		List	   *saved_join = rel->joininfo;
 		List	   *saved_indrestrict = NIL;
 
-		/* restriction clauses reach index paths through each index's indrestrictinfo */
+		/*
+		 * restriction clauses reach index paths through each index's
+		 * indrestrictinfo
+		 */
 		foreach(lc, indexes)
 		{
 			IndexOptInfo *index = lfirst(lc);
@@ -228,10 +235,10 @@ pmi_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 
 		/*
 		 * A partial index's entry count: the core planner estimates it from
-		 * the index's pages and their density (plancat.c
-		 * estimate_rel_size), and these entries are in a pool, not pages:
-		 * it would be 0, so that every scan of the index seemed to return
-		 * all of it.  The count of the last build or VACUUM stands in.
+		 * the index's pages and their density (plancat.c estimate_rel_size),
+		 * and these entries are in a pool, not pages: it would be 0, so that
+		 * every scan of the index seemed to return all of it.  The count of
+		 * the last build or VACUUM stands in.
 		 */
 		if (index->indpred != NIL)
 			index->tuples = irel->rd_rel->reltuples >= 0 ?

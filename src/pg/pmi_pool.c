@@ -510,7 +510,10 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 	format_pool_path(path, sizeof(path), rnode);
 	if (e != NULL && e->pool != NULL)
 	{
-		/* a torn pool's file is replaced by its first user; no handle maps a torn pool */
+		/*
+		 * a torn pool's file is replaced by its first user; no handle maps a
+		 * torn pool
+		 */
 		if (!e->pool->torn || mapping_is_of_file(e, path))
 			return e->pool;
 		cached_pool_close(e->pool);

@@ -42,10 +42,15 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 	if (XLogRecGetDataLen(record) < sizeof(*hdr) + 16 ||
 		XLogRecGetDataLen(record) > sizeof(*hdr) + 16 + PMI_FORMAT_PARAM_MAX)
 		elog(ERROR, "pm_index CREATE record of %u bytes", XLogRecGetDataLen(record));
-	/* the structure's format parameter follows the UUID (records of 0.4 and before have none) */
+
+	/*
+	 * the structure's format parameter follows the UUID (records of 0.4 and
+	 * before have none)
+	 */
 	param.len = XLogRecGetDataLen(record) - sizeof(*hdr) - 16;
 	memcpy(param.data, uuid + 16, param.len);
 	pool = pmi_pool_lookup(rnode);
+
 	/*
 	 * Replayed again after a restart: the pool has taken records since.  A
 	 * pool being built that replaced a backup's copy is current from here on:
@@ -78,7 +83,10 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 	PmiIndex   *h;
 	pm_error	err;
 
-	/* no pool (dropped since), or one not used until rebuilt: nothing to keep current */
+	/*
+	 * no pool (dropped since), or one not used until rebuilt: nothing to keep
+	 * current
+	 */
 	if (pool == NULL || pmi_pool_untrusted(pool))
 		return;
 	/* applied before a restart */
@@ -196,7 +204,11 @@ pmi_redo(XLogReaderState *record)
 		MemoryContextSwitchTo(redo_context);
 		edata = CopyErrorData();
 		FlushErrorState();
-		/* replay runs with no lock of its own held: what the error left is ours */
+
+		/*
+		 * replay runs with no lock of its own held: what the error left is
+		 * ours
+		 */
 		LWLockReleaseAll();
 		ConditionVariableCancelSleep();
 		replay_failed(&hdr, edata);

@@ -42,8 +42,10 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-static List *pools_created = NIL;	/* RelFileNodeBackends, in TopMemoryContext */
-static List *temp_pools = NIL;	/* this backend's temporary indexes' pools, likewise */
+static List *pools_created = NIL;	/* RelFileNodeBackends, in
+									 * TopMemoryContext */
+static List *temp_pools = NIL;	/* this backend's temporary indexes' pools,
+								 * likewise */
 static List *databases_dropped = NIL;	/* Oids, in TopMemoryContext */
 static object_access_hook_type prev_object_access_hook = NULL;
 static pm_alloc dram_alloc;		/* this backend's view of the DRAM tier */
@@ -259,7 +261,8 @@ pmi_free_retired(uint32 space, uint32 tag, uint64 off)
 		return;
 	pool = pmi_pool_lookup(s->rnode);
 	if (pool == NULL)
-		return;					/* cannot map it now: recovery reclaims the block */
+		return;					/* cannot map it now: recovery reclaims the
+								 * block */
 	pm_alloc_attach_pool(&a, pool);
 	if (pm_free_block(&a, off, &err) != PM_OK)
 		elog(LOG, "pm_index: %s", err.msg);
@@ -386,13 +389,18 @@ at_xact_end(bool commit)
 		ListCell   *lp;
 
 		foreach(lp, pools)
+		{
 			drop_pool(*(RelFileNodeBackend *) lfirst(lp));
+		}
 		list_free_deep(pools);
 	}
 	list_free(databases_dropped);
 	databases_dropped = NIL;
 
-	/* creations rolled back by a subtransaction are no longer pending anywhere */
+	/*
+	 * creations rolled back by a subtransaction are no longer pending
+	 * anywhere
+	 */
 	foreach(lc, pools_created)
 	{
 		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);

@@ -57,13 +57,19 @@ typedef struct PmIndexShared
 	uint32		nslots;			/* epoch participant slots */
 	Size		epoch_offset;	/* from the start of this struct */
 	Size		registry_offset;
-	Size		proc_holds_offset;	/* nslots pg_atomic_uint32: scan holds per PGPROC */
+	Size		proc_holds_offset;	/* nslots pg_atomic_uint32: scan holds per
+									 * PGPROC */
 	int			lwlock_tranche;
 	LWLock	   *registry_lock;	/* slot assignment */
 	int			nindexes;		/* registry slots */
-	bool		unclean_start;	/* last stop was a crash: reconcile indexes with heaps */
+	bool		unclean_start;	/* last stop was a crash: reconcile indexes
+								 * with heaps */
 	bool		from_backup;	/* that is, this start is from a base backup */
-	/* the newest ready_xmin of any slot: planners look at slots only while it is recent */
+
+	/*
+	 * the newest ready_xmin of any slot: planners look at slots only while it
+	 * is recent
+	 */
 	pg_atomic_uint32 latest_ready_xmin;
 } PmIndexShared;
 

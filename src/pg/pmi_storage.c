@@ -137,8 +137,10 @@ sets_tablespace(AlterTableStmt *stmt)
 	ListCell   *lc;
 
 	foreach(lc, stmt->cmds)
+	{
 		if (((AlterTableCmd *) lfirst(lc))->subtype == AT_SetTableSpace)
 			return true;
+	}
 	return false;
 }
 

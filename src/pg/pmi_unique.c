@@ -88,7 +88,9 @@ refuse_on_conflict(PlannedStmt *stmt, Plan *plan)
 	if (plan == NULL || !IsA(plan, ModifyTable) || mt->onConflictAction == ONCONFLICT_NONE)
 		return;
 	foreach(lc, mt->resultRelations)
+	{
 		refuse_unique_pm_indexes(rt_fetch(lfirst_int(lc), stmt->rtable)->relid);
+	}
 }
 
 /* A ModifyTable is the top of a plan or of a subplan (a data-modifying WITH). */
@@ -104,7 +106,9 @@ pmi_executor_start(QueryDesc *queryDesc, int eflags)
 
 		refuse_on_conflict(stmt, stmt->planTree);
 		foreach(lc, stmt->subplans)
+		{
 			refuse_on_conflict(stmt, lfirst(lc));
+		}
 	}
 	if (prev_executor_start_hook)
 		prev_executor_start_hook(queryDesc, eflags);

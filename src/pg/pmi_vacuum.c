@@ -123,7 +123,10 @@ pmi_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		const char *hint;
 		int			sqlstate = pmi_core_error_sqlstate(&err, &hint);
 
-		/* the dead entries are gone; what ran out is the room to rewrite their nodes */
+		/*
+		 * the dead entries are gone; what ran out is the room to rewrite
+		 * their nodes
+		 */
 		ereport(WARNING,
 				(errcode(sqlstate),
 				 errmsg("index \"%s\": %u nodes with dead entries were not rewritten for lack of space",

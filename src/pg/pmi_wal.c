@@ -46,7 +46,8 @@ typedef struct PmiWalEntries
 	int			n;				/* entries formed */
 	int			kept;			/* entries kept, at the front of data */
 	int			kept_len;		/* their bytes */
-	StringInfoData data;		/* each entry: a uint32 length, then log_entry's bytes */
+	StringInfoData data;		/* each entry: a uint32 length, then
+								 * log_entry's bytes */
 	int		   *ends;			/* where formed entry i ends in data */
 	int		   *kept_ends;		/* where kept entry i ends */
 	int			maxn;			/* room in ends and kept_ends */
@@ -93,7 +94,7 @@ pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool)
  */
 static PmiWalEntries *
 wal_form(Relation index, const PmiAmOps *ops, const pm_pool *pool, uint8 info,
-			 const void *entries, int n)
+		 const void *entries, int n)
 {
 	PmiWalEntries *rec = &formed;
 

@@ -17,11 +17,13 @@
  */
 #define PMI_RMGR_ID			RM_EXPERIMENTAL_ID
 
-#define XLOG_PMI_CREATE		0x00	/* an empty pool: the header, then the pool's UUID */
+#define XLOG_PMI_CREATE		0x00	/* an empty pool: the header, then the
+									 * pool's UUID */
 #define XLOG_PMI_ENTRIES	0x10	/* a build's entries */
 #define XLOG_PMI_INSERT		0x20
 #define XLOG_PMI_DELETE		0x30
-#define XLOG_PMI_COPY		0x40	/* the header (node: the copy's), the source's node, move */
+#define XLOG_PMI_COPY		0x40	/* the header (node: the copy's), the
+									 * source's node, move */
 
 /*
  * Every record starts with this; entries follow, each a uint32 length and

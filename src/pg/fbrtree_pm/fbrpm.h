@@ -33,8 +33,9 @@
 #define FBRPM_POINT_IN_BOX_STRATEGY 28
 #define FBRPM_POINT_IN_POLYGON_STRATEGY 48
 #define FBRPM_POINT_IN_CIRCLE_STRATEGY 68
-#define FBRPM_DISTANCE_STRATEGY 15		/* built-in types: <-> point */
-#define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <->, and <<->> of the n-D class */
+#define FBRPM_DISTANCE_STRATEGY 15	/* built-in types: <-> point */
+#define FBRPM_DISTANCE_STRATEGY_BOUNDED 13	/* PostGIS: <->, and <<->> of the
+											 * n-D class */
 #define FBRPM_CPA_DISTANCE_STRATEGY 20	/* PostGIS n-D: |=| */
 #define FBRPM_BOX_DISTANCE_STRATEGY 14	/* PostGIS: <#> */
 
@@ -50,23 +51,30 @@
 /* payload: heap TID in the low 48 bits, flags above (side tree entries only) */
 #define FBRPM_TID_MASK		((UINT64_C(1) << 48) - 1)
 #define FBRPM_PAYLOAD_NULL	(UINT64_C(1) << 48)
-#define FBRPM_PAYLOAD_EMPTY (UINT64_C(1) << 49)	/* a value with no box (PostGIS EMPTY) */
+#define FBRPM_PAYLOAD_EMPTY (UINT64_C(1) << 49) /* a value with no box
+												 * (PostGIS EMPTY) */
 #define FBRPM_PAYLOAD_SIDE	(FBRPM_PAYLOAD_NULL | FBRPM_PAYLOAD_EMPTY)
 
 /* support functions of a bounded operator class (fbrpm_key.c) */
 #define FBRPM_PROC_BOX		1	/* value -> box; NULL for an empty value */
-#define FBRPM_PROC_POINT	2	/* (float8, float8) -> value: a point, for index-only scans */
+#define FBRPM_PROC_POINT	2	/* (float8, float8) -> value: a point, for
+								 * index-only scans */
 #define FBRPM_PROC_SRID		3	/* (value, int4) -> value: set its SRID */
-#define FBRPM_PROC_GIDX		4	/* PostGIS's GiST compress: the value's n-D box (a GIDX) */
+#define FBRPM_PROC_GIDX		4	/* PostGIS's GiST compress: the value's n-D
+								 * box (a GIDX) */
 #define FBRPM_NPROCS		4
 
 typedef enum FbrpmKind
 {
-	FBRPM_BOX,					/* box: stored exactly, the operators' own functions decide */
+	FBRPM_BOX,					/* box: stored exactly, the operators' own
+								 * functions decide */
 	FBRPM_POINT,				/* point: likewise */
-	FBRPM_SHAPE,				/* circle, polygon: a bounding box per value, entries rechecked */
-	FBRPM_BOUNDED,				/* a bounding box per value, operators on boxes (PostGIS geometry) */
-	FBRPM_GIDX					/* PostGIS's n-D box per value (geometry n-D, geography): rechecked */
+	FBRPM_SHAPE,				/* circle, polygon: a bounding box per value,
+								 * entries rechecked */
+	FBRPM_BOUNDED,				/* a bounding box per value, operators on
+								 * boxes (PostGIS geometry) */
+	FBRPM_GIDX					/* PostGIS's n-D box per value (geometry n-D,
+								 * geography): rechecked */
 } FbrpmKind;
 
 /* What a scan, an insert or a check needs to know of the index's operator class. */
@@ -79,10 +87,13 @@ typedef struct FbrpmOpclass
 	bool		geography;		/* GIDX: geocentric boxes, distances in metres */
 	FmgrInfo   *bbox;			/* bounded: FBRPM_PROC_BOX */
 	FmgrInfo   *gidx;			/* GIDX: FBRPM_PROC_GIDX */
-	int32		srid;			/* bounded: the column's declared SRID, 0 for any */
-	FmgrInfo   *set_srid;		/* bounded: FBRPM_PROC_SRID, if the class has it */
+	int32		srid;			/* bounded: the column's declared SRID, 0 for
+								 * any */
+	FmgrInfo   *set_srid;		/* bounded: FBRPM_PROC_SRID, if the class has
+								 * it */
 	Oid			st_srid;		/* bounded: PostGIS's ST_SRID, once looked up */
-	bool		points;			/* bounded: the column holds points of one SRID only */
+	bool		points;			/* bounded: the column holds points of one
+								 * SRID only */
 	FmgrInfo   *make_point;
 } FbrpmOpclass;
 
@@ -90,11 +101,15 @@ typedef struct FbrpmOpclass
 typedef struct FbrpmKey
 {
 	StrategyNumber strategy;	/* point kinds: as a box strategy */
-	fbr_box		query;			/* the argument's box (bounded: rounded outward to float4) */
-	fbr_box		query_pred;		/* bounded: the float4 below each coordinate of query */
-	fbr_box		query_succ;		/* bounded: the float4 above each coordinate of query */
+	fbr_box		query;			/* the argument's box (bounded: rounded
+								 * outward to float4) */
+	fbr_box		query_pred;		/* bounded: the float4 below each coordinate
+								 * of query */
+	fbr_box		query_succ;		/* bounded: the float4 above each coordinate
+								 * of query */
 	bool		empty_query;	/* bounded: the argument has no box */
-	bool		unbounded;		/* GIDX: the argument's box is unknown: test every entry */
+	bool		unbounded;		/* GIDX: the argument's box is unknown: test
+								 * every entry */
 	FmgrInfo   *op;				/* the operator's function, for leaf entries */
 	Datum		arg;
 } FbrpmKey;
@@ -105,7 +120,8 @@ typedef struct FbrpmOrderBy
 	FmgrInfo   *op;
 	Datum		arg;
 	bool		null_arg;
-	bool		no_distance;	/* NULL or empty argument: every distance is unknown */
+	bool		no_distance;	/* NULL or empty argument: every distance is
+								 * unknown */
 	fbr_box		query;
 } FbrpmOrderBy;
 

@@ -26,7 +26,8 @@ typedef struct BuildState
 	FbrpmOpclass oc;
 	ItemArray	spatial;
 	ItemArray	side;
-	MemoryContext per_tuple;	/* what making an entry allocates (a box, a detoasted value) */
+	MemoryContext per_tuple;	/* what making an entry allocates (a box, a
+								 * detoasted value) */
 } BuildState;
 
 static void

@@ -220,7 +220,8 @@ fbrtree_pm_handler(PG_FUNCTION_ARGS)
 	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
 
 	amroutine->amstrategies = 0;	/* GiST's numbers, not a fixed set */
-	amroutine->amsupport = FBRPM_NPROCS;	/* all optional; bounded classes need 1 */
+	amroutine->amsupport = FBRPM_NPROCS;	/* all optional; bounded classes
+											 * need 1 */
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = false;
 	amroutine->amcanorderbyop = true;

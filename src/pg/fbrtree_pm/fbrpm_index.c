@@ -139,7 +139,11 @@ fbrpm_entry_cmp(const void *a, const void *b)
 
 	if (x->payload != y->payload)
 		return x->payload < y->payload ? -1 : 1;
-	/* coordinates past a tree's dimensions are 0 in every entry (fbrpm_entry, fbr_search) */
+
+	/*
+	 * coordinates past a tree's dimensions are 0 in every entry (fbrpm_entry,
+	 * fbr_search)
+	 */
 	for (int d = 0; d < FBR_MAX_DIMS; d++)
 		if ((c = cmp_double(x->box.min[d], y->box.min[d])) != 0 ||
 			(c = cmp_double(x->box.max[d], y->box.max[d])) != 0)

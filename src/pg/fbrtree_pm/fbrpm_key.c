@@ -71,7 +71,11 @@ fbrpm_opclass(Relation index, FbrpmOpclass *oc)
 
 	memset(oc, 0, sizeof(*oc));
 	oc->index = index;
-	/* the operator class's input type: the column's, or for a domain the type it is over */
+
+	/*
+	 * the operator class's input type: the column's, or for a domain the type
+	 * it is over
+	 */
 	oc->type = index->rd_opcintype[0];
 	oc->dims = 2;
 	if (oc->type == BOXOID)
@@ -593,7 +597,11 @@ bounded_matches(const FbrpmKey *key, const fbr_box *box, bool is_leaf)
 			/* D(x0) <= q.min[0], U(x1) >= q.max[0], the same for y */
 			return x0 < succ->min[0] && x1 > pred->max[0] && y0 < succ->min[1] && y1 > pred->max[1];
 		case RTContainedByStrategyNumber:
-			/* leaf: D(x0) >= q.min[0], U(x1) <= q.max[0], the same for y; node: as && */
+
+			/*
+			 * leaf: D(x0) >= q.min[0], U(x1) <= q.max[0], the same for y;
+			 * node: as &&
+			 */
 			if (is_leaf)
 				return x0 >= q->min[0] && x1 <= q->max[0] && y0 >= q->min[1] && y1 <= q->max[1];
 			return overlaps_query(key, x0, y0, x1, y1);
@@ -699,7 +707,10 @@ fbrpm_key_matches_nothing(const FbrpmKey *key)
 bool
 fbrpm_key_accepts_empty(FbrpmOpclass *oc, const FbrpmKey *key)
 {
-	/* GIDX: the side tree holds values with no box and non-finite ones; the recheck decides */
+	/*
+	 * GIDX: the side tree holds values with no box and non-finite ones; the
+	 * recheck decides
+	 */
 	if (oc->kind == FBRPM_GIDX)
 		return true;
 	if (oc->kind != FBRPM_BOUNDED)
@@ -909,7 +920,11 @@ fbrpm_note_window(uint64 note_key, fbr_box *window)
 
 	memcpy(&cx, &ux, 4);
 	memcpy(&cy, &uy, 4);
-	/* the dimensions past the first two are not in the key: the window spans them */
+
+	/*
+	 * the dimensions past the first two are not in the key: the window spans
+	 * them
+	 */
 	for (int d = 0; d < FBR_MAX_DIMS; d++)
 	{
 		window->min[d] = -INFINITY;

@@ -48,7 +48,8 @@ typedef struct StPredicate
 	StrategyNumber column_first;	/* f(column, other) */
 	StrategyNumber column_second;	/* f(other, column) */
 	bool		expand;			/* other side widened by the third argument */
-	bool		nd;				/* implies its n-D box condition (a 3-D predicate) */
+	bool		nd;				/* implies its n-D box condition (a 3-D
+								 * predicate) */
 	bool		geography;		/* has a geography form, whose condition is && */
 } StPredicate;
 
@@ -167,7 +168,11 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	call = (FuncExpr *) rinfo->clause;
 	if (list_length(call->args) < 2 || (pred = st_predicate(call->funcid)) == NULL)
 		return NIL;
-	/* the index's column, or its expression (ST_Transform(geom, 3857), ST_Centroid(area)) */
+
+	/*
+	 * the index's column, or its expression (ST_Transform(geom, 3857),
+	 * ST_Centroid(area))
+	 */
 	if (match_index_to_operand(linitial(call->args), 0, index))
 		col = 0;
 	else if (match_index_to_operand(lsecond(call->args), 0, index))
@@ -179,11 +184,12 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 		bms_is_member(rel->relid, pull_varnos(root, (Node *) other)) ||
 		contain_volatile_functions((Node *) other))
 		return NIL;
+
 	/*
 	 * PostGIS's distances start from FLT_MAX and stop below the distance
 	 * asked: from FLT_MAX on, ST_DWithin and ST_3DDWithin accept values
-	 * farther apart than any box admits (ST_3DDWithin EMPTY ones too), and
-	 * at infinity the others do.  Only a constant below FLT_MAX gives a
+	 * farther apart than any box admits (ST_3DDWithin EMPTY ones too), and at
+	 * infinity the others do.  Only a constant below FLT_MAX gives a
 	 * condition.
 	 */
 	if (pred->expand && (list_length(call->args) < 3 || !below_flt_max(lthird(call->args))))
@@ -195,6 +201,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 
 		if (!pred->geography)
 			return NIL;
+
 		/*
 		 * The other side is widened by FBRPM_GEOGRAPHY_SLACK besides any
 		 * distance, so that the condition holds wherever the predicate does

@@ -27,26 +27,40 @@ typedef struct FbrpmScanOpaqueData
 	FbrpmKey   *keys;
 	int			nkeys;
 	bool		spatial;		/* entries with a box may qualify */
-	uint64		side_flags;		/* which side tree entries may qualify (FBRPM_PAYLOAD_*) */
+	uint64		side_flags;		/* which side tree entries may qualify
+								 * (FBRPM_PAYLOAD_*) */
 	bool		started;
 	bool		counted;		/* this scan is in pg_stat_*_indexes.idx_scan */
-	/* matches, collected by fbr_search (plain scans; the side entries of ordered ones) */
+
+	/*
+	 * matches, collected by fbr_search (plain scans; the side entries of
+	 * ordered ones)
+	 */
 	fbr_results results;
 	size_t		next;
 	/* ordered scans */
 	FbrpmOrderBy ob;
 	fbr_knn    *knn;
 	bool		knn_done;
-	double		last_bound;		/* bounded kinds: the last distance bound returned */
-	bool		empties_inline; /* the EMPTYs (in results) go among the boxes, at: */
+	double		last_bound;		/* bounded kinds: the last distance bound
+								 * returned */
+	bool		empties_inline; /* the EMPTYs (in results) go among the boxes,
+								 * at: */
 	double		empty_distance;
-	bool		peeked;			/* the best-first walk's next entry, taken early: */
+	bool		peeked;			/* the best-first walk's next entry, taken
+								 * early: */
 	fbr_item	peek;
 	double		peek_distance;
-	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on first use) */
-	MemoryContext distctx;		/* ordered scans: values rebuilt for distances, reset per tuple */
+	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on
+								 * first use) */
+	MemoryContext distctx;		/* ordered scans: values rebuilt for
+								 * distances, reset per tuple */
 	MemoryContextCallback cleanup;
-	/* index-only and non-MVCC scans: VACUUM waits until they end (pmi_interlock.c) */
+
+	/*
+	 * index-only and non-MVCC scans: VACUUM waits until they end
+	 * (pmi_interlock.c)
+	 */
 	bool		interlock;
 	PmiScanHold hold;
 } FbrpmScanOpaqueData;
@@ -219,7 +233,11 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	from = so->results.n;
 	if (fbr_search(&fbrpm_trees(so->h)->side, fbrpm_accept_all, NULL, &so->results, &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
-	/* keep the qualifying ones, EMPTY before NULL (the order of their distances) */
+
+	/*
+	 * keep the qualifying ones, EMPTY before NULL (the order of their
+	 * distances)
+	 */
 	for (uint64 flag = FBRPM_PAYLOAD_EMPTY;; flag = FBRPM_PAYLOAD_NULL)
 	{
 		for (size_t i = from; i < so->results.n; i++)
@@ -442,7 +460,10 @@ fbrpm_endscan(IndexScanDesc scan)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
 
-	/* so itself stays: the reset callback registered on its context still names it */
+	/*
+	 * so itself stays: the reset callback registered on its context still
+	 * names it
+	 */
 	release_core_state(so);
 	if (so->tupctx)
 		MemoryContextDelete(so->tupctx);

@@ -28,6 +28,16 @@
  */
 typedef pm_key OrdKey;
 
+static inline OrdKey
+ord_key_make(uint64 key, uint64 rest)
+{
+	OrdKey		k;
+
+	k.key = key;
+	k.rest = rest;
+	return k;
+}
+
 #define ORD_REST_NULL		(UINT64_C(1) << 48)
 #define ORD_REST_MAX		((UINT64_C(1) << 49) - 1)
 #define ORD_REST_NONNULL_MAX (ORD_REST_NULL - 1)
@@ -43,7 +53,8 @@ typedef pm_key OrdKey;
 typedef struct OrdBatch
 {
 	MemoryContext records;
-	MemoryContext previous;		/* the previous read's: a read goes on from its fence */
+	MemoryContext previous;		/* the previous read's: a read goes on from
+								 * its fence */
 	int			n;
 	OrdKey		low;			/* inclusive */
 	OrdKey		high;			/* exclusive; all ones: the last node */
@@ -70,7 +81,10 @@ ord_batch_continues(const pm_key_order *order, const OrdBatch *b, const OrdKey *
 /* An ordered structure's operations, over the state PmiAmOps.attach set up. */
 typedef struct OrdOps
 {
-	/* whether the structure takes wide keys (pm_key.h), and so byte-string types */
+	/*
+	 * whether the structure takes wide keys (pm_key.h), and so byte-string
+	 * types
+	 */
 	bool		wide_keys;
 
 	/*
@@ -143,8 +157,8 @@ ord_ops(Relation index)
 #define ORD_PHASE_LOAD		4
 
 /* The entries of values, from the first to the last possible (NULLs follow). */
-#define ORD_VALUES_LO	((OrdKey) {0, 1})
-#define ORD_VALUES_HI	((OrdKey) {UINT64_MAX, ORD_REST_NONNULL_MAX})
+#define ORD_VALUES_LO	ord_key_make(0, 1)
+#define ORD_VALUES_HI	ord_key_make(UINT64_MAX, ORD_REST_NONNULL_MAX)
 
 /*
  * Where a scan argument cuts the entries (ord_bounds.c): those below ge hold

@@ -97,12 +97,15 @@ OrdKey
 ord_key_above(const OrdKey *k)
 {
 	if (pm_rest_is_wide(k->rest))
-		return (OrdKey) {k->key, k->rest | PM_REST_ABOVE};
+		return ord_key_make(k->key, k->rest | PM_REST_ABOVE);
 	if (k->rest == UINT64_MAX)
 	{
-		/* above every entry of the key: a range's end is never past the NULL key's */
+		/*
+		 * above every entry of the key: a range's end is never past the NULL
+		 * key's
+		 */
 		Assert(k->key < UINT64_MAX);
-		return (OrdKey) {k->key + 1, 0};
+		return ord_key_make(k->key + 1, 0);
 	}
-	return (OrdKey) {k->key, k->rest + 1};
+	return ord_key_make(k->key, k->rest + 1);
 }

@@ -20,6 +20,16 @@ typedef struct KeyRun
 	uint64		last;
 } KeyRun;
 
+static inline KeyRun
+key_run(uint64 first, uint64 last)
+{
+	KeyRun		r;
+
+	r.first = first;
+	r.last = last;
+	return r;
+}
+
 static uint64
 int_key(int64 v)
 {
@@ -32,34 +42,34 @@ key_runs(Oid typid, KeyRun *runs)
 	switch (typid)
 	{
 		case INT2OID:
-			runs[0] = (KeyRun) {int_key(PG_INT16_MIN), int_key(PG_INT16_MAX)};
+			runs[0] = key_run(int_key(PG_INT16_MIN), int_key(PG_INT16_MAX));
 			return 1;
 		case INT4OID:
-			runs[0] = (KeyRun) {int_key(PG_INT32_MIN), int_key(PG_INT32_MAX)};
+			runs[0] = key_run(int_key(PG_INT32_MIN), int_key(PG_INT32_MAX));
 			return 1;
 		case OIDOID:
-			runs[0] = (KeyRun) {int_key(0), int_key(PG_UINT32_MAX)};
+			runs[0] = key_run(int_key(0), int_key(PG_UINT32_MAX));
 			return 1;
 		case TIMEOID:
-			runs[0] = (KeyRun) {int_key(0), int_key(USECS_PER_DAY)};
+			runs[0] = key_run(int_key(0), int_key(USECS_PER_DAY));
 			return 1;
 		case DATEOID:
-			runs[0] = (KeyRun) {int_key(DATEVAL_NOBEGIN), int_key(DATEVAL_NOBEGIN)};
-			runs[1] = (KeyRun) {int_key(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE),
-			int_key(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1)};
-			runs[2] = (KeyRun) {int_key(DATEVAL_NOEND), int_key(DATEVAL_NOEND)};
+			runs[0] = key_run(int_key(DATEVAL_NOBEGIN), int_key(DATEVAL_NOBEGIN));
+			runs[1] = key_run(int_key(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE),
+							  int_key(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1));
+			runs[2] = key_run(int_key(DATEVAL_NOEND), int_key(DATEVAL_NOEND));
 			return 3;
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			runs[0] = (KeyRun) {int_key(DT_NOBEGIN), int_key(DT_NOBEGIN)};
-			runs[1] = (KeyRun) {int_key(MIN_TIMESTAMP), int_key(END_TIMESTAMP - 1)};
-			runs[2] = (KeyRun) {int_key(DT_NOEND), int_key(DT_NOEND)};
+			runs[0] = key_run(int_key(DT_NOBEGIN), int_key(DT_NOBEGIN));
+			runs[1] = key_run(int_key(MIN_TIMESTAMP), int_key(END_TIMESTAMP - 1));
+			runs[2] = key_run(int_key(DT_NOEND), int_key(DT_NOEND));
 			return 3;
 		case BOOLOID:
-			runs[0] = (KeyRun) {0, 1};
+			runs[0] = key_run(0, 1);
 			return 1;
 		default:
-			runs[0] = (KeyRun) {0, UINT64_MAX};
+			runs[0] = key_run(0, UINT64_MAX);
 			return 1;
 	}
 }
@@ -158,15 +168,15 @@ ord_cut(Oid opfamily, const OrdColumn *col, Oid argtype, Datum arg, OrdCut *cut)
 	}
 	else
 	{
-		cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1);	/* btree's ORDER proc */
+		cmpproc = get_opfamily_proc(opfamily, coltype, argtype, 1); /* btree's ORDER proc */
 		if (!OidIsValid(cmpproc))
 			elog(ERROR, "pm_index: no comparison function for types %u and %u", coltype, argtype);
 		fmgr_info(cmpproc, &cmp);
 		cut->has_ge = first_key_above(&cmp, coltype, arg, -1, &ge);
 		cut->has_gt = first_key_above(&cmp, coltype, arg, 0, &gt);
 	}
-	cut->ge = (OrdKey) {ge, 0};
-	cut->gt = (OrdKey) {gt, 0};
+	cut->ge = ord_key_make(ge, 0);
+	cut->gt = ord_key_make(gt, 0);
 }
 
 /* lo becomes k if k is above it. */

@@ -39,11 +39,13 @@ typedef struct BuildState
 {
 	OrdColumn	col;
 	bool		wide;			/* the type's keys can be wide */
-	bool		by_text;		/* the bytes sort as a text in the column's collation */
+	bool		by_text;		/* the bytes sort as a text in the column's
+								 * collation */
 	MemoryContext records;		/* wide keys' records while in memory */
 	Size		record_bytes;
-	pm_key_rec *loaded;			/* loading from the tuplesort: the current record */
-	OrdKey   *mem;			/* in-memory entries, NULL once spilled */
+	pm_key_rec *loaded;			/* loading from the tuplesort: the current
+								 * record */
+	OrdKey	   *mem;			/* in-memory entries, NULL once spilled */
 	int64		nmem;
 	int64		capmem;
 	int64		limit;			/* entries that fit the memory budget */
@@ -63,7 +65,8 @@ typedef struct BuildState
 	bool		have_alive;
 	OrdKey		last_alive;		/* the last entry of a live row loaded */
 	MemoryContext last_alive_record;
-	bool		duplicate;		/* last_alive's value is duplicated: the load stopped */
+	bool		duplicate;		/* last_alive's value is duplicated: the load
+								 * stopped */
 } BuildState;
 
 /* A bytea of len bytes at data. */
@@ -92,7 +95,10 @@ sort_put(BuildState *bs, const OrdKey *sk)
 		/* the ordering bytes sort, the host's come along */
 		const pm_key_rec *r = pm_rest_is_wide(sk->rest) ? pm_key_rec_of(NULL, sk->rest) : NULL;
 
-		/* a libc collation's string without the end 0x00 0x00 (a NULL's record has no bytes) */
+		/*
+		 * a libc collation's string without the end 0x00 0x00 (a NULL's
+		 * record has no bytes)
+		 */
 		uint32		strip = bs->by_text && r && r->keylen >= 2 ? 2 : 0;
 
 		bs->slot->tts_values[1] = PointerGetDatum(make_bytea(r ? r->data : NULL,
@@ -198,7 +204,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 static void
 radix_sort(OrdKey *e, int64 n)
 {
-	OrdKey   *buf = palloc_extended(sizeof(OrdKey) * Max(n, 1), MCXT_ALLOC_HUGE);
+	OrdKey	   *buf = palloc_extended(sizeof(OrdKey) * Max(n, 1), MCXT_ALLOC_HUGE);
 	int64		count[256];
 
 	for (int shift = 0; shift < 64; shift += 8)
@@ -223,7 +229,7 @@ radix_sort(OrdKey *e, int64 n)
 	pfree(buf);
 	for (int64 i = 1; i < n; i++)
 	{
-		OrdKey	x = e[i];
+		OrdKey		x = e[i];
 		int64		j = i - 1;
 
 		while (j >= 0 && e[j].key == x.key && e[j].rest > x.rest)
@@ -392,7 +398,11 @@ ord_build(Relation heap, Relation index, IndexInfo *indexInfo, PmiBuild *b)
 	bs.nulls_equal = indexInfo->ii_NullsNotDistinct;
 	if (bs.unique)
 		bs.dead = palloc(sizeof(ItemPointerData));
-	/* no synchronized scan: TIDs then come in nearly sorted order (see radix_sort) */
+
+	/*
+	 * no synchronized scan: TIDs then come in nearly sorted order (see
+	 * radix_sort)
+	 */
 	b->heap_tuples = table_index_build_scan(heap, index, indexInfo, false, true,
 											build_callback, &bs, NULL);
 	b->index_tuples = bs.indtuples;

@@ -52,9 +52,9 @@ ord_check_column(Relation index, const char *amname, bool wide_keys)
 		{
 			bool		isnull;
 			oidvector  *indclass = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID,
-																			 index->rd_indextuple,
-																			 Anum_pg_index_indclass,
-																			 &isnull));
+																				 index->rd_indextuple,
+																				 Anum_pg_index_indclass,
+																				 &isnull));
 
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

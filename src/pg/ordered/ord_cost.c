@@ -71,7 +71,10 @@ bounding_quals(IndexPath *path)
 
 		if (iclause->indexcol != col)
 		{
-			/* the next column bounds the scan only after an equality on this one */
+			/*
+			 * the next column bounds the scan only after an equality on this
+			 * one
+			 */
 			if (!equality || iclause->indexcol != col + 1)
 				break;
 			col = iclause->indexcol;
@@ -113,7 +116,10 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	MemSet(&costs, 0, sizeof(costs));
 	if (index->nkeycolumns > 1)
 	{
-		/* the entries read: those within the bounds (of a partial index's), not those that qualify */
+		/*
+		 * the entries read: those within the bounds (of a partial index's),
+		 * not those that qualify
+		 */
 		List	   *bound = add_predicate_to_index_quals(index, bounding_quals(path));
 
 		costs.numIndexTuples = clamp_row_est(clauselist_selectivity(root, bound, index->rel->relid,
@@ -122,7 +128,10 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	genericcostestimate(root, path, loop_count, &costs);
 
-	/* a comparison per entry halved at each step down, plus a node visit per level */
+	/*
+	 * a comparison per entry halved at each step down, plus a node visit per
+	 * level
+	 */
 	descent = ceil(log(tuples) / log(2.0)) * cpu_operator_cost +
 		(ceil(log(tuples / per_leaf + 1) / log(fanout)) + 1) * 50.0 * cpu_operator_cost;
 	leaves = ceil(costs.numIndexTuples / per_leaf) + 1;
@@ -136,6 +145,10 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexCorrelation = column_correlation(root, index);
 	if (index->reverse_sort[0])
 		*indexCorrelation = -*indexCorrelation;
-	/* what the planner sizes a parallel scan by: the pages these entries would fill, as btree's */
+
+	/*
+	 * what the planner sizes a parallel scan by: the pages these entries
+	 * would fill, as btree's
+	 */
 	*indexPages = ceil(costs.numIndexTuples * sizeof(OrdKey) / BLCKSZ) + 1;
 }

@@ -130,7 +130,8 @@ ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data
 		if (len < sizeof(k) + sizeof(pm_key_rec))
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
 								"a logged wide entry of %zu bytes is too short", len);
-		r = palloc(len - sizeof(k));	/* aligned, and lives until the record's replay ends */
+		r = palloc(len - sizeof(k));	/* aligned, and lives until the
+										 * record's replay ends */
 		memcpy(r, data + sizeof(k), len - sizeof(k));
 		if (pm_key_rec_size(r) != len - sizeof(k))
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
@@ -194,7 +195,11 @@ ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEn
 				if (bsearch(&rest, rests, end - first, sizeof(uint64), cmp_rest) != NULL)
 					(void) fn(arg, &b->e[i], 1);
 			}
-			/* lo and hi are a key's open ends, which no record's order decides */
+
+			/*
+			 * lo and hi are a key's open ends, which no record's order
+			 * decides
+			 */
 			if (!ord_batch_continues(NULL, b, &lo, &hi, 1, &from))
 				break;
 		}

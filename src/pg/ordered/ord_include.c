@@ -47,7 +47,8 @@ ord_read_included(const OrdColumn *col, const char *included, Datum *values, boo
 	{
 		char	   *at = (char *) included;
 
-		values[i] = datumRestore(&at, &isnull[i]);	/* a copy in palloc'd memory */
+		values[i] = datumRestore(&at, &isnull[i]);	/* a copy in palloc'd
+													 * memory */
 		included = at;
 	}
 }

@@ -70,7 +70,10 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	}
 	else
 	{
-		/* a key is checked against every entry: a pool being built has not all yet */
+		/*
+		 * a key is checked against every entry: a pool being built has not
+		 * all yet
+		 */
 		pmi_wait_until_built(h);
 		if (checkUnique != UNIQUE_CHECK_EXISTING)
 			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));

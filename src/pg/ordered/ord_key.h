@@ -57,7 +57,8 @@ typedef enum key_class
  */
 #define INTERVAL_SPAN_BYTES	10
 
-#define ORD_FORMAT_LIBC		'L' /* a format parameter: 'L', the locale's name, 0x00 */
+#define ORD_FORMAT_LIBC		'L' /* a format parameter: 'L', the locale's name,
+								 * 0x00 */
 
 /* ord_scalar.c */
 extern key_class ord_class_of(Oid typid);
@@ -69,7 +70,7 @@ extern uint64 ord_rest(ItemPointer tid, bool isnull);
 extern bool ord_type_wide(Oid typid);
 
 /* ord_string.c */
-extern int ord_read_escaped(const char *s, int len, StringInfo out);
+extern int	ord_read_escaped(const char *s, int len, StringInfo out);
 extern void ord_append_uint32(StringInfo buf, uint32 v);
 extern void ord_append_uint64(StringInfo buf, uint64 v);
 extern uint32 ord_read_uint32(const char *s);
@@ -78,9 +79,9 @@ extern bool ord_by_libc(const OrdColumn *col);
 extern char *ord_libc_locale_name(Oid collation);
 extern const pm_key_order *ord_libc_order_of_collation(Oid collation);
 extern bool ord_equal_strings_differ(const OrdColumn *col);
-extern int ord_escaped_start(const OrdColumn *col, const char *s);
+extern int	ord_escaped_start(const OrdColumn *col, const char *s);
 extern void ord_value_string(const OrdColumn *col, Oid typid, Datum value, StringInfo buf,
-						int *keylen);
+							 int *keylen);
 extern Datum ord_string_value(const OrdColumn *col, const char *s, int keylen, int len);
 extern OrdKey ord_key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry);
 extern OrdKey ord_bytes_key(const OrdColumn *col, Oid typid, Datum value, uint64 rest, bool entry);
@@ -88,14 +89,14 @@ extern void ord_append_ordering(StringInfo buf, const OrdKey *k);
 
 /* ord_include.c */
 extern void ord_append_included(const OrdColumn *col, const Datum *values, const bool *isnull,
-						StringInfo buf);
+								StringInfo buf);
 extern void ord_read_included(const OrdColumn *col, const char *included, Datum *values,
-						bool *isnull);
+							  bool *isnull);
 extern OrdKey ord_included_key(const OrdColumn *col, const Datum *values, const bool *isnull,
-						uint64 rest);
+							   uint64 rest);
 
 /* ord_multicolumn.c */
 extern void ord_composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values,
-						bool *isnull, const char **included);
+								 bool *isnull, const char **included);
 
 #endif							/* ORD_KEY_H */

@@ -29,7 +29,8 @@
 #define SEGMENT_VALUE		0x02
 #define SEGMENT_VALUES_END	0x03	/* above every ASC value segment */
 #define SEGMENT_NULL_LAST	0xFE
-#define SEGMENT_AFTER		0xFF	/* above every segment that a string starts */
+#define SEGMENT_AFTER		0xFF	/* above every segment that a string
+									 * starts */
 
 static void
 invert_bytes(char *s, int len)
@@ -283,7 +284,7 @@ segment_value(const OrdColumn *c, const char *s, int keylen, const char *host, i
  */
 void
 ord_composite_values(const OrdColumn *col, const OrdKey *k, int upto, Datum *values, bool *isnull,
-				 const char **included)
+					 const char **included)
 {
 	const pm_key_rec *r = pm_rest_is_wide(k->rest) ? pm_key_rec_of(NULL, k->rest) : NULL;
 	const char *host = r && r->len > r->keylen ? (const char *) r->data + r->keylen : NULL;
@@ -546,7 +547,10 @@ ord_entries_equal(const OrdColumn *col, const OrdKey *a, const OrdKey *b, bool n
 	bool		anull = (ord_entry_rest(a) & ORD_REST_NULL) != 0;
 	bool		bnull = (ord_entry_rest(b) & ORD_REST_NULL) != 0;
 
-	/* a multicolumn entry with a NULL: equal NULLs, and the other columns' values */
+	/*
+	 * a multicolumn entry with a NULL: equal NULLs, and the other columns'
+	 * values
+	 */
 	if (anull || bnull)
 	{
 		if (!(anull && bnull && nulls_equal))

@@ -100,7 +100,7 @@ array_equal_ranges(IndexScanDesc scan, ScanKey key, int *n)
 
 	for (int i = 0; i < nelems; i++)
 	{
-		OrdCut	cut;
+		OrdCut		cut;
 
 		if (nulls[i])
 			continue;
@@ -145,7 +145,7 @@ narrow_by_any(IndexScanDesc scan, ScanKey key, OrdKey *lo, OrdKey *hi)
 	loosest = upper ? vlo : vhi;
 	for (int i = 0; i < nelems; i++)
 	{
-		OrdCut	cut;
+		OrdCut		cut;
 		OrdKey		elo = vlo,
 					ehi = vhi;
 
@@ -347,7 +347,7 @@ ord_compute_ranges(IndexScanDesc scan)
 			possible = narrow_by_any(scan, key, &lo, &hi);
 		else
 		{
-			OrdCut	cut;
+			OrdCut		cut;
 
 			cut_of(scan, key->sk_subtype, key->sk_argument, &cut);
 			possible = ord_narrow(so->col.order, &cut, strategy_of(so, key), &lo, &hi);
@@ -380,7 +380,8 @@ ord_compute_ranges(IndexScanDesc scan)
 	}
 	else if (want_values)
 	{
-		so->ranges[first_value] = (OrdRange) {lo, hi};
+		so->ranges[first_value].lo = lo;
+		so->ranges[first_value].hi = hi;
 		nvalues = 1;
 	}
 	if (set)
@@ -398,10 +399,10 @@ ord_compute_ranges(IndexScanDesc scan)
 	so->nranges = nvalues;
 	if (want_nulls)
 	{
-		OrdRange *nulls = &so->ranges[so->nulls_first ? 0 : nvalues];
+		OrdRange   *nulls = &so->ranges[so->nulls_first ? 0 : nvalues];
 
-		nulls->lo = (OrdKey) {ORD_NULL_KEY, ORD_REST_NULL};
-		nulls->hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
+		nulls->lo = ord_key_make(ORD_NULL_KEY, ORD_REST_NULL);
+		nulls->hi = ord_key_make(ORD_NULL_KEY, ORD_REST_MAX);
 		so->nranges++;
 	}
 }

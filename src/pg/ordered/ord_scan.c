@@ -281,19 +281,22 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 	}
 	for (;;)
 	{
-		OrdRange *range = &so->ranges[so->cur];
+		OrdRange   *range = &so->ranges[so->cur];
 		OrdKey		from;
 
 		so->pos += kd;
 		if (so->pos >= 0 && so->pos < so->batch.n)
 		{
-			OrdKey   *e = &so->batch.e[so->pos];
+			OrdKey	   *e = &so->batch.e[so->pos];
 
 			if (pm_key_cmp_by(so->col.order, e, &range->lo) >= 0 &&
 				pm_key_cmp_by(so->col.order, e, &range->hi) <= 0)
 			{
 #ifdef PM_ASSERT_CHECKING
-				/* strictly ordered within a range, so never repeated across SMOs */
+				/*
+				 * strictly ordered within a range, so never repeated across
+				 * SMOs
+				 */
 				pm_assert(so->last_dir != d || so->last_range != so->cur ||
 						  pm_key_cmp_by(so->col.order, e, &so->last_returned) * kd > 0);
 				so->last_returned = *e;
@@ -305,7 +308,11 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 				*out = *e;
 				return true;
 			}
-			/* before the range's start in this direction: skip; past its end: next range */
+
+			/*
+			 * before the range's start in this direction: skip; past its end:
+			 * next range
+			 */
 			if ((kd > 0 && pm_key_cmp_by(so->col.order, e, &range->hi) <= 0) ||
 				(kd < 0 && pm_key_cmp_by(so->col.order, e, &range->lo) >= 0))
 				continue;
@@ -321,7 +328,11 @@ step_range(OrdScanOpaque so, ScanDirection dir, OrdKey *out)
 		{
 			so->cur += d;
 #ifdef PM_ASSERT_CHECKING
-			/* a step back from past the end returns the last entry again, as btree's does */
+
+			/*
+			 * a step back from past the end returns the last entry again, as
+			 * btree's does
+			 */
 			so->last_dir = 0;
 #endif
 			return false;
@@ -347,7 +358,7 @@ bool
 ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
-	OrdKey	e;
+	OrdKey		e;
 	uint64		rest;
 
 	count_scan(scan);
@@ -379,7 +390,7 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	ItemPointerData tids[ORD_BATCH_MAX];
 	int			n = 0;
 	int64		total = 0;
-	OrdKey	e;
+	OrdKey		e;
 
 	count_scan(scan);
 	while (step(so, ForwardScanDirection, &e))

@@ -164,7 +164,10 @@ numeric_string(Datum value, int32 typmod, StringInfo buf, int *keylen)
 		uint8		inv = negative ? 0xFF : 0;
 		int			exponent;
 
-		/* 0.digits[first..] x 10^(point - first), started at an even power of ten */
+		/*
+		 * 0.digits[first..] x 10^(point - first), started at an even power of
+		 * ten
+		 */
 		if ((point - first) % 2 != 0)
 			first--;
 		exponent = (point - first) / 2;
@@ -360,7 +363,8 @@ inet_value(const char *s)
  * locale (ord_format_param), so every process that opens it, the startup
  * process replaying WAL too, orders its records alike (ord_order_of_format).
  */
-#define LIBC_STRING_HEAD	7	/* bytes before the escaped string: the mark and zeros */
+#define LIBC_STRING_HEAD	7	/* bytes before the escaped string: the mark
+								 * and zeros */
 
 typedef struct LibcOrder
 {

@@ -54,8 +54,8 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
 	}
 	if (isnull)
 	{
-		*lo = (OrdKey) {ORD_NULL_KEY, ORD_REST_NULL};
-		*hi = (OrdKey) {ORD_NULL_KEY, ORD_REST_MAX};
+		*lo = ord_key_make(ORD_NULL_KEY, ORD_REST_NULL);
+		*hi = ord_key_make(ORD_NULL_KEY, ORD_REST_MAX);
 		return true;
 	}
 	ord_cut(index->rd_opfamily[0], col, col->type, value, &cut);
@@ -172,8 +172,8 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 
 	/*
 	 * A live equal row, unless this row itself is dead by now: CREATE INDEX
-	 * CONCURRENTLY inserts rows that may have been deleted since (btree
-	 * makes the same exception).
+	 * CONCURRENTLY inserts rows that may have been deleted since (btree makes
+	 * the same exception).
 	 */
 	if (conflict == ORD_CONFLICT_LIVE && checkUnique != UNIQUE_CHECK_PARTIAL &&
 		table_index_fetch_tuple_check(heapRel, tid, SnapshotSelf, NULL))

@@ -22,7 +22,10 @@ phastpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 static void
 phastpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
-	/* PhaST retires DRAM blocks only (index caches): epoch space 0, the DRAM tier */
+	/*
+	 * PhaST retires DRAM blocks only (index caches): epoch space 0, the DRAM
+	 * tier
+	 */
 	phast_attach(state, pool, pmi_dram(), pmi_epoch(), 0, dram_root);
 }
 
