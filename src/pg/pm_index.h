@@ -167,6 +167,7 @@ extern void *pmi_build_attach(PmiBuild *b);
 /* pmi_options.c */
 extern void pmi_options_init(void);
 extern bytea *pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate);
+extern int	pmi_reloption(Relation index, const PmiAmOps *ops, int option);
 
 /* pmi_reconcile.c */
 extern void pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state);

@@ -58,6 +58,23 @@ typedef struct PmiFormatParam
 	uint8		data[PMI_FORMAT_PARAM_MAX];
 } PmiFormatParam;
 
+
+/*
+ * A reloption of an access method, WITH (name = value): an integer between
+ * min_value and max_value.  pmi_options.c declares every access method's
+ * list in _PG_init and parses an index's values into PmiOptions.
+ */
+typedef struct PmiReloption
+{
+	const char *name;
+	const char *desc;
+	int			default_value;
+	int			min_value;
+	int			max_value;
+} PmiReloption;
+
+#define PMI_MAX_RELOPTIONS	8
+#define PMI_FILLFACTOR		0	/* every access method's first reloption */
 /*
  * The contract between the platform and an access method.  Generic code
  * (src/pg/pmi_*.c) reaches a structure only through these; "state" is the
@@ -72,11 +89,11 @@ typedef struct PmiAmOps
 	uint32		meta_magic;		/* block 0 of the main fork */
 
 	/*
-	 * reloptions (pmi_options.c): the build fill factor, its description and
-	 * default
+	 * reloptions (pmi_options.c): the first is fillfactor, the build's fill
+	 * factor; the access method's own follow
 	 */
-	const char *fillfactor_desc;
-	int			default_fillfactor;
+	const PmiReloption *reloptions;
+	int			nreloptions;
 
 	/*
 	 * An empty structure in a fresh pool.  param is what the structure is
@@ -234,11 +251,11 @@ struct PmiBuild
 	void	   *state;
 };
 
-/* The reloptions every access method takes (ops->fillfactor_desc). */
+/* An index's reloptions, in the order of its access method's list. */
 typedef struct PmiOptions
 {
 	int32		vl_len_;		/* varlena header */
-	int			fillfactor;
+	int			values[PMI_MAX_RELOPTIONS];
 } PmiOptions;
 
 /* What pm_index_stats shows of a structure (counters since format; -1: not applicable). */

@@ -52,14 +52,13 @@ IndexBuildResult *
 pmi_build(Relation heap, Relation index, IndexInfo *ii)
 {
 	const PmiAmOps *ops = pmi_index_am(index);
-	PmiOptions *opts = (PmiOptions *) index->rd_options;
 	IndexBuildResult *result = palloc(sizeof(IndexBuildResult));
 	PmiBuild	b = {0};
 	uint64		dram_root;
 
 	b.index = index;
 	b.ops = ops;
-	b.fillfactor = opts ? opts->fillfactor : ops->default_fillfactor;
+	b.fillfactor = pmi_reloption(index, ops, PMI_FILLFACTOR);
 	b.slotno = -1;
 	b.pool = pmi_create_pool(index, ops);
 	PG_TRY();

@@ -1,7 +1,7 @@
 /*
  * pmi_options.c
- *	  The reloptions of every access method: WITH (fillfactor = n), its
- *	  description and default the access method's (PmiAmOps).  They are
+ *	  The reloptions of every access method, from its list (PmiAmOps.
+ *	  reloptions): fillfactor first, then the access method's own.  They are
  *	  declared once per process, in _PG_init, as contrib/bloom does: the
  *	  relation cache parses an index's options before any function of its
  *	  access method has run.
@@ -10,9 +10,11 @@
 
 #include "access/reloptions.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
-/* the kind of each access method's options, by pmi_am_number */
+/* each access method's kind of options and parse table, by pmi_am_number */
 static relopt_kind *kinds;
+static relopt_parse_elt **tables;
 
 void
 pmi_options_init(void)
@@ -20,13 +22,25 @@ pmi_options_init(void)
 	uint32		n = pmi_am_count();
 
 	kinds = MemoryContextAlloc(TopMemoryContext, n * sizeof(relopt_kind));
+	tables = MemoryContextAlloc(TopMemoryContext, n * sizeof(relopt_parse_elt *));
 	for (uint32 i = 0; i < n; i++)
 	{
 		const PmiAmOps *ops = pmi_am_of_number(i);
 
+		pm_assert(ops->nreloptions >= 1 && ops->nreloptions <= PMI_MAX_RELOPTIONS &&
+				  strcmp(ops->reloptions[PMI_FILLFACTOR].name, "fillfactor") == 0);
 		kinds[i] = add_reloption_kind();
-		add_int_reloption(kinds[i], "fillfactor", ops->fillfactor_desc, ops->default_fillfactor,
-						  10, 100, AccessExclusiveLock);
+		tables[i] = MemoryContextAlloc(TopMemoryContext, ops->nreloptions * sizeof(relopt_parse_elt));
+		for (int o = 0; o < ops->nreloptions; o++)
+		{
+			const PmiReloption *r = &ops->reloptions[o];
+
+			add_int_reloption(kinds[i], r->name, r->desc, r->default_value, r->min_value,
+							  r->max_value, AccessExclusiveLock);
+			tables[i][o].optname = r->name;
+			tables[i][o].opttype = RELOPT_TYPE_INT;
+			tables[i][o].offset = offsetof(PmiOptions, values) + o * sizeof(int);
+		}
 	}
 }
 
@@ -34,10 +48,18 @@ pmi_options_init(void)
 bytea *
 pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate)
 {
-	static const relopt_parse_elt tab[] = {
-		{"fillfactor", RELOPT_TYPE_INT, offsetof(PmiOptions, fillfactor)}
-	};
+	uint32		number = pmi_am_number(ops);
 
-	return (bytea *) build_reloptions(reloptions, validate, kinds[pmi_am_number(ops)],
-									  sizeof(PmiOptions), tab, lengthof(tab));
+	return (bytea *) build_reloptions(reloptions, validate, kinds[number], sizeof(PmiOptions),
+									  tables[number], ops->nreloptions);
+}
+
+/* The value of the index's reloption number option (its default if not set). */
+int
+pmi_reloption(Relation index, const PmiAmOps *ops, int option)
+{
+	PmiOptions *opts = (PmiOptions *) index->rd_options;
+
+	pm_assert(option >= 0 && option < ops->nreloptions);
+	return opts != NULL ? opts->values[option] : ops->reloptions[option].default_value;
 }

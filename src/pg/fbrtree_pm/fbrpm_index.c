@@ -351,12 +351,16 @@ fbrpm_note_entries(Relation index, void *state, const PmiNote *notes, int n, Pmi
 		note_entries_one(index, state, notes[i].key, notes[i].rest, fn, arg);
 }
 
+static const PmiReloption fbrpm_reloptions[] = {
+	{"fillfactor", "Packs fbrtree_pm nodes at build to this percentage", FBRPM_DEFAULT_FILLFACTOR, 10, 100},
+};
+
 const PmiAmOps fbrpm_am_ops = {
 	.amname = "fbrtree_pm",
 	.kind = PM_KIND_FBRTREE,
 	.meta_magic = FBRPM_META_MAGIC,
-	.fillfactor_desc = "Packs fbrtree_pm nodes at build to this percentage",
-	.default_fillfactor = FBRPM_DEFAULT_FILLFACTOR,
+	.reloptions = fbrpm_reloptions,
+	.nreloptions = lengthof(fbrpm_reloptions),
 	.format = fbrpm_format,
 	.format_param = fbrpm_format_param,
 	.pool_format_param = fbrpm_pool_format_param,

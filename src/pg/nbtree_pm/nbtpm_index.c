@@ -198,13 +198,17 @@ nbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 	return nbt_delete(state, entry, found, err);
 }
 
+static const PmiReloption nbtpm_reloptions[] = {
+	{"fillfactor", "Packs nbtree_pm leaves at build to this percentage", NBTPM_DEFAULT_FILLFACTOR, 10, 100},
+};
+
 const OrdAm nbtpm_am = {
 	.am = {
 		.amname = "nbtree_pm",
 		.kind = PM_KIND_NBTREE,
 		.meta_magic = NBTPM_META_MAGIC,
-		.fillfactor_desc = "Packs nbtree_pm leaves at build to this percentage",
-		.default_fillfactor = NBTPM_DEFAULT_FILLFACTOR,
+		.reloptions = nbtpm_reloptions,
+		.nreloptions = lengthof(nbtpm_reloptions),
 		.format = nbtpm_format,
 		.format_param = ord_format_param,
 		.pool_format_param = nbtpm_pool_format_param,

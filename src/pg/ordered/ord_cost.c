@@ -111,7 +111,7 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		qual_op_cost;
 	const OrdAm *am = ord_am(pmi_am_ops(index->relam));
 	double		fanout = am->entries_per_node;
-	double		per_leaf = fanout * am->am.default_fillfactor / 100;
+	double		per_leaf = fanout * am->am.reloptions[PMI_FILLFACTOR].default_value / 100;
 
 	MemSet(&costs, 0, sizeof(costs));
 	if (index->nkeycolumns > 1)

@@ -159,13 +159,17 @@ phastpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 	return phast_delete(state, entry, found, err);
 }
 
+static const PmiReloption phastpm_reloptions[] = {
+	{"fillfactor", "Packs phast_pm LNodes at build to this percentage", PHASTPM_DEFAULT_FILLFACTOR, 10, 100},
+};
+
 const OrdAm phastpm_am = {
 	.am = {
 		.amname = "phast_pm",
 		.kind = PM_KIND_PHAST,
 		.meta_magic = PHASTPM_META_MAGIC,
-		.fillfactor_desc = "Packs phast_pm LNodes at build to this percentage",
-		.default_fillfactor = PHASTPM_DEFAULT_FILLFACTOR,
+		.reloptions = phastpm_reloptions,
+		.nreloptions = lengthof(phastpm_reloptions),
 		.format = phastpm_format,
 		.attach = phastpm_attach,
 		.state_size = sizeof(phast_tree),
