@@ -1,7 +1,9 @@
 -- nbtree_pm multicolumn indexes: per-column ASC/DESC and NULLS FIRST/LAST, scans bounded by the
 -- leading columns with the rest tested in the index, INDEX_MAX_KEYS columns, INCLUDE, and
 -- unique indexes with btree's semantics (answers(), tests/sql/include/answers.sql; the random
--- differential comparison with btree is tests/diff/nbtree_pm.sql).
+-- differential comparison with btree is tests/diff/nbtree_pm.sql).  Text columns are in "C",
+-- whatever the cluster's locale (a multicolumn index takes "C" and ICU strings, not libc ones:
+-- tests/sql/nbtree_pm_libc.sql).
 CREATE EXTENSION IF NOT EXISTS pm_index;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set answers_sql :abs_srcdir '/sql/include/answers.sql'
@@ -40,7 +42,7 @@ SELECT answers($$SELECT row(c, b, a, d) FROM mc WHERE c IS NULL AND b IS NOT NUL
 SELECT id, c, d FROM mc WHERE a = 1 AND b = 'k1' AND c = 0 AND d = 1 ORDER BY id;
 
 -- every key column PostgreSQL allows, and keys too long for an entry
-CREATE TABLE many AS SELECT g AS id, g % 3 AS c1, g % 5 AS c2, 'x' || g % 7 AS c3 FROM generate_series(1, 300) g;
+CREATE TABLE many AS SELECT g AS id, g % 3 AS c1, g % 5 AS c2, ('x' || g % 7) COLLATE "C" AS c3 FROM generate_series(1, 300) g;
 SELECT format('CREATE INDEX many_32 ON many USING nbtree_pm (%s)',
               'c1, c2, c3, ' || string_agg(format('(c1 + %s)', i), ', ')) FROM generate_series(1, 29) i \gexec
 SELECT nbtree_pm_check('many_32', true);
@@ -53,7 +55,7 @@ CREATE INDEX wide2_ab ON wide2 USING nbtree_pm (a, b);
 INSERT INTO wide2 VALUES (repeat('x', 40000), repeat('y', 40000));
 
 -- unique: the whole key decides; NULLs are distinct unless NULLS NOT DISTINCT
-CREATE TABLE mu (id serial, a int, b text, c float8);
+CREATE TABLE mu (id serial, a int, b text COLLATE "C", c float8);
 CREATE UNIQUE INDEX mu_ab ON mu USING nbtree_pm (a, b DESC);
 INSERT INTO mu (a, b) VALUES (1, 'x'), (1, 'y'), (2, 'x'), (1, NULL), (1, NULL), (NULL, 'x'), (NULL, 'x');
 INSERT INTO mu (a, b) VALUES (1, 'y');
@@ -71,15 +73,15 @@ CREATE TABLE mz (a int, c float8);
 CREATE UNIQUE INDEX mz_ac ON mz USING nbtree_pm (a, c DESC);
 INSERT INTO mz VALUES (9, '-0'), (9, 0);
 -- ON CONFLICT DO NOTHING through an exclusion constraint of several columns
-CREATE TABLE mx (a int, b text, EXCLUDE USING nbtree_pm (a WITH =, b WITH =));
+CREATE TABLE mx (a int, b text COLLATE "C", EXCLUDE USING nbtree_pm (a WITH =, b WITH =));
 INSERT INTO mx VALUES (1, 'p'), (1, 'q'), (NULL, 'p'), (NULL, 'p');
 INSERT INTO mx VALUES (1, 'p');
 INSERT INTO mx VALUES (1, 'p'), (2, 'p') ON CONFLICT DO NOTHING;
 SELECT a, b FROM mx ORDER BY a, b;
 -- what PostgreSQL keeps for btree: foreign keys need a btree unique index on the referenced columns
-CREATE TABLE parent (a int, b text);
+CREATE TABLE parent (a int, b text COLLATE "C");
 CREATE UNIQUE INDEX parent_ab ON parent USING nbtree_pm (a, b);
-CREATE TABLE child (a int, b text, FOREIGN KEY (a, b) REFERENCES parent (a, b));
+CREATE TABLE child (a int, b text COLLATE "C", FOREIGN KEY (a, b) REFERENCES parent (a, b));
 INSERT INTO parent VALUES (1, 'p'), (2, 'q');
 INSERT INTO parent VALUES (1, 'p');
 SELECT nbtree_pm_check(i, true) FROM unnest('{mc_abc,mc_cba,many_32,mu_ab,mu_nnd,mx_a_b_excl,parent_ab}'::regclass[]) i;

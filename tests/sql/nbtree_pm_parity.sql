@@ -85,8 +85,8 @@ VACUUM par_f;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT f8 FROM par_f WHERE f8 < 0.5;
 -- btree: -1, -0, 0 (-0 and 0 in either order)
-SELECT f8::text FROM par_f WHERE f8 < 0.5 ORDER BY f8::text;
-SELECT f4::text FROM par_f WHERE f4 < 0.5 ORDER BY f4::text;
+SELECT f8::text FROM par_f WHERE f8 < 0.5 ORDER BY f8::text COLLATE "C";
+SELECT f4::text FROM par_f WHERE f4 < 0.5 ORDER BY f4::text COLLATE "C";
 -- btree: -0 = 0: both
 SELECT f8::text FROM par_f WHERE f8 = 0 ORDER BY 1;
 SELECT f8::text FROM par_f WHERE f8 = ANY (ARRAY[0, 1]) ORDER BY 1;
