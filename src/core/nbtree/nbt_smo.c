@@ -254,6 +254,17 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	if (y_off)
 		copied_right = gather_live(t, last, e, &n);
 	nbt_sort_entries(t, e, n);
+
+	/*
+	 * The copy partitions the old leaves' key space, so every entry lies
+	 * within their fences.  One outside them is damage the pool brought (a
+	 * rebuild reads fences and slots, not every entry against its fences):
+	 * refuse the SMO before anything changes, as every insert there will.
+	 */
+	if (n > 0 && (nbt_cmp(t, &x->low, &e[0].sk) > 0 || nbt_cmp(t, &e[n - 1].sk, &last->high) >= 0))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\": the leaf at offset %llu holds an entry outside its key range",
+							t->pool->path, (unsigned long long) off);
 	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
 	/* a starter that could reserve one leaf only (a full pool): it fits, see nbt_run_smo */
 	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
