@@ -20,57 +20,57 @@ typedef struct KeyRun
 	uint64		last;
 } KeyRun;
 
-static inline KeyRun
-key_run(uint64 first, uint64 last)
-{
-	KeyRun		r;
+/* the key of an integer-encoded value (ord_scalar.c) */
+#define INT_KEY(v)	((uint64) (int64) (v) ^ SIGN_FLIP)
 
-	r.first = first;
-	r.last = last;
-	return r;
-}
+static const KeyRun int2_runs[] = {{INT_KEY(PG_INT16_MIN), INT_KEY(PG_INT16_MAX)}};
+static const KeyRun int4_runs[] = {{INT_KEY(PG_INT32_MIN), INT_KEY(PG_INT32_MAX)}};
+static const KeyRun oid_runs[] = {{INT_KEY(0), INT_KEY(PG_UINT32_MAX)}};
+static const KeyRun time_runs[] = {{INT_KEY(0), INT_KEY(USECS_PER_DAY)}};
+static const KeyRun date_runs[] = {
+	{INT_KEY(DATEVAL_NOBEGIN), INT_KEY(DATEVAL_NOBEGIN)},
+	{INT_KEY(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE), INT_KEY(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1)},
+	{INT_KEY(DATEVAL_NOEND), INT_KEY(DATEVAL_NOEND)},
+};
+static const KeyRun timestamp_runs[] = {
+	{INT_KEY(DT_NOBEGIN), INT_KEY(DT_NOBEGIN)},
+	{INT_KEY(MIN_TIMESTAMP), INT_KEY(END_TIMESTAMP - 1)},
+	{INT_KEY(DT_NOEND), INT_KEY(DT_NOEND)},
+};
+static const KeyRun bool_runs[] = {{0, 1}};
+static const KeyRun any_runs[] = {{0, UINT64_MAX}};
 
-static uint64
-int_key(int64 v)
-{
-	return (uint64) v ^ SIGN_FLIP;
-}
-
+/* The runs of the type's keys; returns how many. */
 static int
-key_runs(Oid typid, KeyRun *runs)
+key_runs(Oid typid, const KeyRun **runs)
 {
 	switch (typid)
 	{
 		case INT2OID:
-			runs[0] = key_run(int_key(PG_INT16_MIN), int_key(PG_INT16_MAX));
-			return 1;
+			*runs = int2_runs;
+			return lengthof(int2_runs);
 		case INT4OID:
-			runs[0] = key_run(int_key(PG_INT32_MIN), int_key(PG_INT32_MAX));
-			return 1;
+			*runs = int4_runs;
+			return lengthof(int4_runs);
 		case OIDOID:
-			runs[0] = key_run(int_key(0), int_key(PG_UINT32_MAX));
-			return 1;
+			*runs = oid_runs;
+			return lengthof(oid_runs);
 		case TIMEOID:
-			runs[0] = key_run(int_key(0), int_key(USECS_PER_DAY));
-			return 1;
+			*runs = time_runs;
+			return lengthof(time_runs);
 		case DATEOID:
-			runs[0] = key_run(int_key(DATEVAL_NOBEGIN), int_key(DATEVAL_NOBEGIN));
-			runs[1] = key_run(int_key(DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE),
-							  int_key(DATE_END_JULIAN - POSTGRES_EPOCH_JDATE - 1));
-			runs[2] = key_run(int_key(DATEVAL_NOEND), int_key(DATEVAL_NOEND));
-			return 3;
+			*runs = date_runs;
+			return lengthof(date_runs);
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			runs[0] = key_run(int_key(DT_NOBEGIN), int_key(DT_NOBEGIN));
-			runs[1] = key_run(int_key(MIN_TIMESTAMP), int_key(END_TIMESTAMP - 1));
-			runs[2] = key_run(int_key(DT_NOEND), int_key(DT_NOEND));
-			return 3;
+			*runs = timestamp_runs;
+			return lengthof(timestamp_runs);
 		case BOOLOID:
-			runs[0] = key_run(0, 1);
-			return 1;
+			*runs = bool_runs;
+			return lengthof(bool_runs);
 		default:
-			runs[0] = key_run(0, UINT64_MAX);
-			return 1;
+			*runs = any_runs;
+			return lengthof(any_runs);
 	}
 }
 
@@ -84,8 +84,8 @@ key_runs(Oid typid, KeyRun *runs)
 static bool
 first_key_above(FmgrInfo *cmp, Oid coltype, Datum arg, int limit, uint64 *key)
 {
-	KeyRun		runs[3];
-	int			nruns = key_runs(coltype, runs);
+	const KeyRun *runs;
+	int			nruns = key_runs(coltype, &runs);
 
 	for (int r = 0; r < nruns; r++)
 	{
