@@ -2,8 +2,9 @@
 # The source layout's rules, checked (TAP output; tests/run runs it with the unit tests):
 #   - src/core includes no PostgreSQL header;
 #   - the generic files of src/pg (pm_index.h, pmi_*.c, and the code an access method family
-#     shares, such as ordered/) name no access method and include no structure's header, except
-#     pmi_am.c, the table of access methods;
+#     shares, such as ordered/) name no access method and include no structure's header (a
+#     structure is a folder of src/core named by a pool kind; others, such as tips/, are
+#     platform), except pmi_am.c, the table of access methods;
 #   - the calls between generic files have no cycle;
 #   - the Makefile's build of the extension names no structure and no access method: their
 #     folders are found, not listed;
@@ -46,7 +47,12 @@ for my $dir (grep { -d } glob('src/pg/*'))
 	$am_prefix{ basename($dir) } = $prefix;
 }
 ok(keys(%am_prefix) >= 2, 'found the access methods: ' . join(', ', sort keys %am_prefix));
-my @structure_headers = map { basename($_) } (glob('src/core/*/*.h'));
+# the structures: the folders of src/core named by a pool kind (pm_kind in pool.h); the others
+# (tips/) are platform that generic code may use
+my %kinds = map { lc($_) => 1 } slurp('src/core/pool.h') =~ /\bPM_KIND_(\w+)\s*=/g;
+my @structure_dirs = grep { $kinds{$_} } map { basename($_) } grep { -d } glob('src/core/*');
+ok(@structure_dirs >= 3, 'found the structures: ' . join(', ', @structure_dirs));
+my @structure_headers = map { basename($_) } map { glob("src/core/$_/*.h") } @structure_dirs;
 
 my @family = grep { my $d = basename(dirname($_)); !exists $am_prefix{$d} } glob('src/pg/*/*.[ch]');
 my @generic = ('src/pg/pm_index.h', glob('src/pg/pmi_*.h'), (grep { basename($_) ne 'pmi_am.c' } glob('src/pg/pmi_*.c')), @family);
@@ -60,7 +66,6 @@ for my $file (@generic)
 
 # the Makefile up to its test and benchmark rules, which name the structures their variants test
 my ($makefile_build) = slurp('Makefile') =~ /\A(.*?)^# ---- C unit tests/ms;
-my @structure_dirs = map { basename($_) } grep { -d } glob('src/core/*');
 my @in_makefile =
   grep { $makefile_build =~ /\b\Q$_\E\b/ } (keys %am_prefix, values %am_prefix, @structure_dirs);
 ok(defined $makefile_build, 'the Makefile has its build part');
