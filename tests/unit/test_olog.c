@@ -12,15 +12,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "crashsim.h"
+#include "harness_crash.h"
 #include "olog.h"
-#include "tap.h"
 
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define ENTRY		24			/* bytes: a sequence number and its two check words */
 #define THREAD_RECORDS 1000000
@@ -44,23 +40,14 @@ entry_is(const void *p, uint64_t seq)
 	return memcmp(p, e, sizeof(e)) == 0;
 }
 
-static pm_pool *
-new_pool(const char *path, pm_mode mode)
+/* harness_pool's format: a log of 2 lanes of ENTRY-byte entries. */
+static pm_errcode
+format_log(pm_pool *pool, pm_error *err)
 {
-	pm_pool_create_opts o = {0};
-	pm_pool    *pool;
-	pm_error	err;
+	pm_alloc	a;
 
-	o.owner.kind = PM_KIND_TEST;
-	o.mode = mode;
-	o.max_size = 64 << 20;
-	o.replace = true;
-	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
-	{
-		tap_diag("pool: %s", err.msg);
-		exit(1);
-	}
-	return pool;
+	pm_alloc_attach_pool(&a, pool);
+	return pm_olog_create(pool, &a, 2, ENTRY, err);
 }
 
 typedef struct threads
@@ -110,38 +97,35 @@ applier(void *arg)
 	return NULL;
 }
 
-/* The adr child's count of appends that returned, in memory it shares with the parent. */
-static uint64_t *acked;
-
-/* In a child: append CRASH_APPENDS entries to lane 1, applying and reclaiming every 8th time. */
-static void
-crash_workload(const char *path, uint64_t crash_at, const char *image, uint64_t seed)
+/* ctx: the adr child's pool (crash_run_adr_child opens it, then crashsim remaps it). */
+static const char *
+crash_open(void *ctx, const char *path, pm_mode mode, pm_pool **pool)
 {
-	pm_pool    *pool;
 	pm_error	err;
-	pm_crashsim *cs;
+
+	if (pm_pool_open(path, mode, pool, &err) != PM_OK)
+		return "the pool does not open";
+	*(pm_pool **) ctx = *pool;
+	return NULL;
+}
+
+/* Append entry k to lane 1; apply and reclaim after every 8th. */
+static const char *
+crash_step(void *ctx, uint64_t k)
+{
+	pm_pool    *child_pool = *(pm_pool **) ctx;
+	const pm_olog *o = pm_olog_of(child_pool);
 	uint64_t	e[3];
 
-	if (pm_pool_open(path, PM_MODE_ADR, &pool, &err) != PM_OK)
-		_exit(2);
-	if ((cs = pm_crashsim_attach(pool, crash_at, image, seed)) == NULL)
-		_exit(3);
-	for (uint64_t k = 0; k < CRASH_APPENDS; k++)
+	make_entry(k, e);
+	if (!pm_olog_append(child_pool, o, 1, e, k + 1))
+		return "the lane is full";
+	if (k % 8 == 7)
 	{
-		const pm_olog *o = pm_olog_of(pool);
-
-		make_entry(k, e);
-		if (!pm_olog_append(pool, o, 1, e, k + 1))
-			_exit(4);
-		__atomic_store_n(acked, k + 1, __ATOMIC_RELEASE);
-		if (k % 8 == 7)
-		{
-			pm_olog_set_applied(pool, o, 1, k - 3);
-			pm_olog_reclaim(pool, o, 1, k - 5);
-		}
+		pm_olog_set_applied(child_pool, o, 1, k - 3);
+		pm_olog_reclaim(child_pool, o, 1, k - 5);
 	}
-	*acked = pm_crashsim_events(cs);	/* a run that did not crash: its events */
-	_exit(1);
+	return NULL;
 }
 
 /* NULL if the image's log is sound for acks acknowledged appends, or what is wrong. */
@@ -184,28 +168,6 @@ check_crash_image(const char *image, uint64_t acks)
 	return why[0] != '\0' ? why : NULL;
 }
 
-static int
-run_crash_child(const char *path, uint64_t crash_at, const char *image, uint64_t seed)
-{
-	pid_t		pid = fork();
-	int			status;
-
-	if (pid == 0)
-		crash_workload(path, crash_at, image, seed);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void
-copy_file(const char *from, const char *to)
-{
-	char		cmd[2000];
-
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-	if (system(cmd) != 0)
-		exit(1);
-}
-
 int
 main(void)
 {
@@ -226,17 +188,19 @@ main(void)
 	uint64_t	events;
 	int			points = 0;
 	int			failures = 0;
+	pm_pool    *child_pool = NULL;
+	crash_workload w = {&child_pool, crash_open, crash_step, NULL};
 
 	tap_plan(12);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 	snprintf(work, sizeof(work), "%s/work.pm", dir);
 	snprintf(image, sizeof(image), "%s/image.pm", dir);
-	pool = new_pool(path, PM_MODE_EADR);
+	pool = harness_pool(path, PM_MODE_EADR, 64 << 20, PM_KIND_TEST, NULL);
 	pm_alloc_attach_pool(&a, pool);
 	tap_ok(pm_olog_create(pool, &a, 0, ENTRY, &err) == PM_ERR_INVALID &&
 		   pm_olog_create(pool, &a, 2, PM_OLOG_MAX_ENTRY + 1, &err) == PM_ERR_INVALID,
 		   "no lanes, or entries over %d bytes, refused", PM_OLOG_MAX_ENTRY);
-	if (pm_olog_create(pool, &a, 2, ENTRY, &err) != PM_OK || (o = pm_olog_of(pool)) == NULL)
+	if (format_log(pool, &err) != PM_OK || (o = pm_olog_of(pool)) == NULL)
 	{
 		tap_diag("create: %s", err.msg);
 		return 1;
@@ -318,17 +282,11 @@ main(void)
 	pm_pool_close(pool);
 
 	/* adr power failures at every persistence event of a workload */
-	acked = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pool = new_pool(path, PM_MODE_ADR);
-	pm_alloc_attach_pool(&a, pool);
-	if (pm_olog_create(pool, &a, 2, ENTRY, &err) != PM_OK)
-	{
-		tap_diag("%s", err.msg);
+	crash_report_map();
+	pm_pool_close(harness_pool(path, PM_MODE_ADR, 64 << 20, PM_KIND_TEST, format_log));
+	if (!copy_file(path, work))
 		return 1;
-	}
-	pm_pool_close(pool);
-	copy_file(path, work);
-	events = run_crash_child(work, 0, image, 1) == 1 ? *acked : 0;
+	events = crash_run_adr_child(&w, work, 0, image, 1, CRASH_APPENDS) == 1 ? crash_rep->total_events : 0;
 	tap_ok(events > 4 * CRASH_APPENDS, "the workload runs to its end (%llu persistence events)",
 		   (unsigned long long) events);
 	for (uint64_t at = 1; at <= events; at++)
@@ -337,16 +295,15 @@ main(void)
 		{
 			const char *why;
 
-			copy_file(path, work);
-			*acked = 0;
-			if (run_crash_child(work, at, image, at * 7 + seed) != 0)
+			if (!copy_file(path, work) ||
+				crash_run_adr_child(&w, work, at, image, at * 7 + seed, CRASH_APPENDS) != 0)
 			{
 				if (failures++ < 5)
-					tap_diag("event %llu: the child did not crash", (unsigned long long) at);
+					tap_diag("event %llu: the child did not crash (%s)", (unsigned long long) at, crash_rep->msg);
 				continue;
 			}
 			points++;
-			if ((why = check_crash_image(image, *acked)) != NULL && failures++ < 5)
+			if ((why = check_crash_image(image, crash_rep->completed)) != NULL && failures++ < 5)
 				tap_diag("event %llu, seed %llu: %s", (unsigned long long) at, (unsigned long long) seed, why);
 		}
 	}

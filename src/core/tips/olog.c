@@ -8,6 +8,19 @@
 
 #define LANE_BYTES	PM_ALLOC_MAX_BLOCK
 
+/* A record: the host position, then the entry, in whole words. */
+static uint32_t
+record_size_for(uint32_t entry_size)
+{
+	return (8 + entry_size + 7) / 8 * 8;
+}
+
+static uint32_t
+capacity_for(uint32_t entry_size)
+{
+	return (LANE_BYTES - sizeof(pm_olog_lane)) / record_size_for(entry_size);
+}
+
 static uint64_t *
 record_words(const pm_olog *o, pm_olog_lane *l, uint64_t pos)
 {
@@ -30,8 +43,8 @@ pm_olog_create(pm_pool *pool, pm_alloc *a, uint32_t nlanes, uint32_t entry_size,
 	memset(o, 0, sizeof(*o));
 	o->nlanes = nlanes;
 	o->entry_size = entry_size;
-	o->record_size = (8 + entry_size + 7) / 8 * 8;
-	o->capacity = (LANE_BYTES - sizeof(pm_olog_lane)) / o->record_size;
+	o->record_size = record_size_for(entry_size);
+	o->capacity = capacity_for(entry_size);
 	for (uint32_t i = 0; i < nlanes; i++)
 	{
 		uint64_t	off = pm_alloc_block(a, LANE_BYTES, err);
@@ -108,8 +121,7 @@ pm_olog_reclaim(const pm_pool *pool, const pm_olog *o, uint32_t lane, uint64_t u
 static bool
 block_ok(const pm_pool *pool, uint64_t off, uint64_t bytes)
 {
-	return off >= pool->hdr->data_offset && off % 64 == 0 && off <= pm_pool_size(pool) &&
-		bytes <= pm_pool_size(pool) - off;
+	return off >= pool->hdr->data_offset && off % 64 == 0 && pm_pool_has_range(pool, off, bytes);
 }
 
 pm_errcode
@@ -125,8 +137,8 @@ pm_olog_validate(const pm_pool *pool, pm_error *err)
 							pool->path, (unsigned long long) dir_off);
 	o = pm_pool_addr(pool, dir_off);
 	if (o->nlanes == 0 || o->nlanes > PM_OLOG_MAX_LANES || o->entry_size == 0 ||
-		o->entry_size > PM_OLOG_MAX_ENTRY || o->record_size != (8 + o->entry_size + 7) / 8 * 8 ||
-		o->capacity != (LANE_BYTES - sizeof(pm_olog_lane)) / o->record_size)
+		o->entry_size > PM_OLOG_MAX_ENTRY || o->record_size != record_size_for(o->entry_size) ||
+		o->capacity != capacity_for(o->entry_size))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has a damaged operation log directory",
 							pool->path);
 	for (uint32_t i = 0; i < o->nlanes; i++)
