@@ -18,8 +18,37 @@ pm_key_rec_of(const pm_pool *pool, uint64_t rest)
 
 	if (rest & PM_REST_LOCAL)
 		return (const pm_key_rec *) (uintptr_t) addr;
-	pm_assert(pool != NULL);
+	pm_assert(pool != NULL && !(rest & PM_REST_PACKED));
 	return (const pm_key_rec *) pm_pool_addr(pool, addr);
+}
+
+pm_key_view
+pm_key_view_of(const pm_pool *pool, uint64_t rest)
+{
+	pm_key_view v;
+
+	if (rest & PM_REST_PACKED)
+	{
+		const uint8_t *slot = pm_pool_addr(pool, rest & PM_REST_ADDR);
+		/* a published slot's val changes only by a structure's flag, never its rest or distance */
+		uint64_t	val = pm_load_relaxed((const uint64_t *) (slot + sizeof(uint64_t)));
+		const pm_key_packed *p = (const pm_key_packed *) (slot + pm_packed_dist(val));
+
+		v.rest = val & PM_PACKED_REST_MASK;
+		v.keylen = p->keylen;
+		v.len = p->len;
+		v.data = p->data;
+	}
+	else
+	{
+		const pm_key_rec *r = pm_key_rec_of(pool, rest);
+
+		v.rest = r->rest;
+		v.keylen = r->keylen;
+		v.len = r->len;
+		v.data = r->data;
+	}
+	return v;
 }
 
 /* What one side of a comparison orders by. */
@@ -38,11 +67,11 @@ side_of(const pm_pool *pool, uint64_t rest)
 
 	if (pm_rest_is_wide(rest))
 	{
-		const pm_key_rec *r = pm_key_rec_of(pool, rest);
+		pm_key_view v = pm_key_view_of(pool, rest);
 
-		s.bytes = r->data;
-		s.len = r->keylen;
-		s.rest = r->rest;
+		s.bytes = v.data;
+		s.len = v.keylen;
+		s.rest = v.rest;
 		s.offset = ((rest & PM_REST_ABOVE) != 0) - ((rest & PM_REST_BELOW) != 0);
 	}
 	return s;

@@ -12,8 +12,10 @@
  *	  order it after the key, then bytes the host keeps with the entry (never
  *	  compared).  Entries of one key order by (bytes, rest), a narrow entry's
  *	  bytes being empty, so a structure may hold both kinds.  A record lives
- *	  in the pool (rest: PM_REST_WIDE | offset) once an entry is stored, or in
- *	  the caller's memory (PM_REST_WIDE | PM_REST_LOCAL | address) for keys a
+ *	  in the pool once an entry is stored, either as a block of its own (rest:
+ *	  PM_REST_WIDE | offset) or packed beside the entry's slot (PM_REST_WIDE |
+ *	  PM_REST_PACKED | the slot's offset; see pm_key_packed), or in the
+ *	  caller's memory (PM_REST_WIDE | PM_REST_LOCAL | address) for keys a
  *	  caller builds or copies out.  PM_REST_BELOW makes the key just below
  *	  the record's (pm_key_pred), PM_REST_ABOVE the key just above it (both:
  *	  the record's own).  Only the nbtree takes wide entries.
@@ -43,6 +45,7 @@ typedef struct pm_key
 #define PM_REST_LOCAL	(UINT64_C(1) << 60)	/* ... at an address of this process */
 #define PM_REST_BELOW	(UINT64_C(1) << 59)	/* the key just below the record's */
 #define PM_REST_ABOVE	(UINT64_C(1) << 58)	/* the key just above the record's */
+#define PM_REST_PACKED	(UINT64_C(1) << 57)	/* ... packed beside the slot at the offset */
 #define PM_REST_ADDR	((UINT64_C(1) << 57) - 1)	/* the record's pool offset or address */
 
 /* A wide entry's record; immutable once an entry names it. */
@@ -59,6 +62,34 @@ static inline size_t
 pm_key_rec_size(const pm_key_rec *r)
 {
 	return sizeof(pm_key_rec) + r->len;
+}
+
+/*
+ * A packed record: a slot {key, val} in the pool whose val is PM_VAL_PACKED |
+ * the record's distance in bytes after the slot << PM_PACKED_DIST_SHIFT |
+ * the entry's rest (PM_PACKED_REST_BITS), with the record (lengths, then its
+ * data) in the same block as the slot.  It costs two bytes of header and no
+ * allocator block, and lives exactly as long as its slot's block.  The
+ * slot's val may gain a structure's own flag (bit 62) without changing it.
+ */
+typedef struct pm_key_packed
+{
+	uint8_t		keylen;
+	uint8_t		len;
+	uint8_t		data[];
+} pm_key_packed;
+
+#define PM_VAL_PACKED		(UINT64_C(1) << 60)
+#define PM_PACKED_REST_BITS 49
+#define PM_PACKED_REST_MASK ((UINT64_C(1) << PM_PACKED_REST_BITS) - 1)
+#define PM_PACKED_DIST_SHIFT PM_PACKED_REST_BITS
+#define PM_PACKED_DIST_MAX	1023	/* 10 bits: a record within 1 KiB after its slot */
+#define PM_PACKED_LEN_MAX	255
+
+static inline uint32_t
+pm_packed_dist(uint64_t val)
+{
+	return (uint32_t) ((val >> PM_PACKED_DIST_SHIFT) & PM_PACKED_DIST_MAX);
 }
 
 #define PM_KEY_MIN	((pm_key) {0, 0})
@@ -90,8 +121,25 @@ pm_rest_is_wide(uint64_t rest)
 	return (rest & (PM_REST_HIGH | PM_REST_WIDE)) == PM_REST_WIDE;
 }
 
-/* The record a wide rest names; pool resolves pool offsets (NULL: none may occur). */
+/*
+ * The record a wide rest names, a block of its own or a local one; pool
+ * resolves pool offsets (NULL: none may occur).  Not for packed records.
+ */
 extern const pm_key_rec *pm_key_rec_of(const struct pm_pool *pool, uint64_t rest);
+
+/*
+ * What a wide rest's record holds, in any of its forms: the entry's rest,
+ * its ordering bytes and all of its data.
+ */
+typedef struct pm_key_view
+{
+	uint64_t	rest;
+	uint32_t	keylen;
+	uint32_t	len;
+	const uint8_t *data;
+} pm_key_view;
+
+extern pm_key_view pm_key_view_of(const struct pm_pool *pool, uint64_t rest);
 
 /*
  * Order of two entries of one key of which one at least is wide, their

@@ -6,8 +6,9 @@
  *	  reconciliation ring, verify, scan it both ways, insert, delete, tidy
  *	  leaves and verify again (fuzz_common.h: the input and the valid pool).
  *
- * The valid pool: an nbtree of 2,000 entries, half of them wide (records),
- * with its reconciliation ring.
+ * The valid pool: an nbtree of 2,000 entries, half of them wide (records:
+ * packed into the leaves, and a quarter of all entries in blocks of their
+ * own), with its reconciliation ring.
  *
  * Build: make fuzz (clang); tests/run --only fuzz runs it for a fixed time.
  */
@@ -18,8 +19,12 @@
 #include "nbtree.h"
 
 #define ENTRIES		2000
+#define RECORD_WORDS ((sizeof(pm_key_rec) + 100) / 8 + 1)
 
-/* Entry i: key i * 7; odd ones wide (4 ordering bytes, 8 more), in a record at words. */
+/*
+ * Entry i: key i * 7; odd ones wide (4 ordering bytes, then 8 more, or 96
+ * more for every other one: too many to pack), in a record at words.
+ */
 static void
 entry(uint64_t i, uint64_t *words, nbt_skey *sk)
 {
@@ -30,7 +35,7 @@ entry(uint64_t i, uint64_t *words, nbt_skey *sk)
 	{
 		r->rest = sk->rest;
 		r->keylen = 4;
-		r->len = 12;
+		r->len = i % 4 == 1 ? 12 : 100;
 		memset(r->data, (int) i, r->len);
 		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
 	}
@@ -39,7 +44,7 @@ entry(uint64_t i, uint64_t *words, nbt_skey *sk)
 static bool
 next_key(void *ctx, nbt_skey *sk)
 {
-	static uint64_t words[(sizeof(pm_key_rec) + 12) / 8 + 1];
+	static uint64_t words[RECORD_WORDS];
 	uint64_t   *i = ctx;
 
 	if (*i == ENTRIES)
@@ -112,7 +117,7 @@ scan(nbt_tree *t, bool backward)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint64_t words[(sizeof(pm_key_rec) + 12) / 8 + 1];
+	static uint64_t words[RECORD_WORDS];
 	pm_pool    *pool;
 	pm_error	err;
 	pm_alloc	dram;

@@ -67,8 +67,9 @@ harness_attach(harness *h, pm_pool *pool, uint64_t token, uint64_t dram_root)
 }
 
 /*
- * The wide entries' records a KV block names (at most NBT_LEAF_CAP + 1):
- * each slot's, and the low fence's if no slot names it.  The tests' own
+ * The wide entries' records of their own a KV block names (at most
+ * NBT_LEAF_CAP + 1): each slot's, and the low fence's if no slot names it
+ * (packed records are part of the block).  The tests' own
  * count of what the tree reaches, independent of its recovery code.
  */
 static inline int
@@ -77,7 +78,7 @@ harness_kv_records(const nbt_kv *kv, uint64_t *out)
 	int			n = 0;
 	bool		low_named = false;
 
-	for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+	for (int pos = 0; pos < (int) nbt_kv_slots(kv); pos++)
 	{
 		uint64_t	rest = kv->slot[pos].val & NBT_VAL_REST;
 

@@ -2,9 +2,13 @@
  * nbt_wide_shim.h
  *	  With NBT_TEST_WIDE defined, a test of the nbtree runs on wide entries:
  *	  every (key, rest) it passes becomes the wide entry (key >> 12, record
- *	  of the key's 8 bytes big-endian, rest, and 0-40 payload bytes made from
- *	  both), whose order is the same, and every key the tree returns is
- *	  turned back (its payload checked), so the test's own checks judge the
+ *	  of the key's 8 bytes big-endian, rest, and payload bytes made from both:
+ *	  0-40 of them for most entries, whose records the tree packs, 72-100 for
+ *	  one in five, on both sides of NBT_PACKED_MAX: 8 + 72 bytes still pack),
+ *	  whose order is the same, and every key the tree returns is
+ *	  turned back (its payload checked; a fence (prefix, 0), the tree's
+ *	  separator made of a key alone, and the first position of the prefix,
+ *	  (prefix << 12, 0), are one another's image), so the test's own checks judge the
  *	  wide paths: prefix ties on every comparison, records stored, copied
  *	  out, retired and recovered.  Without it this header does nothing.
  *
@@ -23,7 +27,7 @@
 #include <string.h>
 
 #define WIDE_PREFIX_SHIFT	12
-#define WIDE_PAYLOAD_MAX	40
+#define WIDE_PAYLOAD_MAX	100
 #define WIDE_ARENA			(3 * NBT_LEAF_CAP * 128)
 
 /* room for one record: header, the key's 8 bytes, payload */
@@ -35,7 +39,9 @@ typedef struct wide_buf
 static int
 wide_payload_len(uint64_t key, uint64_t rest)
 {
-	return (int) ((key * 31 + rest * 7) % (WIDE_PAYLOAD_MAX + 1));
+	uint64_t	h = key * 31 + rest * 7;
+
+	return (int) (h % 5 == 0 ? 72 + h / 5 % 29 : h % 41);
 }
 
 static uint8_t
@@ -104,6 +110,11 @@ wide_of(nbt_skey n, wide_buf *buf)
 
 	if (pm_key_is_min(&n) || pm_key_is_max(&n))
 		return n;
+#ifndef NBT_TEST_HOST_ORDER
+	/* the first position of a prefix is the fence the tree makes of its key alone */
+	if (n.rest == 0 && n.key % (UINT64_C(1) << WIDE_PREFIX_SHIFT) == 0)
+		return (nbt_skey) {WIDE_PREFIX(n.key), 0};
+#endif
 	r->rest = n.rest;
 	r->keylen = 8;
 	r->len = 8 + (uint32_t) plen;
@@ -130,6 +141,11 @@ narrow_of(nbt_skey w)
 
 	if (pm_key_is_min(&w) || pm_key_is_max(&w))
 		return w;
+#ifndef NBT_TEST_HOST_ORDER
+	/* a fence that the key alone makes: below every entry of its prefix */
+	if (w.rest == 0)
+		return (nbt_skey) {w.key << WIDE_PREFIX_SHIFT, 0};
+#endif
 	if (!pm_rest_is_wide(w.rest) || !(w.rest & PM_REST_LOCAL) || (w.rest & PM_REST_BELOW))
 		wide_fail("the tree returned a key that is not a copied wide one", w);
 	r = pm_key_rec_of(NULL, w.rest);

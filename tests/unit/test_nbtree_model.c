@@ -254,10 +254,11 @@ next_bulk_key(void *ctx, nbt_skey *sk)
 
 /*
  * Stage what the concurrency test rarely hits: the level-1 node holding a
- * pending merge pair splits right between them.  Bulk-load leaves of
- * PAIR_FILL entries, split a leaf right of entries 40 and 41 of the first
- * level-1 node until the node is full, request the merge of those two
- * leaves without running it, split the node, then run the merge.
+ * pending merge pair splits right between them.  Bulk-load leaves (of
+ * PAIR_FILL narrow entries, fewer wide ones), split the 71st leaf, right of
+ * entries 40 and 41 of the first level-1 node, until the node is full,
+ * request the merge of those two leaves without running it, split the
+ * node, then run the merge.
  */
 static const char *
 split_keeps_merge_pair(const char *dir)
@@ -271,6 +272,8 @@ split_keeps_merge_pair(const char *dir)
 	uint64_t	n = 0;
 	uint64_t	x_off;
 	nbt_inner  *node;
+	nbt_batch	b;
+	nbt_skey	from = PM_KEY_MIN;
 	pm_errcode	rc;
 	const char *why = NULL;
 
@@ -285,14 +288,19 @@ split_keeps_merge_pair(const char *dir)
 	}
 	node = nbt_inner_at(&h.tree, nbt_descend(&h.tree, &PM_KEY_MIN, 1));
 	/* keys inside the 71st leaf's range: its splits add entries right of the pair */
+	for (int leaf = 0; leaf < 70; leaf++)
+	{
+		nbt_read_leaf(&h.tree, &from, false, &b);
+		from = b.high;
+	}
 	for (; node->count < NBT_INNER_CAP && k < 1000; k++)
-		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+		(void) nbt_insert(&h.tree, &(nbt_skey) {from.key + k, 1}, &err);
 	x_off = nbt_leaf_of_word(node->child[40]);
 	if (node->count != NBT_INNER_CAP ||
 		!nbt_request_merge(&h.tree, x_off, nbt_leaf_of_word(node->child[41])))
 		why = "set-up: the node did not fill, or the merge request was refused";
 	for (; why == NULL && node->count == NBT_INNER_CAP && k < 1000; k++)
-		(void) nbt_insert(&h.tree, &(nbt_skey) {70 * PAIR_FILL * 1000 + k, 1}, &err);
+		(void) nbt_insert(&h.tree, &(nbt_skey) {from.key + k, 1}, &err);
 	if (why == NULL)
 	{
 		pm_epoch_enter(&h.epoch);
@@ -438,6 +446,51 @@ wrapping_leaf_link_is_corrupt(nbt_tree *t)
 	return rc == PM_ERR_CORRUPT && nbt_rebuild(t, false, &err) == PM_OK;
 }
 
+/*
+ * A damaged pool whose second leaf holds an entry below its low fence (a
+ * rebuild does not compare entries with fences): the SMO of that leaf must
+ * refuse it as corruption, changing nothing, rather than spread it.  The key
+ * is put back and the DRAM layer rebuilt afterwards.
+ */
+static bool
+entry_outside_fences_is_refused(nbt_tree *t)
+{
+	nbt_pm_meta *meta = pm_pool_addr(t->pool, pm_pool_root(t->pool, 0));
+	nbt_kv	   *kv = pm_pool_addr(t->pool, meta->head);
+	nbt_skey	low;
+	int			pos = 0;
+	uint64_t	saved;
+	uint64_t	off;
+	pm_error	err;
+	pm_errcode	rc = PM_OK;
+
+	/* a leaf after the first with a live entry, and a low fence with a key below it */
+	do
+	{
+		if (kv->next == 0)
+			return false;
+		kv = pm_pool_addr(t->pool, kv->next);
+		low = kv->low;
+		for (pos = 0; pos < (int) nbt_kv_slots(kv) && !nbt_val_live(kv->slot[pos].val); pos++)
+			;
+	} while (pos == (int) nbt_kv_slots(kv) || low.key == 0);
+	saved = kv->slot[pos].key;
+	nbt_release_dram(t);
+	kv->slot[pos].key = low.key - 1;
+	if (nbt_rebuild(t, false, &err) == PM_OK)
+	{
+		pm_epoch_enter(t->epoch);
+		if (nbt_find_leaf(t, &low, NBT_FIND_WRITE, &off, &err) == PM_OK)
+			rc = nbt_run_smo(t, off, (uint32_t) sizeof(nbt_pm_slot), &err);
+		pm_epoch_exit(t->epoch);
+		nbt_release_dram(t);
+	}
+	kv->slot[pos].key = saved;
+	if (rc != PM_ERR_CORRUPT)
+		tap_diag("the SMO of the damaged leaf: %s", rc == PM_OK ? "no error" : err.msg);
+	return rc == PM_ERR_CORRUPT && nbt_rebuild(t, false, &err) == PM_OK && nbt_check(t, NULL) == NULL;
+}
+
 int
 main(void)
 {
@@ -460,7 +513,7 @@ main(void)
 				merges = 0;
 	const char *merge_why;
 
-	tap_plan(12);
+	tap_plan(13);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -616,6 +669,8 @@ main(void)
 	tap_ok(nbt_count_pm(h.pool) == (uint64_t) ref_count, "the PM layer alone holds exactly the reference");
 	tap_ok(wrapping_leaf_link_is_corrupt(&h.tree),
 		   "a rebuild refuses a leaf link whose block would end past 2^64 as corruption");
+	tap_ok(entry_outside_fences_is_refused(&h.tree),
+		   "the SMO of a leaf that holds an entry outside its fences refuses it as corruption");
 	pm_epoch_unregister(&h.epoch);
 	pm_pool_close(h.pool);
 	merge_why = split_keeps_merge_pair(dir);

@@ -31,10 +31,11 @@ nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
 	t->tag_pm = tag_pm;
 	t->space_dram = space_dram;
 	t->dram_root = dram_root;
+	t->packed = pool != NULL && nbt_pool_packs(pool);
 }
 
 static uint64_t
-new_kv_block(pm_alloc *a, const nbt_skey *low, pm_error *err)
+new_kv_block(pm_alloc *a, const nbt_skey *low, uint32_t slot_cap, pm_error *err)
 {
 	uint64_t	off = pm_alloc_block(a, sizeof(nbt_kv), err);
 	nbt_kv	   *kv;
@@ -43,6 +44,7 @@ new_kv_block(pm_alloc *a, const nbt_skey *low, pm_error *err)
 		return 0;
 	kv = pm_alloc_addr(a, off);
 	memset(kv, 0, sizeof(*kv));
+	kv->slot_cap = slot_cap;
 	kv->low = *low;
 	return off;
 }
@@ -53,14 +55,18 @@ nbt_format(pm_pool *pool, pm_error *err)
 	return nbt_format_host(pool, NULL, 0, err);
 }
 
-/* A tree without host bytes keeps the meta block of version 1, which older builds read. */
+/*
+ * A new tree packs short records: its meta block is of version 3, which
+ * builds that do not pack refuse.  Trees of versions 1 and 2 keep every
+ * record in a block of its own.
+ */
 pm_errcode
 nbt_format_host(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
 {
 	pm_alloc	a;
 	uint64_t	meta_off;
 	uint64_t	kv_off;
-	size_t		meta_size = host_len > 0 ? sizeof(nbt_pm_meta_host) : sizeof(nbt_pm_meta);
+	size_t		meta_size = sizeof(nbt_pm_meta_host);
 	nbt_pm_meta *meta;
 	nbt_skey	min = PM_KEY_MIN;
 
@@ -71,20 +77,18 @@ nbt_format_host(pm_pool *pool, const void *host, uint32_t host_len, pm_error *er
 	meta_off = pm_alloc_block(&a, meta_size, err);
 	if (meta_off == 0)
 		return err->code;
-	kv_off = new_kv_block(&a, &min, err);
+	kv_off = new_kv_block(&a, &min, 0, err);
 	if (kv_off == 0)
 		return err->code;
 	pm_persist(&pool->persist, pm_pool_addr(pool, kv_off), sizeof(nbt_kv));
 	meta = pm_pool_addr(pool, meta_off);
 	memset(meta, 0, meta_size);
 	meta->magic = NBT_META_MAGIC;
-	meta->version = host_len > 0 ? NBT_META_VERSION_HOST : NBT_META_VERSION;
+	meta->version = NBT_META_VERSION_PACKED;
 	meta->head = kv_off;
+	((nbt_pm_meta_host *) meta)->host_len = host_len;
 	if (host_len > 0)
-	{
-		((nbt_pm_meta_host *) meta)->host_len = host_len;
 		memcpy(((nbt_pm_meta_host *) meta)->host, host, host_len);
-	}
 	pm_persist(&pool->persist, meta, meta_size);
 	pm_pool_set_root(pool, 0, meta_off);
 	return PM_OK;
@@ -102,12 +106,12 @@ check_meta(pm_pool *pool, nbt_pm_meta **out, pm_error *err)
 	if (meta->magic != NBT_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has no nbtree meta block",
 							pool->path);
-	if (meta->version != NBT_META_VERSION && meta->version != NBT_META_VERSION_HOST)
+	if (meta->version < NBT_META_VERSION || meta->version > NBT_META_VERSION_PACKED)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
-							"pool file \"%s\" holds nbtree version %llu, this build reads %d and %d",
+							"pool file \"%s\" holds nbtree version %llu, this build reads %d to %d",
 							pool->path, (unsigned long long) meta->version, NBT_META_VERSION,
-							NBT_META_VERSION_HOST);
-	if (meta->version == NBT_META_VERSION_HOST &&
+							NBT_META_VERSION_PACKED);
+	if (meta->version != NBT_META_VERSION &&
 		(!pm_pool_has_range(pool, off, sizeof(nbt_pm_meta_host)) ||
 		 ((nbt_pm_meta_host *) meta)->host_len > NBT_META_HOST_MAX))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has a damaged nbtree meta block",
@@ -124,7 +128,7 @@ nbt_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len, pm_error 
 
 	*host = NULL;
 	*host_len = 0;
-	if (rc == PM_OK && meta->version == NBT_META_VERSION_HOST)
+	if (rc == PM_OK && meta->version != NBT_META_VERSION)
 	{
 		*host = ((nbt_pm_meta_host *) meta)->host;
 		*host_len = ((nbt_pm_meta_host *) meta)->host_len;
@@ -132,44 +136,73 @@ nbt_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len, pm_error 
 	return rc;
 }
 
+bool
+nbt_pool_packs(pm_pool *pool)
+{
+	nbt_pm_meta *meta;
+	pm_error	err;
+
+	return check_meta(pool, &meta, &err) == PM_OK && meta->version == NBT_META_VERSION_PACKED;
+}
+
+/* A bulk-loaded block is full: its slots are decided by its entries, and it is flushed. */
+static void
+close_bulk_block(const nbt_tree *t, nbt_kv *kv, int used, uint32_t packed_bytes)
+{
+	if (t->packed)
+		kv->slot_cap = nbt_block_slots(t, (uint32_t) used, packed_bytes, false);
+	pm_flush(&t->pool->persist, kv, sizeof(*kv));
+}
+
 pm_errcode
 nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk), void *ctx,
 			  pm_error *err)
 {
-	pm_alloc	a;
+	nbt_tree	t;				/* for the pool's format only: no DRAM layer */
 	nbt_pm_meta *meta;
 	uint64_t	old_head;
 	uint64_t	first = 0;
 	nbt_kv	   *cur = NULL;
-	int			per_block = NBT_LEAF_CAP * fill_pct / 100;
+	uint64_t	cur_off = 0;
+	uint32_t	fill = (uint32_t) (NBT_KV_ROOM * fill_pct / 100);
 	int			used = 0;
+	uint32_t	used_room = 0;
+	uint32_t	packed_bytes = 0;
 	nbt_skey	sk;
 	nbt_skey	prev = PM_KEY_MIN;
 	pm_errcode	rc = check_meta(pool, &meta, err);
 
 	if (rc != PM_OK)
 		return rc;
-	if (per_block < 1)
-		per_block = 1;
-	if (per_block > NBT_LEAF_CAP)
-		per_block = NBT_LEAF_CAP;
-	pm_alloc_attach_pool(&a, pool);
+	nbt_attach(&t, pool, NULL, NULL, 0, 0, 0, 0);
 	old_head = meta->head;
 
 	while (next(ctx, &sk))
 	{
+		pm_key_view v;
+		bool		packs;
+		uint32_t	room;
+
 		if (!nbt_input_rest_valid(sk.rest, err))
 			return err->code;
 		if (cur != NULL && pm_key_cmp_in(pool, &sk, &prev) <= 0)
 			return pm_error_set(err, PM_ERR_INVALID, 0, "bulk load input is not sorted");
+		packs = nbt_rec_packs(&t, sk.rest, &v);
+		room = (uint32_t) sizeof(nbt_pm_slot) + (packs ? nbt_packed_size(v.len) : 0);
 		/* the blocks stored so far are unreachable on failure: freed at recovery */
-		if (pm_rest_is_wide(sk.rest) && (sk.rest = nbt_rec_store(&a, pool, sk.rest, err)) == 0)
+		if (pm_rest_is_wide(sk.rest) && !packs &&
+			(sk.rest = nbt_rec_store(&t.pm, pool, sk.rest, err)) == 0)
 			return err->code;
-		if (cur == NULL || used == per_block)
+		if (cur == NULL || used == NBT_LEAF_CAP || (used > 0 && used_room + room > fill))
 		{
-			nbt_skey	low = cur == NULL ? PM_KEY_MIN : sk;
-			uint64_t	off = new_kv_block(&a, &low, err);
+			nbt_skey	low = cur == NULL ? PM_KEY_MIN : nbt_separator(&prev, &sk);
+			uint64_t	off;
 
+			/* a packed entry's record goes with its block: its fence gets one of its own */
+			if (packs && pm_rest_is_wide(low.rest) &&
+				(low.rest = nbt_rec_store(&t.pm, pool, sk.rest, err)) == 0)
+				return err->code;
+			off = new_kv_block(&t.pm, &low, 0, err);
 			if (off == 0)
 				return err->code;
 			if (cur == NULL)
@@ -177,23 +210,34 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 			else
 			{
 				cur->next = off;
-				pm_flush(&pool->persist, cur, sizeof(*cur));
+				close_bulk_block(&t, cur, used, packed_bytes);
 			}
 			cur = pm_pool_addr(pool, off);
+			cur_off = off;
 			used = 0;
+			used_room = 0;
+			packed_bytes = 0;
 		}
 		cur->slot[used].key = sk.key;
 		cur->slot[used].val = sk.rest;
+		if (packs)
+		{
+			cur->slot[used].val = nbt_rec_pack(cur, used, packed_bytes, &v);
+			packed_bytes += nbt_packed_size(v.len);
+			/* the caller's record need not last: the next entry compares with the stored one */
+			sk = nbt_slot_entry(cur_off, used, sk.key, cur->slot[used].val);
+		}
 		used++;
+		used_room += room;
 		prev = sk;
 	}
 	if (cur == NULL)
 		return PM_OK;			/* empty input: the formatted empty leaf stays */
-	pm_flush(&pool->persist, cur, sizeof(*cur));
+	close_bulk_block(&t, cur, used, packed_bytes);
 	pm_drain(&pool->persist);
 	pm_store(&meta->head, first);
 	pm_persist(&pool->persist, &meta->head, sizeof(uint64_t));
-	return pm_free_block(&a, old_head, err);
+	return pm_free_block(&t.pm, old_head, err);
 }
 
 /* Grow-only array of (low, DRAM offset) for the level being built. */
@@ -361,7 +405,7 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 			goto fail;
 		}
 		/* records are checked before anything compares them */
-		if ((rc = nbt_rec_check_kv(t->pool, off, &any_wide, err)) != PM_OK)
+		if ((rc = nbt_rec_check_kv(t->pool, off, t->packed, &any_wide, err)) != PM_OK)
 			goto fail;
 		kv = nbt_kv_at(t, off);
 		next = kv->next;
@@ -383,13 +427,24 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 		l->kv = off;
 		l->low = prev == NULL ? PM_KEY_MIN : kv->low;
 		l->high = PM_KEY_MAX;
-		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+		l->slot_cap = (uint8_t) nbt_kv_slots(kv);
+		for (int pos = 0; pos < l->slot_cap; pos++)
 		{
 			uint64_t	val = kv->slot[pos].val;
+			uint32_t	bytes = nbt_claim_bytes(l->claim);
 
 			if (val == 0)
 				continue;
-			l->num = (uint32_t) pos + 1;
+			/* claims resume after the last slot and below the lowest record named */
+			if (val & NBT_VAL_PACKED)
+			{
+				uint32_t	at = (uint32_t) (NBT_KV_HEADER + pos * sizeof(nbt_pm_slot)) +
+					pm_packed_dist(val);
+
+				if (sizeof(nbt_kv) - at > bytes)
+					bytes = (uint32_t) (sizeof(nbt_kv) - at);
+			}
+			l->claim = nbt_claim_of((uint32_t) pos + 1, bytes);
 			if (nbt_val_live(val))
 			{
 				l->bitmap |= UINT64_C(1) << pos;
@@ -485,7 +540,7 @@ nbt_count_pm(pm_pool *pool)
 	{
 		nbt_kv	   *kv = pm_pool_addr(pool, off);
 
-		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+		for (int pos = 0; pos < (int) nbt_kv_slots(kv); pos++)
 			n += nbt_val_live(kv->slot[pos].val);
 	}
 	return n;
@@ -552,7 +607,7 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 					   (unsigned long long) nleaves);
 		if (!valid_block_offset(t->pool, kv_off))
 			CHECK_FAIL("invalid PM block offset %llu", (unsigned long long) kv_off);
-		if (nbt_rec_check_kv(t->pool, kv_off, NULL, &err) != PM_OK)
+		if (nbt_rec_check_kv(t->pool, kv_off, t->packed, NULL, &err) != PM_OK)
 			CHECK_FAIL("%s", err.msg);
 		kv = nbt_kv_at(t, kv_off);
 		l = nbt_leaf_at(t, leaf_off);
@@ -568,17 +623,19 @@ nbt_check(nbt_tree *t, uint64_t *entries)
 		high = l->next ? nbt_leaf_at(t, l->next)->low : PM_KEY_MAX;
 		if (nbt_cmp(t, &l->high, &high) != 0 || nbt_cmp(t, &l->low, &l->high) >= 0)
 			CHECK_FAIL("leaf %llu: fences out of order", (unsigned long long) nleaves);
-		for (int pos = 0; pos < NBT_LEAF_CAP; pos++)
+		if (l->slot_cap != nbt_kv_slots(kv))
+			CHECK_FAIL("leaf %llu: DRAM and PM differ in slots", (unsigned long long) nleaves);
+		for (int pos = 0; pos < l->slot_cap; pos++)
 		{
 			uint64_t	val = kv->slot[pos].val;
-			nbt_skey	sk = {kv->slot[pos].key, val & NBT_VAL_REST};
+			nbt_skey	sk = nbt_slot_entry(kv_off, pos, kv->slot[pos].key, val);
 			bool		committed = (l->bitmap >> pos) & 1;
 
 			if (!nbt_val_live(val))
 				continue;
 			if (!committed)
 				CHECK_FAIL("leaf %llu slot %d: live in PM but not committed", (unsigned long long) nleaves, pos);
-			if (committed && (uint32_t) pos >= l->num)
+			if (committed && (uint32_t) pos >= nbt_claim_slots(l->claim))
 				CHECK_FAIL("leaf %llu slot %d: committed beyond the claimed count", (unsigned long long) nleaves, pos);
 			if (committed && l->fp[pos] != nbt_fingerprint(sk.key))
 				CHECK_FAIL("leaf %llu slot %d: fingerprint mismatch", (unsigned long long) nleaves, pos);

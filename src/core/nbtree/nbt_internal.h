@@ -21,6 +21,7 @@
 #define NBT_META_MAGIC	UINT64_C(0x314d45455254424e)	/* "NBTREEM1" */
 #define NBT_META_VERSION 1		/* without host bytes */
 #define NBT_META_VERSION_HOST 2 /* with host bytes (nbt_pm_meta_host) */
+#define NBT_META_VERSION_PACKED 3	/* host bytes (maybe none), and packed records */
 
 typedef struct nbt_pm_meta
 {
@@ -30,7 +31,7 @@ typedef struct nbt_pm_meta
 	uint64_t	pad[5];
 } nbt_pm_meta;
 
-/* The meta block of version 2: the host's bytes follow, written at format, never changed. */
+/* The meta block of versions 2 and 3: the host's bytes follow, written at format, never changed. */
 typedef struct nbt_pm_meta_host
 {
 	nbt_pm_meta meta;
@@ -43,9 +44,14 @@ typedef struct nbt_pm_meta_host
  * Insert writes key, then val: the val store is the durability point (a
  * wide entry's record is durable before it).  Delete sets DEAD (keeping the
  * rest, so the SMO sync phase can still name the entry, and the record).
+ * A packed entry's val is PM_VAL_PACKED | its record's distance | its rest
+ * (pm_key.h); other code names it by its slot (nbt_slot_entry).
  */
 #define NBT_VAL_DEAD	(UINT64_C(1) << 62)
 #define NBT_VAL_REST	(~NBT_VAL_DEAD)
+#define NBT_VAL_PACKED	PM_VAL_PACKED
+
+_Static_assert(NBT_REST_MAX == PM_PACKED_REST_MASK, "a packed val holds an entry's rest");
 
 typedef struct nbt_pm_slot
 {
@@ -56,12 +62,65 @@ typedef struct nbt_pm_slot
 typedef struct nbt_kv
 {
 	uint64_t	next;			/* next block in key order, 0 at the end */
-	uint64_t	reserved;
+	uint64_t	slot_cap;		/* slots of this block, immutable (0: NBT_LEAF_CAP); the
+								 * room after them holds packed records */
 	nbt_skey	low;			/* low fence, immutable */
 	nbt_pm_slot slot[NBT_LEAF_CAP];
 } nbt_kv;
 
 _Static_assert(sizeof(nbt_kv) == 1024, "KV block must be 1 KiB");
+
+/*
+ * A block's room for entries: its first slot_cap slots, then packed records
+ * from the end of the block down to them (README: "Packed records").  A
+ * narrow entry takes a slot; a packed one its slot and its record.  Each
+ * block's split of its room is fixed when it is written, after the entries
+ * it is written with.
+ */
+#define NBT_KV_HEADER	offsetof(nbt_kv, slot)
+#define NBT_KV_ROOM		(sizeof(nbt_kv) - NBT_KV_HEADER)
+#define NBT_PACKED_MAX	80		/* data bytes of a record that is packed */
+
+_Static_assert(NBT_KV_ROOM == NBT_LEAF_CAP * sizeof(nbt_pm_slot), "narrow entries fill a block");
+_Static_assert(sizeof(nbt_kv) <= PM_PACKED_DIST_MAX + 1, "a packed record's distance fits its val");
+_Static_assert(NBT_PACKED_MAX <= PM_PACKED_LEN_MAX, "a packed record's lengths fit a byte");
+
+/* Room of a packed record of len data bytes. */
+static inline uint32_t
+nbt_packed_size(uint32_t len)
+{
+	return (uint32_t) sizeof(pm_key_packed) + len;
+}
+
+/* Slots of a block (its slot_cap checked by the rebuild; bounded here all the same). */
+static inline uint32_t
+nbt_kv_slots(const nbt_kv *kv)
+{
+	return kv->slot_cap == 0 || kv->slot_cap > NBT_LEAF_CAP ? NBT_LEAF_CAP : (uint32_t) kv->slot_cap;
+}
+
+/* Bytes a block of slot_cap slots keeps for packed records. */
+static inline uint32_t
+nbt_kv_packed_room(uint32_t slot_cap)
+{
+	return (uint32_t) (NBT_KV_ROOM - slot_cap * sizeof(nbt_pm_slot));
+}
+
+/* Pool offset of slot pos of the block at kv_off. */
+static inline uint64_t
+nbt_slot_offset(uint64_t kv_off, int pos)
+{
+	return kv_off + NBT_KV_HEADER + (uint64_t) pos * sizeof(nbt_pm_slot);
+}
+
+/* The entry a slot holds (val read from it), as the rest of the tree names entries. */
+static inline nbt_skey
+nbt_slot_entry(uint64_t kv_off, int pos, uint64_t key, uint64_t val)
+{
+	if (val & NBT_VAL_PACKED)
+		return (nbt_skey) {key, PM_REST_WIDE | PM_REST_PACKED | nbt_slot_offset(kv_off, pos)};
+	return (nbt_skey) {key, val & NBT_VAL_REST};
+}
 
 static inline bool
 nbt_val_live(uint64_t val)
@@ -70,11 +129,13 @@ nbt_val_live(uint64_t val)
 }
 
 /*
- * A wide entry's record (pm_key_rec) is a pool block of its own.  The slot
- * that stores the entry names it, and so do the fences and separators made
- * from the entry.  It is retired when a rewrite of its leaf drops its dead
- * slot, unless it is the leaf's low fence; a fence's record goes when a
- * merge drops the fence (README: "Wide entries").
+ * A wide entry's record that is not packed (pm_key_rec) is a pool block of
+ * its own.  The slot that stores the entry names it, and so do the fences
+ * and separators made from the entry.  It is retired when a rewrite of its
+ * leaf drops its dead slot, unless it is the leaf's low fence; a fence's
+ * record goes when a merge drops the fence (README: "Wide entries").  A
+ * packed record goes with its block; a fence made from a packed entry has a
+ * block of its own.
  */
 _Static_assert(NBT_REC_DATA_MAX == PM_ALLOC_MAX_BLOCK - sizeof(pm_key_rec),
 			   "a record is at most one allocator block");
@@ -87,12 +148,47 @@ _Static_assert(NBT_REC_DATA_MAX == PM_ALLOC_MAX_BLOCK - sizeof(pm_key_rec),
 											 * left sibling's merge absorbs this leaf */
 #define NBT_SLOT_BITS	((UINT64_C(1) << NBT_LEAF_CAP) - 1)	/* leaf.bitmap's committed slots */
 #define NBT_MERGE_SEALED UINT64_C(1)	/* in leaf.merge_right: the SMO absorbs nothing */
+#define NBT_MERGE_TAKEN	UINT64_C(2)	/* in leaf.merge_right with the sibling: it absorbs it */
+
+/*
+ * leaf.claim: slots claimed (low half, fetch-and-add; may pass the block's
+ * slots) and packed bytes claimed (high half); a claim is good only if both
+ * fit their part of the block (nbt_claim_fits).  Claims only grow, so good
+ * ones never overlap.
+ */
+#define NBT_CLAIM_BYTES_SHIFT 32
+
+static inline uint64_t
+nbt_claim_of(uint32_t slots, uint32_t bytes)
+{
+	return (uint64_t) bytes << NBT_CLAIM_BYTES_SHIFT | slots;
+}
+
+static inline uint32_t
+nbt_claim_slots(uint64_t claim)
+{
+	return (uint32_t) claim;
+}
+
+static inline uint32_t
+nbt_claim_bytes(uint64_t claim)
+{
+	return (uint32_t) (claim >> NBT_CLAIM_BYTES_SHIFT);
+}
+
+static inline bool
+nbt_claim_fits(uint64_t claim, uint32_t slot_cap)
+{
+	return nbt_claim_slots(claim) <= slot_cap &&
+		nbt_claim_bytes(claim) <= nbt_kv_packed_room(slot_cap);
+}
 
 /* leaf.flags */
 #define NBT_SYNC_DONE	0x01u	/* deletes of the copy phase are replayed */
 #define NBT_LINK_DONE	0x02u	/* replacement linked in PM: durability point */
 #define NBT_PARENT_DONE 0x04u	/* parent points to the replacement */
 #define NBT_PENDING		0x08u	/* created by an SMO whose link is not done */
+#define NBT_WANTS_RECORDS 0x10u /* an insert found no room for its packed record */
 
 typedef struct nbt_leaf
 {
@@ -100,19 +196,20 @@ typedef struct nbt_leaf
 	uint64_t	kv;				/* PM offset of the KV block */
 	uint64_t	bitmap;			/* committed slots | NBT_SMO_BIT */
 	uint64_t	copy;			/* first replacement leaf, 0 before the copy */
-	uint32_t	flags;
-	uint32_t	num;			/* claimed slots (fetch-and-add; may pass CAP) */
+	uint64_t	claim;			/* slots and packed bytes claimed (nbt_claim_of) */
 	nbt_skey	low;			/* immutable fences */
 	nbt_skey	high;
 	uint8_t		fp[NBT_LEAF_CAP];	/* 1-byte hash of each slot's key */
-	uint8_t		pad[2];
+	uint8_t		flags;
+	uint8_t		slot_cap;		/* its block's slots (nbt_kv_slots) */
 	/* used by writers and SMOs */
 	uint64_t	next;			/* DRAM offset of the next leaf | NBT_FROZEN */
 	uint64_t	origin;			/* while PENDING: the leaf whose SMO made this */
 	uint64_t	birth_right;	/* the second replacement leaf of that SMO, or 0 */
 	uint64_t	copied;			/* the origin's slots this SMO copied (first leaf) */
 	/* merges (README: "Merge") */
-	uint64_t	merge_right;	/* the right sibling this leaf's SMO is to absorb | SEALED */
+	uint64_t	merge_right;	/* the right sibling this leaf's SMO is asked to absorb (| TAKEN
+								 * once it will), or SEALED */
 	uint64_t	merge_left;		/* the leaf whose SMO claimed this one (MERGED) */
 	uint64_t	absorbed;		/* first leaf of an SMO: the origin's sibling it absorbed */
 	uint64_t	copied_right;	/* first leaf: the absorbed sibling's slots it copied */
@@ -308,6 +405,19 @@ nbt_skey_load(const nbt_skey *p)
 	return s;
 }
 
+/*
+ * The fence between neighbouring entries a < b: b, or where their 8-byte
+ * keys differ and b is wide, (b.key, 0), which every entry of that key
+ * follows: a fence without a record to keep.
+ */
+static inline nbt_skey
+nbt_separator(const nbt_skey *a, const nbt_skey *b)
+{
+	if (pm_rest_is_wide(b->rest) && a->key < b->key)
+		return (nbt_skey) {b->key, 0};
+	return *b;
+}
+
 /* The tree's order of entries, fences and separators. */
 static inline int
 nbt_cmp(const nbt_tree *t, const nbt_skey *a, const nbt_skey *b)
@@ -315,11 +425,53 @@ nbt_cmp(const nbt_tree *t, const nbt_skey *a, const nbt_skey *b)
 	return pm_key_cmp_in(t->pool, a, b);
 }
 
+/* Where a packed record of size bytes goes, bytes_before bytes of them claimed before it. */
+static inline pm_key_packed *
+nbt_packed_at(nbt_kv *kv, uint32_t bytes_before, uint32_t size)
+{
+	return (pm_key_packed *) ((char *) kv + sizeof(nbt_kv) - bytes_before - size);
+}
+
+/* Room for a whole record that can be packed (a pm_key_rec, aligned as one). */
+typedef struct nbt_rec_buf
+{
+	uint64_t	words[(sizeof(pm_key_rec) + NBT_PACKED_MAX + 7) / 8];
+} nbt_rec_buf;
+
 /* nbt_rec.c */
 extern bool nbt_input_rest_valid(uint64_t rest, pm_error *err);
 extern uint64_t nbt_rec_store(pm_alloc *a, pm_pool *pool, uint64_t rest, pm_error *err);
-extern pm_errcode nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, bool *any_wide,
-								   pm_error *err);
+
+/* Whether t packs the wide entry's record rest names; *v then views it. */
+extern bool nbt_rec_packs(const nbt_tree *t, uint64_t rest, pm_key_view *v);
+
+/* Write v's record packed for slot pos of kv (not persisted); returns the slot's val. */
+extern uint64_t nbt_rec_pack(nbt_kv *kv, int pos, uint32_t bytes_before, const pm_key_view *v);
+
+/* Room an entry takes in a block: its slot, and its record if packed. */
+extern uint32_t nbt_entry_room(const nbt_tree *t, const nbt_skey *sk);
+
+/*
+ * The slots of a new block of a tree that packs, written with n entries
+ * whose packed records take bytes: as many as entries of their mean size
+ * would fill, but at least one more than n, and where the block holds
+ * packed records or an insert wanted room for one, room for one more of the
+ * largest where the block has it.
+ */
+extern uint32_t nbt_block_slots(const nbt_tree *t, uint32_t n, uint32_t bytes, bool wants_records);
+
+/* The whole record a pool or local rest names, a packed one copied into buf. */
+extern const pm_key_rec *nbt_rec_whole(const pm_pool *pool, uint64_t rest, nbt_rec_buf *buf);
+
+/*
+ * A fence's own record for a packed entry (rest names it): in *spare if the
+ * caller reserved one (taken), else a new block; flushed, not drained.
+ * Returns the fence's rest, 0 on error.
+ */
+extern uint64_t nbt_rec_fence(pm_alloc *a, pm_pool *pool, uint64_t *spare, uint64_t rest,
+							  pm_error *err);
+extern pm_errcode nbt_rec_check_kv(const pm_pool *pool, uint64_t kv_off, bool packed,
+								   bool *any_wide, pm_error *err);
 extern pm_errcode nbt_rec_mark_kv(pm_alloc *a, const pm_pool *pool, uint64_t kv_off,
 								  pm_error *err);
 extern void nbt_rec_retire_dropped(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *y,
@@ -335,7 +487,7 @@ extern uint64_t nbt_inner_new(nbt_tree *t, uint32_t level, pm_error *err);
 
 /* nbt_smo.c */
 extern pm_errcode nbt_help_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
-extern pm_errcode nbt_run_smo(nbt_tree *t, uint64_t leaf_off, pm_error *err);
+extern pm_errcode nbt_run_smo(nbt_tree *t, uint64_t leaf_off, uint32_t need, pm_error *err);
 extern bool nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off);
 
 /* nbt_leaf.c */

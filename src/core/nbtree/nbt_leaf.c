@@ -3,8 +3,9 @@
  *	  Leaf operations: locate, insert (log-structured), delete (in place),
  *	  and leaf reads for scans.
  *
- * Insert claims a slot with fetch-and-add, writes key then val into the PM
- * block (the val store is the durability point), persists the slot, then
+ * Insert claims a slot (and the bytes of a packed record) with
+ * fetch-and-add, writes and persists the record, writes key then val into
+ * the PM block (the val store is the durability point), persists the slot, then
  * commits it in the DRAM bitmap with a CAS that fails once the leaf's SMO
  * bit is set; a failed commit helps the SMO and retries in the replacement.
  * Delete sets the DEAD bit of the matching slot, then repeats that in the
@@ -124,9 +125,10 @@ find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
 		*val = pm_load(&kv->slot[pos].val);
 		if (*val == sk->rest)
 			return pos;
-		if (nbt_val_live(*val) && (pm_rest_is_wide(*val) || pm_rest_is_wide(sk->rest)))
+		if (nbt_val_live(*val) &&
+			((*val & NBT_VAL_PACKED) || pm_rest_is_wide(*val) || pm_rest_is_wide(sk->rest)))
 		{
-			nbt_skey	have = {sk->key, *val};
+			nbt_skey	have = nbt_slot_entry(l->kv, pos, sk->key, *val);
 
 			if (nbt_cmp(t, &have, sk) == 0)
 				return pos;
@@ -161,16 +163,23 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 	uint64_t	stored = wide ? 0 : sk->rest;	/* the rest the slot gets */
 	bool		committed = false;
 	bool		written = false;	/* a slot (abandoned unless committed) names the record */
+	pm_key_view packed;
+	bool		packs;
+	uint64_t	want;			/* the claim: a slot, and the packed record's bytes */
 
 	if (!nbt_input_rest_valid(sk->rest, err))
 		return err->code;
+	packs = nbt_rec_packs(t, sk->rest, &packed);
+	want = nbt_claim_of(1, packs ? nbt_packed_size(packed.len) : 0);
 	pm_epoch_enter(t->epoch);
 	for (;;)
 	{
 		uint64_t	off;
 		nbt_leaf   *l;
+		uint64_t	claim;
 		uint32_t	pos;
-		nbt_pm_slot *slot;
+		nbt_kv	   *kv;
+		uint64_t	val;
 		uint64_t	b;
 		uint64_t	seen;
 
@@ -183,7 +192,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		 * descent's block prefetch misses a leaf reached by moving right, and
 		 * without this line the load measured 2-8% slower even so (3 pairs).
 		 */
-		__builtin_prefetch(&nbt_kv_at(t, l->kv)->slot[pm_load_relaxed(&l->num) % NBT_LEAF_CAP], 1);
+		__builtin_prefetch(&nbt_kv_at(t, l->kv)->slot[nbt_claim_slots(pm_load_relaxed(&l->claim)) %
+													  NBT_LEAF_CAP], 1);
 
 		/*
 		 * After a crash the host may insert an identity that survived in PM
@@ -192,7 +202,7 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		 */
 		if (find_live_slot(t, l, sk, &seen) >= 0)
 			break;
-		if (stored == 0)
+		if (stored == 0 && !packs)
 		{
 			/* the record goes to the pool once, before any slot can name it */
 			stored = nbt_rec_store(&t->pm, t->pool, sk->rest, err);
@@ -204,11 +214,17 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 				break;
 			}
 		}
-		pos = pm_fetch_add(&l->num, 1);
-		if (pos >= NBT_LEAF_CAP)
+		/* a leaf seen full is not claimed from: claims only ever grow */
+		claim = pm_load(&l->claim);
+		if (nbt_claim_fits(claim + want, l->slot_cap))
+			claim = pm_fetch_add(&l->claim, want);
+		if (!nbt_claim_fits(claim + want, l->slot_cap))
 		{
 			/* full: split or compact it, then retry in the replacement */
-			rc = nbt_run_smo(t, off, err);
+			if (packs && nbt_claim_slots(claim + want) <= l->slot_cap)
+				pm_fetch_or(&l->flags, NBT_WANTS_RECORDS);
+			rc = nbt_run_smo(t, off, nbt_claim_slots(want) * sizeof(nbt_pm_slot) +
+							 nbt_claim_bytes(want), err);
 			if (reclaim_once(t, rc, &reclaimed))
 			{
 				rc = PM_OK;
@@ -218,10 +234,20 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 				break;
 			continue;
 		}
-		slot = &nbt_kv_at(t, l->kv)->slot[pos];
-		pm_store_relaxed(&slot->key, sk->key);
-		pm_store(&slot->val, stored);
-		pm_persist(&t->pool->persist, slot, sizeof(*slot));
+		pos = nbt_claim_slots(claim);
+		kv = nbt_kv_at(t, l->kv);
+		val = stored;
+		if (packs)
+		{
+			/* the record is durable before the slot names it, as a block of its own is */
+			val = nbt_rec_pack(kv, (int) pos, nbt_claim_bytes(claim), &packed);
+			pm_persist(&t->pool->persist,
+					   nbt_packed_at(kv, nbt_claim_bytes(claim), nbt_claim_bytes(want)),
+					   nbt_claim_bytes(want));
+		}
+		pm_store_relaxed(&kv->slot[pos].key, sk->key);
+		pm_store(&kv->slot[pos].val, val);
+		pm_persist(&t->pool->persist, &kv->slot[pos], sizeof(nbt_pm_slot));
 		written = true;
 		pm_store_relaxed(&l->fp[pos], nbt_fingerprint(sk->key));
 
@@ -330,8 +356,7 @@ collect(nbt_tree *t, nbt_leaf *l, const nbt_skey *lo, const nbt_skey *hi, nbt_ba
 		val = pm_load(&kv->slot[pos].val);
 		if (!nbt_val_live(val))
 			continue;
-		sk.key = pm_load_relaxed(&kv->slot[pos].key);
-		sk.rest = val & NBT_VAL_REST;
+		sk = nbt_slot_entry(l->kv, pos, pm_load_relaxed(&kv->slot[pos].key), val);
 		if (nbt_cmp(t, &sk, lo) >= 0 && nbt_cmp(t, &sk, hi) <= 0)
 			b->e[b->n++].sk = sk;
 	}
@@ -345,7 +370,8 @@ copy_out(nbt_tree *t, nbt_skey *sk, nbt_copy_fn copy, void *ctx)
 {
 	if (pm_rest_is_wide(sk->rest) && !(sk->rest & PM_REST_LOCAL))
 	{
-		const pm_key_rec *r = pm_key_rec_of(t->pool, sk->rest);
+		nbt_rec_buf buf;
+		const pm_key_rec *r = nbt_rec_whole(t->pool, sk->rest, &buf);
 
 		sk->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) copy(ctx, r);
 	}

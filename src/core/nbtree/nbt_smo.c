@@ -38,10 +38,12 @@
 #include <string.h>
 
 static void
-free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
+free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n, uint64_t fence)
 {
 	pm_error	err;
 
+	if (fence != 0)
+		pm_free_block(&t->pm, fence, &err);
 	for (int i = 0; i < n; i++)
 	{
 		if (pm_blocks[i])
@@ -54,17 +56,27 @@ free_private(nbt_tree *t, uint64_t *pm_blocks, uint64_t *dram_blocks, int n)
 	}
 }
 
-/* Blocks for the new leaves of one SMO, taken before the leaf is frozen. */
+/*
+ * Blocks for the new leaves of one SMO, taken before the leaf is frozen,
+ * and for a split of a tree that packs, the separator's record.
+ */
 typedef struct smo_spares
 {
 	uint64_t	pm_blocks[2];
 	uint64_t	dram_blocks[2];
+	uint64_t	fence;
 } smo_spares;
+
+/* A fence's record made from a packed entry: a pm_key_rec of at most NBT_PACKED_MAX bytes */
+#define SMO_FENCE_SIZE	(sizeof(pm_key_rec) + NBT_PACKED_MAX)
 
 static void
 release_spares(nbt_tree *t, smo_spares *s)
 {
 	pm_error	err;
+
+	if (s->fence)
+		pm_free_block(&t->pm, s->fence, &err);
 
 	for (int i = 0; i < 2; i++)
 	{
@@ -75,13 +87,22 @@ release_spares(nbt_tree *t, smo_spares *s)
 	}
 }
 
+/* Whether leaf l's block holds packed records: a split of it may need a fence record. */
+static bool
+holds_packed(nbt_leaf *l)
+{
+	return nbt_claim_bytes(pm_load(&l->claim)) > 0;
+}
+
 /*
- * Reserve the blocks of nleaves new leaves (1 or 2); the first PM block may
- * come from the tree's spare if may_take_spare and no free one is left.  On
- * failure nothing stays reserved.
+ * Reserve the blocks of nleaves new leaves (1 or 2), and a fence record's
+ * block for a split if packed; the first PM block may come from the tree's
+ * spare if may_take_spare and no free one is left.  On failure nothing stays
+ * reserved.
  */
 static pm_errcode
-reserve_leaves(nbt_tree *t, smo_spares *s, int nleaves, bool may_take_spare, pm_error *err)
+reserve_leaves(nbt_tree *t, smo_spares *s, int nleaves, bool packed, bool may_take_spare,
+			   pm_error *err)
 {
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < nleaves; i++)
@@ -95,6 +116,11 @@ reserve_leaves(nbt_tree *t, smo_spares *s, int nleaves, bool may_take_spare, pm_
 			release_spares(t, s);
 			return err->code;
 		}
+	}
+	if (nleaves == 2 && packed && (s->fence = pm_alloc_block(&t->pm, SMO_FENCE_SIZE, err)) == 0)
+	{
+		release_spares(t, s);
+		return err->code;
 	}
 	return PM_OK;
 }
@@ -128,14 +154,67 @@ take_block(pm_alloc *a, uint64_t *spare, size_t size, pm_error *err)
 	return off;
 }
 
+/* The next live slot of leaf l among *bits, which it takes from them, or -1; *val its val. */
+static int
+next_live_slot(nbt_tree *t, nbt_leaf *l, uint64_t *bits, uint64_t *val)
+{
+	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
+
+	while (*bits)
+	{
+		int			pos = __builtin_ctzll(*bits);
+
+		*bits &= *bits - 1;
+		*val = pm_load(&kv->slot[pos].val);
+		if (nbt_val_live(*val))
+			return pos;
+	}
+	return -1;
+}
+
+/* Room the live committed entries of leaf l take (a snapshot). */
+static uint32_t
+leaf_live_room(nbt_tree *t, nbt_leaf *l)
+{
+	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
+	uint32_t	room = 0;
+	uint64_t	val;
+	int			pos;
+
+	while ((pos = next_live_slot(t, l, &bits, &val)) >= 0)
+	{
+		nbt_skey	sk = nbt_slot_entry(l->kv, pos, 0, val);
+
+		room += nbt_entry_room(t, &sk);
+	}
+	return room;
+}
+
+/* Room a leaf's good claims took, dead and abandoned slots included. */
+static uint32_t
+leaf_claimed_room(nbt_leaf *l)
+{
+	uint64_t	claim = pm_load(&l->claim);
+	uint32_t	slots = nbt_claim_slots(claim);
+	uint32_t	bytes = nbt_claim_bytes(claim);
+
+	if (slots > l->slot_cap)
+		slots = l->slot_cap;
+	if (bytes > nbt_kv_packed_room(l->slot_cap))
+		bytes = nbt_kv_packed_room(l->slot_cap);
+	return slots * (uint32_t) sizeof(nbt_pm_slot) + bytes;
+}
+
 /* Fill a new leaf (PM block + DRAM meta) with entries e[0..n). */
 static void
 fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, int n,
-		  const nbt_skey *low, const nbt_skey *high, uint64_t next_kv, uint64_t next_leaf,
-		  uint64_t origin, uint64_t birth_right)
+		  bool wants_records, const nbt_skey *low, const nbt_skey *high, uint64_t next_kv,
+		  uint64_t next_leaf, uint64_t origin, uint64_t birth_right)
 {
 	nbt_kv	   *kv = nbt_kv_at(t, kv_off);
 	nbt_leaf   *l = nbt_leaf_at(t, leaf_off);
+	uint32_t	bytes = 0;
+	uint32_t	slot_cap;
 
 	memset(kv, 0, sizeof(*kv));
 	kv->next = next_kv;
@@ -143,18 +222,29 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 	pm_assert(n <= NBT_LEAF_CAP);
 	for (int i = 0; i < n; i++)
 	{
+		pm_key_view v;
+
 		/* an SMO's leaves partition the old key space: each entry within its new fences */
 		pm_assert(nbt_cmp(t, low, &e[i].sk) <= 0 && nbt_cmp(t, &e[i].sk, high) < 0);
 		kv->slot[i].key = e[i].sk.key;
 		kv->slot[i].val = e[i].sk.rest;
+		/* a packed entry is packed again: the old block goes with the old leaf */
+		if (e[i].sk.rest & PM_REST_PACKED && nbt_rec_packs(t, e[i].sk.rest, &v))
+		{
+			kv->slot[i].val = nbt_rec_pack(kv, i, bytes, &v);
+			bytes += nbt_packed_size(v.len);
+		}
 	}
+	slot_cap = nbt_block_slots(t, (uint32_t) n, bytes, wants_records);
+	kv->slot_cap = t->packed ? slot_cap : 0;
 	pm_flush(&t->pool->persist, kv, sizeof(*kv));
 
 	memset(l, 0, sizeof(*l));
+	l->slot_cap = (uint8_t) slot_cap;
 	l->kv = kv_off;
 	l->next = next_leaf;
 	l->bitmap = n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
-	l->num = (uint32_t) n;
+	l->claim = nbt_claim_of((uint32_t) n, bytes);
 	l->flags = NBT_PENDING;
 	l->origin = origin;
 	l->birth_right = birth_right;
@@ -175,12 +265,29 @@ fill_leaf(nbt_tree *t, uint64_t kv_off, uint64_t leaf_off, const nbt_entry *e, i
 static uint64_t
 merge_partner(nbt_tree *t, nbt_leaf *x, uint64_t off)
 {
-	uint64_t	y_off = 0;
+	uint64_t	asked = 0;
+	uint64_t	y_off;
 	nbt_leaf   *y;
 	uint64_t	b;
 
-	if (pm_cas(&x->merge_right, &y_off, NBT_MERGE_SEALED) || y_off == NBT_MERGE_SEALED)
+	if (pm_cas(&x->merge_right, &asked, NBT_MERGE_SEALED) || asked == NBT_MERGE_SEALED)
 		return 0;
+	if (!(asked & NBT_MERGE_TAKEN))
+	{
+		/*
+		 * x is frozen, so its live room only shrinks: at most half a block
+		 * now, the pair's copy fits two leaves whatever y holds.  The first
+		 * helper's answer is every helper's.
+		 */
+		uint64_t	answer = leaf_live_room(t, x) <= NBT_KV_ROOM / 2 ?
+			asked | NBT_MERGE_TAKEN : NBT_MERGE_SEALED;
+
+		if (pm_cas(&x->merge_right, &asked, answer))
+			asked = answer;
+		if (asked == NBT_MERGE_SEALED)
+			return 0;
+	}
+	y_off = asked & ~NBT_MERGE_TAKEN;
 	y = nbt_leaf_at(t, y_off);
 	/* before the claim: y's helpers follow merge_left once they see MERGED */
 	pm_store(&y->merge_left, off);
@@ -197,20 +304,13 @@ gather_live(nbt_tree *t, nbt_leaf *l, nbt_entry *e, int *n)
 	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
 	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
 	uint64_t	taken = 0;
+	uint64_t	val;
+	int			pos;
 
-	while (bits)
+	while ((pos = next_live_slot(t, l, &bits, &val)) >= 0)
 	{
-		int			pos = __builtin_ctzll(bits);
-		uint64_t	val = pm_load(&kv->slot[pos].val);
-
-		bits &= bits - 1;
-		if (nbt_val_live(val))
-		{
-			e[*n].sk.key = pm_load_relaxed(&kv->slot[pos].key);
-			e[*n].sk.rest = val & NBT_VAL_REST;
-			(*n)++;
-			taken |= UINT64_C(1) << pos;
-		}
+		e[(*n)++].sk = nbt_slot_entry(l->kv, pos, pm_load_relaxed(&kv->slot[pos].key), val);
+		taken |= UINT64_C(1) << pos;
 	}
 	return taken;
 }
@@ -234,6 +334,11 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	uint64_t	copied_right = 0;
 	uint64_t	pm_blocks[2] = {0, 0};
 	uint64_t	dram_blocks[2] = {0, 0};
+	uint64_t	fence = 0;		/* the separator's own record, if made here */
+	uint32_t	room[2 * NBT_LEAF_CAP];
+	uint32_t	total = 0;
+	uint32_t	left_room = 0;
+	bool		wants;
 	int			nleaves;
 	int			nleft;
 	uint64_t	expected = 0;
@@ -265,12 +370,29 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
 							"pool file \"%s\": the leaf at offset %llu holds an entry outside its key range",
 							t->pool->path, (unsigned long long) off);
-	nleaves = n > NBT_LEAF_CAP / 2 ? 2 : 1;
+	for (int i = 0; i < n; i++)
+		total += room[i] = nbt_entry_room(t, &e[i].sk);
+	wants = ((pm_load(&x->flags) | pm_load(&last->flags)) & NBT_WANTS_RECORDS) != 0;
+	nleaves = total > NBT_KV_ROOM / 2 ? 2 : 1;
 	/* a starter that could reserve one leaf only (a full pool): it fits, see nbt_run_smo */
-	if (nleaves == 2 && n < NBT_LEAF_CAP && spares->pm_blocks[0] != 0 && spares->pm_blocks[1] == 0)
+	if (nleaves == 2 && total < NBT_KV_ROOM && spares->pm_blocks[0] != 0 &&
+		spares->pm_blocks[1] == 0)
 		nleaves = 1;
-	nleft = nleaves == 2 ? n / 2 : n;
-	pm_assert(nleft <= NBT_LEAF_CAP && n - nleft <= NBT_LEAF_CAP);
+	/* two leaves split the room in half: the left one takes entries up to half of it */
+	nleft = n;
+	if (nleaves == 2)
+		for (nleft = 0; nleft < n - 1 && (nleft == 0 || left_room < (total + 1) / 2); nleft++)
+			left_room += room[nleft];
+	else
+		left_room = total;
+	/*
+	 * A leaf's entries fit its block and a merge's copy two (merge_partner),
+	 * as the rebuild checked every block: else the pool was damaged.
+	 */
+	if (left_room > NBT_KV_ROOM || total - left_room > NBT_KV_ROOM)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\": the entries of the leaf at offset %llu do not fit a copy",
+							t->pool->path, (unsigned long long) off);
 
 	for (int i = 0; i < nleaves; i++)
 	{
@@ -284,20 +406,32 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	}
 	if (pm_blocks[nleaves - 1] == 0 || dram_blocks[nleaves - 1] == 0)
 	{
-		free_private(t, pm_blocks, dram_blocks, nleaves);
+		free_private(t, pm_blocks, dram_blocks, nleaves, 0);
 		return err->code;
 	}
 
 	if (nleaves == 1)
-		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, n, &x->low, &last->high, next_kv,
+		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, n, wants, &x->low, &last->high, next_kv,
 				  next_leaf, off, 0);
 	else
 	{
-		nbt_skey	sep = e[nleft].sk;
+		nbt_skey	sep = nbt_separator(&e[nleft - 1].sk, &e[nleft].sk);
 
-		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, nleft, &x->low, &sep, pm_blocks[1],
+		/* a fence outlives the block of a packed entry: it gets a record of its own */
+		if (pm_rest_is_wide(sep.rest) && (sep.rest & PM_REST_PACKED))
+		{
+			fence = nbt_rec_fence(&t->pm, t->pool, &spares->fence, sep.rest, err);
+			if (fence == 0)
+			{
+				free_private(t, pm_blocks, dram_blocks, nleaves, 0);
+				return err->code;
+			}
+			sep.rest = fence;
+		}
+
+		fill_leaf(t, pm_blocks[0], dram_blocks[0], e, nleft, wants, &x->low, &sep, pm_blocks[1],
 				  dram_blocks[1], off, dram_blocks[1]);
-		fill_leaf(t, pm_blocks[1], dram_blocks[1], e + nleft, n - nleft, &sep, &last->high,
+		fill_leaf(t, pm_blocks[1], dram_blocks[1], e + nleft, n - nleft, wants, &sep, &last->high,
 				  next_kv, next_leaf, off, 0);
 	}
 	pm_drain(&t->pool->persist);
@@ -312,7 +446,7 @@ smo_copy(nbt_tree *t, uint64_t off, smo_spares *spares, uint64_t *copy_out, pm_e
 	if (!pm_cas(&x->copy, &expected, dram_blocks[0]))
 	{
 		/* another helper published first; ours was never visible */
-		free_private(t, pm_blocks, dram_blocks, nleaves);
+		free_private(t, pm_blocks, dram_blocks, nleaves, fence & PM_REST_ADDR);
 		*copy_out = expected;
 		return PM_OK;
 	}
@@ -343,7 +477,7 @@ smo_sync(nbt_tree *t, nbt_leaf *x, uint64_t copied, nbt_leaf *left, nbt_leaf *ri
 		bits &= bits - 1;
 		if (val & NBT_VAL_DEAD)
 		{
-			nbt_skey	sk = {pm_load_relaxed(&xkv->slot[pos].key), val & NBT_VAL_REST};
+			nbt_skey	sk = nbt_slot_entry(x->kv, pos, pm_load_relaxed(&xkv->slot[pos].key), val);
 
 			(void) nbt_leaf_mark_dead(t, (right && nbt_cmp(t, &sk, &right->low) >= 0) ? right : left,
 									  &sk);
@@ -421,23 +555,6 @@ smo_link(nbt_tree *t, uint64_t off, uint64_t left_off, pm_error *err)
 	}
 }
 
-/* Live committed entries of leaf l (a snapshot). */
-static int
-leaf_live(nbt_tree *t, nbt_leaf *l)
-{
-	nbt_kv	   *kv = nbt_kv_at(t, l->kv);
-	uint64_t	bits = pm_load(&l->bitmap) & NBT_SLOT_BITS;
-	int			live = 0;
-
-	while (bits)
-	{
-		int			pos = __builtin_ctzll(bits);
-
-		bits &= bits - 1;
-		live += nbt_val_live(pm_load(&kv->slot[pos].val));
-	}
-	return live;
-}
 
 /* Run or finish the SMO of leaf off; the copy takes spares' blocks first. */
 static pm_errcode
@@ -503,9 +620,9 @@ help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 	 * preempted or dead) to clear PENDING, or writers that reach the new
 	 * leaves spin in nbt_find_leaf until it does.
 	 */
-	pm_fetch_and(&left->flags, ~NBT_PENDING);
+	pm_fetch_and(&left->flags, (uint8_t) ~NBT_PENDING);
 	if (right)
-		pm_fetch_and(&right->flags, ~NBT_PENDING);
+		pm_fetch_and(&right->flags, (uint8_t) ~NBT_PENDING);
 	if (!(flags & NBT_PARENT_DONE))
 	{
 		rc = nbt_replace_child(t, &x->low, off, copy, right ? &right->low : NULL, right_off,
@@ -531,25 +648,30 @@ help_smo(nbt_tree *t, uint64_t off, smo_spares *spares, pm_error *err)
 pm_errcode
 nbt_help_smo(nbt_tree *t, uint64_t off, pm_error *err)
 {
-	smo_spares	none = {{0, 0}, {0, 0}};
+	smo_spares	none = {{0, 0}, {0, 0}, 0};
 
 	return help_smo(t, off, &none, err);
 }
 
-/* Start (or join) the SMO of leaf off with the blocks for its copy in hand. */
+/*
+ * Start (or join) the SMO of leaf off with the blocks for its copy in hand,
+ * for an entry that needs this much room.
+ */
 pm_errcode
-nbt_run_smo(nbt_tree *t, uint64_t off, pm_error *err)
+nbt_run_smo(nbt_tree *t, uint64_t off, uint32_t need, pm_error *err)
 {
 	smo_spares	spares;
-	pm_errcode	rc = reserve_leaves(t, &spares, 2, false, err);
+	bool		packed = holds_packed(nbt_leaf_at(t, off));
+	pm_errcode	rc = reserve_leaves(t, &spares, 2, packed, false, err);
 
 	/*
-	 * A full pool: a leaf with a slot to give back is rewritten into one new
-	 * leaf.  It is full, so nothing commits into it any more, and the copy
-	 * takes fewer than a leaf's entries.
+	 * A full pool: a leaf with room to give back for the entry is rewritten
+	 * into one new leaf.  It is full, so nothing commits into it any more,
+	 * and the copy takes less than a leaf's room.
 	 */
-	if (pm_errcode_is_out_of_space(rc) && leaf_live(t, nbt_leaf_at(t, off)) < NBT_LEAF_CAP)
-		rc = reserve_leaves(t, &spares, 1, false, err);
+	if (pm_errcode_is_out_of_space(rc) &&
+		leaf_live_room(t, nbt_leaf_at(t, off)) + need <= NBT_KV_ROOM)
+		rc = reserve_leaves(t, &spares, 1, false, false, err);
 	if (rc != PM_OK)
 		return rc;
 	rc = help_smo(t, off, &spares, err);
@@ -568,20 +690,21 @@ nbt_merge_may_join(nbt_tree *t, uint64_t x_off, uint64_t y_off)
 	nbt_leaf   *x = nbt_leaf_at(t, x_off);
 	uint64_t	yb;
 
-	if ((pm_load(&x->bitmap) & NBT_MERGED) || pm_load(&x->merge_right) != y_off)
+	if ((pm_load(&x->bitmap) & NBT_MERGED) ||
+		(pm_load(&x->merge_right) & ~NBT_MERGE_TAKEN) != y_off)
 		return false;
 	yb = pm_load(&nbt_leaf_at(t, y_off)->bitmap);
 	return !(yb & NBT_SMO_BIT) || (yb & NBT_MERGED);
 }
 
 /*
- * A merge of two leaves that together hold at most this many live entries.
- * A split leaves more than NBT_LEAF_CAP / 2 in its two halves, and a merged
- * leaf needs more than NBT_LEAF_CAP / 2 live entries and a full leaf to
- * split again: each direction takes at least a dozen operations on the
- * pair, so merges and splits cannot chase each other.
+ * A merge of two leaves whose live entries together take at most this much
+ * room.  A split leaves more than half a block's room in its two halves,
+ * and a merged leaf needs more than that live and a full leaf to split
+ * again: each direction takes at least a dozen operations on the pair, so
+ * merges and splits cannot chase each other.
  */
-#define NBT_MERGE_MAX_LIVE	(NBT_LEAF_CAP / 3)
+#define NBT_MERGE_MAX_ROOM	(NBT_KV_ROOM / 3)
 
 /* One attempt of nbt_compact_leaf, inside an epoch section. */
 static pm_errcode
@@ -590,8 +713,8 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 	uint64_t	off;
 	pm_errcode	rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
 	nbt_leaf   *l;
-	uint32_t	num;
-	int			live;
+	uint32_t	claimed;
+	uint32_t	live;
 	uint64_t	y_off;
 	bool		may_merge;
 	bool		rewrite;
@@ -600,20 +723,20 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 	if (rc != PM_OK)
 		return rc;
 	l = nbt_leaf_at(t, off);
-	num = pm_load(&l->num);
-	live = leaf_live(t, l);
+	claimed = leaf_claimed_room(l);
+	live = leaf_live_room(t, l);
 	y_off = pm_load(&l->next);
 	/* a frozen next: the leaf's SMO has begun meanwhile */
 	may_merge = y_off != 0 && !(y_off & NBT_FROZEN) &&
-		live + leaf_live(t, nbt_leaf_at(t, y_off)) <= NBT_MERGE_MAX_LIVE;
-	if (num > NBT_LEAF_CAP)
-		num = NBT_LEAF_CAP;
+		live + leaf_live_room(t, nbt_leaf_at(t, y_off)) <= NBT_MERGE_MAX_ROOM;
 	/* dead and abandoned slots are reclaimed only by rewriting the leaf */
-	rewrite = num > 0 && (uint32_t) live * 2 <= num;
+	rewrite = claimed > 0 && live * 2 <= claimed;
 	if (!may_merge && !rewrite)
 		return PM_OK;
 	/* before the merge request: that freezes the leaf */
-	rc = reserve_leaves(t, &spares, 2, false, err);
+	rc = reserve_leaves(t, &spares, 2,
+						holds_packed(l) || (may_merge && holds_packed(nbt_leaf_at(t, y_off))),
+						false, err);
 	if (pm_errcode_is_out_of_space(rc) && rewrite)
 	{
 		/*
@@ -621,7 +744,7 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 		 * could make a pair's copy outgrow it).  The leaf has a dead or
 		 * abandoned slot, so its copy fits one leaf.
 		 */
-		rc = reserve_leaves(t, &spares, 1, true, err);
+		rc = reserve_leaves(t, &spares, 1, false, true, err);
 		may_merge = false;
 	}
 	if (rc != PM_OK)

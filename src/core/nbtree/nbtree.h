@@ -60,6 +60,7 @@ typedef struct nbt_tree
 	uint32_t	tag_pm;			/* passed with PM retirements (host: generation) */
 	uint32_t	space_dram;
 	uint64_t	dram_root;		/* arena offset of the DRAM descriptor */
+	bool		packed;			/* the pool's format packs short records (nbt_attach) */
 } nbt_tree;
 
 /* One entry as returned by a leaf read. */
@@ -90,6 +91,9 @@ extern pm_errcode nbt_format(pm_pool *pool, pm_error *err);
 #define NBT_META_HOST_MAX	180
 extern pm_errcode nbt_format_host(pm_pool *pool, const void *host, uint32_t host_len,
 								  pm_error *err);
+
+/* Whether a formatted pool's tree packs short records (README: "Packed records"). */
+extern bool nbt_pool_packs(pm_pool *pool);
 
 /* The host's bytes of a formatted pool (*host_len 0: none). */
 extern pm_errcode nbt_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len,
