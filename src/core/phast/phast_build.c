@@ -37,13 +37,30 @@ check_meta(pm_pool *pool, phast_meta **out, pm_error *err)
 	if (m->version != PHAST_VERSION)
 		return pm_error_set(err, PM_ERR_VERSION, 0, "PhaST structure in pool \"%s\" has format version %u, not %u",
 							pool->path, m->version, PHAST_VERSION);
-	if (m->nparts < 1 || m->nparts > PHAST_MAX_PARTS || m->prefix_bits + m->part_bits > 64)
+	/*
+	 * The partitioning the format made (a power of two of partitions, the
+	 * bits that choose one, a prefix within its bits): else a key's
+	 * partition could lie outside the descriptor's.
+	 */
+	if (m->nparts < 1 || m->nparts > PHAST_MAX_PARTS || (m->nparts & (m->nparts - 1)) != 0 ||
+		(UINT32_C(1) << m->part_bits) != m->nparts || m->prefix_bits + m->part_bits > 64 ||
+		(m->part_bits == 0 && m->prefix_bits != 0) ||
+		(m->prefix_bits < 64 && m->prefix >> m->prefix_bits != 0))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "PhaST meta block of pool \"%s\" is damaged", pool->path);
 	for (uint32_t p = 0; p < m->nparts; p++)
+	{
+		phast_key	low = {phast_part_low(m->prefix_bits, m->part_bits, m->prefix, (int) p), 0};
+
 		if (!phast_lnode_offset_ok(pool, m->master[p]))
 			return pm_error_set(err, PM_ERR_CORRUPT, 0,
 								"PhaST meta block of pool \"%s\": partition %u starts at offset %llu, no LNode",
 								pool->path, p, (unsigned long long) m->master[p]);
+		/* a read walks its partition's INodes until one ends above its key: they must */
+		if (pm_key_cmp(&((phast_lnode *) pm_pool_addr(pool, m->master[p]))->low, &low) != 0)
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"PhaST chain of pool \"%s\": partition %u does not start at its low key",
+								pool->path, p);
+	}
 	*out = m;
 	return PM_OK;
 }
