@@ -164,7 +164,7 @@ nbt_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nbt_skey *sk
 	uint64_t	first = 0;
 	nbt_kv	   *cur = NULL;
 	uint64_t	cur_off = 0;
-	uint32_t	fill = (uint32_t) (NBT_KV_ROOM * fill_pct / 100);
+	uint32_t	fill = (uint32_t) (NBT_KV_ROOM * (fill_pct < 1 ? 1 : fill_pct > 100 ? 100 : fill_pct) / 100);
 	int			used = 0;
 	uint32_t	used_room = 0;
 	uint32_t	packed_bytes = 0;
@@ -445,6 +445,8 @@ nbt_rebuild(nbt_tree *t, bool recover_alloc, pm_error *err)
 					bytes = (uint32_t) (sizeof(nbt_kv) - at);
 			}
 			l->claim = nbt_claim_of((uint32_t) pos + 1, bytes);
+			if (val & NBT_VAL_PACKED)
+				dr->holds_packed = 1;
 			if (nbt_val_live(val))
 			{
 				l->bitmap |= UINT64_C(1) << pos;

@@ -276,6 +276,8 @@ typedef struct nbt_droot
 	uint64_t	leaves;
 	uint64_t	inner_nodes;
 	uint64_t	spare_kv;		/* a PM block kept for rewrites in a full pool */
+	uint64_t	holds_packed;	/* set once a leaf holds a packed record: merges
+								 * reserve a separator's record */
 } nbt_droot;
 
 /* ---------- helpers ---------- */

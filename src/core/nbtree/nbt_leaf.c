@@ -239,6 +239,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		val = stored;
 		if (packs)
 		{
+			if (pm_load_relaxed(&nbt_droot_at(t)->holds_packed) == 0)
+				pm_store(&nbt_droot_at(t)->holds_packed, 1);
 			/* the record is durable before the slot names it, as a block of its own is */
 			val = nbt_rec_pack(kv, (int) pos, nbt_claim_bytes(claim), &packed);
 			pm_persist(&t->pool->persist,

@@ -734,8 +734,9 @@ compact_once(nbt_tree *t, const nbt_skey *sk, bool *compacted, pm_error *err)
 	if (!may_merge && !rewrite)
 		return PM_OK;
 	/* before the merge request: that freezes the leaf */
+	/* the sibling may take packed records until the merge claims it: the tree's flag decides */
 	rc = reserve_leaves(t, &spares, 2,
-						holds_packed(l) || (may_merge && holds_packed(nbt_leaf_at(t, y_off))),
+						holds_packed(l) || (may_merge && pm_load(&nbt_droot_at(t)->holds_packed)),
 						false, err);
 	if (pm_errcode_is_out_of_space(rc) && rewrite)
 	{
