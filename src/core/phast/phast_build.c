@@ -42,8 +42,8 @@ check_meta(pm_pool *pool, phast_meta **out, pm_error *err)
 	 * bits that choose one, a prefix within its bits): else a key's
 	 * partition could lie outside the descriptor's.
 	 */
-	if (m->nparts < 1 || m->nparts > PHAST_MAX_PARTS || (m->nparts & (m->nparts - 1)) != 0 ||
-		(UINT32_C(1) << m->part_bits) != m->nparts || m->prefix_bits + m->part_bits > 64 ||
+	if (m->nparts < 1 || m->nparts > PHAST_MAX_PARTS || m->part_bits >= 32 ||
+		(UINT32_C(1) << m->part_bits) != m->nparts || m->prefix_bits > 64 - m->part_bits ||
 		(m->part_bits == 0 && m->prefix_bits != 0) ||
 		(m->prefix_bits < 64 && m->prefix >> m->prefix_bits != 0))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "PhaST meta block of pool \"%s\" is damaged", pool->path);
