@@ -111,6 +111,7 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 		pg_atomic_write_u64(&s->fences, 0);
 		s->ready_xmin = InvalidTransactionId;
 		s->fill_pid = 0;
+		pmi_tier_slot_init(s, false);
 		s->state = PMI_SLOT_ATTACHED;
 		*generation = s->generation;
 	}
@@ -215,6 +216,19 @@ pmi_registry_claim_fill(int slotno)
 	return mine;
 }
 
+/* The registry slot of rnode, or -1 if it has none. */
+int
+pmi_registry_find(RelFileNodeBackend rnode)
+{
+	int			slotno;
+
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
+	slotno = find_slot(rnode);
+	LWLockRelease(pmi_shared->registry_lock);
+	return slotno;
+}
+
 /*
  * Free the slot of rnode and its DRAM layer.  The caller holds the lock
  * that keeps every other backend away from the index (or the index is
@@ -226,6 +240,10 @@ pmi_registry_release(RelFileNodeBackend rnode)
 	int			slotno;
 
 	pmi_registry_init_backend();
+	/* replay workers stop applying to it first: they take the registry lock */
+	slotno = pmi_registry_find(rnode);
+	if (slotno >= 0)
+		pmi_tier_close(slotno);
 	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
 	slotno = find_slot(rnode);
 	if (slotno >= 0)
