@@ -509,3 +509,46 @@ pmi_epoch(void)
 	}
 	return &epoch_handle;
 }
+
+/*
+ * The index is going away (dropped, or moved under another name): no
+ * applier starts on it, and those at work finish first.  Then nothing but
+ * the caller touches its pool.
+ */
+void
+pmi_tier_close(int slotno)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+
+	pg_atomic_write_u32(&s->tier_closed, 1);
+	pg_memory_barrier();
+	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
+		pg_usleep(1000L);
+}
+
+/* Reset a registry slot's tiering state when an index takes it. */
+void
+pmi_tier_slot_init(PmiSlot *s, bool first)
+{
+	if (first)
+	{
+		pg_atomic_init_u32(&s->tier_closed, 0);
+		pg_atomic_init_u64(&s->tier_writers, 0);
+		pg_atomic_init_u64(&s->tier_appliers, 0);
+		pg_atomic_init_u64(&s->tier_pending, 0);
+		pg_atomic_init_u64(&s->tier_unreclaimed, 0);
+		pg_atomic_init_u64(&s->tier_appended, 0);
+		pg_atomic_init_u64(&s->tier_applied, 0);
+	}
+	else
+	{
+		pg_atomic_write_u32(&s->tier_closed, 0);
+		pg_atomic_write_u64(&s->tier_writers, 0);
+		pg_atomic_write_u64(&s->tier_appliers, 0);
+		pg_atomic_write_u64(&s->tier_pending, 0);
+		pg_atomic_write_u64(&s->tier_unreclaimed, 0);
+		pg_atomic_write_u64(&s->tier_appended, 0);
+		pg_atomic_write_u64(&s->tier_applied, 0);
+	}
+	memset(s->tier_lane, 0, sizeof(s->tier_lane));
+}

@@ -109,6 +109,13 @@ typedef struct PmIndexShared
 
 extern PmIndexShared *pmi_shared;
 
+/* A lane's bit in the tier_* words of a slot. */
+static inline uint64
+pmi_tier_lane_bit(int lane)
+{
+	return UINT64CONST(1) << lane;
+}
+
 static inline PmiSlot *
 pmi_slot(int slotno)
 {

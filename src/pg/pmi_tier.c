@@ -59,8 +59,6 @@ int			pmi_tier_workers = 2;
 int			pmi_tier_lane_kb = 4096;
 bool		pmi_debug_tier_pause = false;
 
-/* records a replay batch applies at most */
-#define TIER_BATCH_MAX		8192
 /* how long a worker sleeps with nothing to do; the adaptive round */
 #define TIER_NAP_MS			50
 #define TIER_ROUND_MS		100
@@ -77,20 +75,6 @@ typedef struct TierAppend
 } TierAppend;
 
 static TierAppend appending;
-
-/* A record of a batch, in the pool. */
-typedef struct TierRecord
-{
-	PmiNote		note;
-	const char *entry;
-	uint32		len;
-} TierRecord;
-
-static inline uint64
-lane_bit(int lane)
-{
-	return UINT64CONST(1) << lane;
-}
 
 static uint32
 lane_segments(void)
@@ -136,8 +120,8 @@ claim_writer_lane(PmiSlot *s)
 	{
 		int			lane = (start + i) % PMI_TIER_LANES;
 
-		if ((pg_atomic_read_u64(&s->tier_writers) & lane_bit(lane)) == 0 &&
-			(pg_atomic_fetch_or_u64(&s->tier_writers, lane_bit(lane)) & lane_bit(lane)) == 0)
+		if ((pg_atomic_read_u64(&s->tier_writers) & pmi_tier_lane_bit(lane)) == 0 &&
+			(pg_atomic_fetch_or_u64(&s->tier_writers, pmi_tier_lane_bit(lane)) & pmi_tier_lane_bit(lane)) == 0)
 			return lane;
 	}
 	return -1;
@@ -161,8 +145,8 @@ tier_append(PmiIndex *h, const void *entry, pm_error *err)
 
 	pm_olog_append(h->pool, t->olog, t->lane, t->record.data, t->record.len, t->host_pos);
 	pg_atomic_fetch_add_u64(&s->tier_appended, 1);
-	t->lane_was_idle = (pg_atomic_fetch_or_u64(&s->tier_pending, lane_bit(t->lane)) &
-						lane_bit(t->lane)) == 0;
+	t->lane_was_idle = (pg_atomic_fetch_or_u64(&s->tier_pending, pmi_tier_lane_bit(t->lane)) &
+						pmi_tier_lane_bit(t->lane)) == 0;
 	if (t->lane_was_idle)
 		s->tier_lane[t->lane].pending_since = GetCurrentTimestamp();
 	return PM_OK;
@@ -219,7 +203,7 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 	}
 	PG_FINALLY();
 	{
-		pg_atomic_fetch_and_u64(&s->tier_writers, ~lane_bit(t->lane));
+		pg_atomic_fetch_and_u64(&s->tier_writers, ~pmi_tier_lane_bit(t->lane));
 	}
 	PG_END_TRY();
 	/* a worker that replays goes on while lanes wait; one that sleeps is woken */
@@ -255,10 +239,11 @@ pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg)
 					pos;
 		char	   *copy,
 				   *end;
+		pm_olog_cursor c;
 		pm_olog_record rec;
 		pm_error	err = {0};
 
-		if ((lanes & lane_bit(lane)) == 0 || lane >= (int) o->nlanes)
+		if ((lanes & pmi_tier_lane_bit(lane)) == 0 || lane >= (int) o->nlanes)
 			continue;
 		l = pm_olog_lane_at(h->pool, o, lane);
 		tail = pm_load(&l->tail);
@@ -269,8 +254,8 @@ pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg)
 		copy = end = palloc(tail - pos);
 		pm_epoch_enter(pmi_epoch());
 		/* applied again: what was applied before this section may be freed */
-		pos = Max(pos, pm_load(&l->applied));
-		while (pm_olog_next(h->pool, o, lane, &pos, tail, &rec, &err))
+		pm_olog_cursor_init(&c, Max(pos, pm_load(&l->applied)));
+		while (pm_olog_next(h->pool, o, lane, &c, tail, &rec, &err))
 		{
 			memcpy(end, &rec.len, sizeof(uint32));
 			memcpy(end + sizeof(uint32), rec.data, rec.len);
@@ -300,80 +285,6 @@ pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg)
 	}
 }
 
-static int
-cmp_record(const void *a, const void *b)
-{
-	const TierRecord *x = a;
-	const TierRecord *y = b;
-
-	if (x->note.key != y->note.key)
-		return x->note.key < y->note.key ? -1 : 1;
-	return x->note.rest < y->note.rest ? -1 : x->note.rest > y->note.rest;
-}
-
-/*
- * Apply a lane's records from applied up to its tail (at most a batch),
- * sorted by key so that neighbouring inserts share the structure's cached
- * path, and advance applied.  By the lane's applier.  Returns how many were
- * applied; a failure leaves applied where it was (applying again is
- * harmless) and is returned in *err.
- */
-static int
-apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o, int lane,
-		   uint64 *applied_upto, pm_error *err)
-{
-	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
-	uint64		tail = pm_load(&l->tail);
-	uint64		pos = pm_load(&l->applied);
-	TierRecord *batch;
-	int			n = 0;
-	pm_olog_record rec;
-	MemoryContext cxt,
-				per_record,
-				old;
-
-	err->code = PM_OK;
-	*applied_upto = pos;
-	if (tail <= pos)
-		return 0;
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "pm_index tier batch", ALLOCSET_DEFAULT_SIZES);
-	/* what replay_entry allocates for a record (a wide key's copy) */
-	per_record = AllocSetContextCreate(cxt, "pm_index tier record", ALLOCSET_SMALL_SIZES);
-	batch = MemoryContextAlloc(cxt, sizeof(TierRecord) * TIER_BATCH_MAX);
-	old = MemoryContextSwitchTo(per_record);
-	while (n < TIER_BATCH_MAX && pm_olog_next(pool, o, lane, &pos, tail, &rec, err))
-	{
-		if (rec.len < sizeof(PmiNote))
-		{
-			pm_error_set(err, PM_ERR_CORRUPT, 0,
-						 "pool file \"%s\": an operation log record of %u bytes", pool->path,
-						 rec.len);
-			break;
-		}
-		memcpy(&batch[n].note, rec.data, sizeof(PmiNote));
-		batch[n].entry = (const char *) rec.data + sizeof(PmiNote);
-		batch[n].len = rec.len - sizeof(PmiNote);
-		n++;
-	}
-	if (err->code == PM_OK)
-	{
-		qsort(batch, n, sizeof(TierRecord), cmp_record);
-		for (int i = 0; i < n && err->code == PM_OK; i++)
-		{
-			if (ops->replay_entry(ops, state, true, batch[i].entry, batch[i].len, err) != PM_OK)
-				break;
-			MemoryContextReset(per_record);
-		}
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
-	if (err->code != PM_OK)
-		return 0;
-	pm_olog_set_applied(pool, o, lane, pos);
-	*applied_upto = pos;
-	return n;
-}
-
 /*
  * After a batch: a lane with nothing left to apply leaves the pending set
  * (and is put back if a writer appended meanwhile); the applied records
@@ -387,14 +298,14 @@ after_apply(PmiSlot *s, pm_pool *pool, const pm_olog *o, int lane, uint64 applie
 	pg_atomic_fetch_add_u64(&s->tier_applied, n);
 	if (pm_load(&l->tail) == applied)
 	{
-		pg_atomic_fetch_and_u64(&s->tier_pending, ~lane_bit(lane));
+		pg_atomic_fetch_and_u64(&s->tier_pending, ~pmi_tier_lane_bit(lane));
 		if (pm_load(&l->tail) != applied)
-			pg_atomic_fetch_or_u64(&s->tier_pending, lane_bit(lane));
+			pg_atomic_fetch_or_u64(&s->tier_pending, pmi_tier_lane_bit(lane));
 	}
 	else
 		s->tier_lane[lane].pending_since = GetCurrentTimestamp();
 	if (applied > pm_load(&l->reclaimed))
-		pg_atomic_fetch_or_u64(&s->tier_unreclaimed, lane_bit(lane));
+		pg_atomic_fetch_or_u64(&s->tier_unreclaimed, pmi_tier_lane_bit(lane));
 }
 
 /*
@@ -438,20 +349,20 @@ reclaim_lane(PmiSlot *s, pm_pool *pool, const pm_olog *o, int lane, bool force)
 		tl->reclaim_epoch = pm_epoch_current(eh->dom);
 	}
 	if (applied == reclaimed)
-		pg_atomic_fetch_and_u64(&s->tier_unreclaimed, ~lane_bit(lane));
+		pg_atomic_fetch_and_u64(&s->tier_unreclaimed, ~pmi_tier_lane_bit(lane));
 }
 
 /* Hold a lane as its applier; false if another process does. */
 static bool
 claim_applier_lane(PmiSlot *s, int lane)
 {
-	return (pg_atomic_fetch_or_u64(&s->tier_appliers, lane_bit(lane)) & lane_bit(lane)) == 0;
+	return (pg_atomic_fetch_or_u64(&s->tier_appliers, pmi_tier_lane_bit(lane)) & pmi_tier_lane_bit(lane)) == 0;
 }
 
 static void
 release_applier_lane(PmiSlot *s, int lane)
 {
-	pg_atomic_fetch_and_u64(&s->tier_appliers, ~lane_bit(lane));
+	pg_atomic_fetch_and_u64(&s->tier_appliers, ~pmi_tier_lane_bit(lane));
 }
 
 /*
@@ -487,7 +398,7 @@ pmi_tier_drain(PmiIndex *h, const char *name)
 			}
 			PG_TRY();
 			{
-				n = apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
+				n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
 				if (err.code == PM_OK)
 					after_apply(s, h->pool, o, lane, applied, n);
 			}
@@ -500,88 +411,6 @@ pmi_tier_drain(PmiIndex *h, const char *name)
 				pmi_report_core_error(ERROR, &err, name);
 		}
 	}
-}
-
-/*
- * First use after a restart (pmi_first_use.c), before reconciliation: apply
- * every record the log holds.  Applying again what was applied before the
- * stop is harmless.  Raises an ERROR for a log that does not validate or a
- * record that cannot be applied.
- */
-void
-pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
-{
-	const pm_olog *o;
-	pm_error	err;
-
-	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
-		return;
-	if (pm_olog_validate(pool, &err) != PM_OK)
-		pmi_report_core_error(ERROR, &err, name);
-	o = pm_olog_of(pool);
-	for (int lane = 0; lane < (int) o->nlanes; lane++)
-	{
-		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
-
-		while (pm_load(&l->applied) < pm_load(&l->tail))
-		{
-			uint64		applied;
-
-			CHECK_FOR_INTERRUPTS();
-			(void) apply_lane(pool, ops, state, o, lane, &applied, &err);
-			if (err.code != PM_OK)
-				pmi_report_core_error(ERROR, &err, name);
-		}
-	}
-}
-
-/*
- * The notes of the records whose heap WAL may not have been flushed before
- * a crash: every record not reclaimed (reclamation waits for the flush).
- */
-void
-pmi_tier_notes(pm_pool *pool, void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
-{
-	const pm_olog *o;
-	pm_error	err = {0};
-
-	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
-		return;
-	o = pm_olog_of(pool);
-	for (int lane = 0; lane < (int) o->nlanes; lane++)
-	{
-		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
-		uint64		pos = pm_load(&l->reclaimed);
-		pm_olog_record rec;
-
-		while (pm_olog_next(pool, o, lane, &pos, pm_load(&l->tail), &rec, &err))
-		{
-			PmiNote		note;
-
-			if (rec.len < sizeof(PmiNote))
-				continue;
-			memcpy(&note, rec.data, sizeof(PmiNote));
-			fn(ctx, note.key, note.rest);
-		}
-		if (err.code != PM_OK)
-			pmi_report_core_error(ERROR, &err, NULL);
-	}
-}
-
-/*
- * The index is going away (dropped, or moved under another name): no
- * applier starts on it, and those at work finish first.  Then nothing but
- * the caller touches its pool.
- */
-void
-pmi_tier_close(int slotno)
-{
-	PmiSlot    *s = pmi_slot(slotno);
-
-	pg_atomic_write_u32(&s->tier_closed, 1);
-	pg_memory_barrier();
-	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
-		pg_usleep(1000L);
 }
 
 /*
@@ -621,88 +450,6 @@ pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 	PG_END_TRY();
 }
 
-/* Reset a registry slot's tiering state when an index takes it. */
-void
-pmi_tier_slot_init(PmiSlot *s, bool first)
-{
-	if (first)
-	{
-		pg_atomic_init_u32(&s->tier_closed, 0);
-		pg_atomic_init_u64(&s->tier_writers, 0);
-		pg_atomic_init_u64(&s->tier_appliers, 0);
-		pg_atomic_init_u64(&s->tier_pending, 0);
-		pg_atomic_init_u64(&s->tier_unreclaimed, 0);
-		pg_atomic_init_u64(&s->tier_appended, 0);
-		pg_atomic_init_u64(&s->tier_applied, 0);
-	}
-	else
-	{
-		pg_atomic_write_u32(&s->tier_closed, 0);
-		pg_atomic_write_u64(&s->tier_writers, 0);
-		pg_atomic_write_u64(&s->tier_appliers, 0);
-		pg_atomic_write_u64(&s->tier_pending, 0);
-		pg_atomic_write_u64(&s->tier_unreclaimed, 0);
-		pg_atomic_write_u64(&s->tier_appended, 0);
-		pg_atomic_write_u64(&s->tier_applied, 0);
-	}
-	memset(s->tier_lane, 0, sizeof(s->tier_lane));
-}
-
-/*
- * After a restart the first use applied every record (pmi_tier_recover):
- * the lanes still keep the applied ones until a worker reclaims them.
- */
-void
-pmi_tier_note_recovered(int slotno, pm_pool *pool)
-{
-	PmiSlot    *s = pmi_slot(slotno);
-	const pm_olog *o;
-
-	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
-		return;
-	o = pm_olog_of(pool);
-	for (int lane = 0; lane < (int) o->nlanes && lane < PMI_TIER_LANES; lane++)
-	{
-		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
-
-		if (pm_load(&l->applied) > pm_load(&l->reclaimed))
-			pg_atomic_fetch_or_u64(&s->tier_unreclaimed, lane_bit(lane));
-	}
-}
-
-/*
- * What waits in the log of the index in registry slot slotno, whose pool
- * is pool: records, their bytes, the oldest's age (pm_index_tier_lag).
- */
-void
-pmi_tier_lag(int slotno, pm_pool *pool, int64 *records, int64 *bytes, double *age_seconds)
-{
-	PmiSlot    *s = pmi_slot(slotno);
-	const pm_olog *o = pm_olog_of(pool);
-	uint64		lanes = pg_atomic_read_u64(&s->tier_pending);
-	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz oldest = now;
-
-	*records = (int64) (pg_atomic_read_u64(&s->tier_appended) - pg_atomic_read_u64(&s->tier_applied));
-	*bytes = 0;
-	if (o != NULL)
-		for (int lane = 0; lane < (int) o->nlanes && lane < PMI_TIER_LANES; lane++)
-		{
-			pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
-			uint64		tail = pm_load(&l->tail);
-			uint64		applied = pm_load(&l->applied);
-
-			if (tail > applied)
-			{
-				*bytes += (int64) (tail - applied);
-				if ((lanes & lane_bit(lane)) != 0 && s->tier_lane[lane].pending_since != 0)
-					oldest = Min(oldest, s->tier_lane[lane].pending_since);
-			}
-		}
-	*records = Max(*records, 0);
-	*age_seconds = *bytes > 0 ? (double) (now - oldest) / USECS_PER_SEC : 0;
-}
-
 /*
  * Replay what waits in one lane of the index in registry slot s, whose
  * applier this process is: a batch, then what may be reclaimed.  Returns
@@ -723,7 +470,7 @@ replay_lane(PmiSlot *s, int lane)
 	o = pm_olog_of(h->pool);
 	if (o == NULL)
 		return 0;
-	n = apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
+	n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
 	if (err.code != PM_OK)
 	{
 		pmi_report_core_error(LOG, &err, name);
@@ -770,7 +517,7 @@ replay_round(MemoryContext cxt)
 
 		for (int lane = 0; lanes != 0 && lane < PMI_TIER_LANES; lane++)
 		{
-			if ((lanes & lane_bit(lane)) == 0 || !claim_applier_lane(s, lane))
+			if ((lanes & pmi_tier_lane_bit(lane)) == 0 || !claim_applier_lane(s, lane))
 				continue;
 			/* an index being dropped waits for its appliers: none starts now */
 			pg_memory_barrier();

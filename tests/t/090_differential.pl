@@ -90,7 +90,7 @@ for my $tt (@types)
 # multicolumn indexes of every shape and ordering
 is( $node->safe_psql(
 		'postgres', q{SELECT count(*) > 0 FROM pg_class c, LATERAL pm_index_tier_lag(c.oid) l
-		 WHERE c.relname LIKE 'pm\_%\_tiered\_%' AND c.relkind = 'i' AND l.records > 0}),
+		 WHERE c.relname LIKE 'pm\_%\_tiered\_%' AND c.relkind = 'i' AND l.waiting_entries > 0}),
 	't', 'the tiered indexes were read with their rows waiting in their logs');
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pm_index.debug_tier_pause = off; SELECT pg_reload_conf()');
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.mc_setup($rows * 2)");

@@ -6,8 +6,13 @@
  *	  fits); a lane full at max_segments, with room again once reclaimed,
  *	  and reclaimed segments back in the allocator; a segment filled
  *	  exactly, reclaimed to its end with the next not yet linked; two
- *	  persists an append; a writer, an applier-reclaimer and a reader
- *	  thread passing 1M records of random lengths; damaged directories,
+ *	  persists an append; a writer hint or read cursor that does not check
+ *	  out (the log validates, records go where they belong, the read says
+ *	  corrupt); a writer, an applier-reclaimer with one cursor throughout, a
+ *	  reader and a follower thread (one cursor over every segment while the
+ *	  reclaimer frees below it) passing 1M records of random lengths; the
+ *	  walks and time (a diag) of an append as 1 to 64 segments lie between
+ *	  head and tail; damaged directories,
  *	  positions, chains and records refused, and read without a step out of
  *	  the pool, under targeted and random damage; allocator recovery keeping
  *	  the log and freeing segments a crash left unlinked; and an adr power
@@ -224,12 +229,14 @@ model_read(const model *m, const pm_pool *pool, uint32_t lane, uint64_t pos, uin
 	static char why[400];
 	const pm_olog *o = pm_olog_of(pool);
 	uint64_t	k = model_first(m, pos);
+	pm_olog_cursor c;
 	pm_olog_record rec;
 	pm_error	err;
 
-	while (pm_olog_next(pool, o, lane, &pos, upto, &rec, &err))
+	pm_olog_cursor_init(&c, pos);
+	while (pm_olog_next(pool, o, lane, &c, upto, &rec, &err))
 	{
-		if (k >= m->n || !record_is(&rec, k, m->lens[k]) || pos != m->ends[k])
+		if (k >= m->n || !record_is(&rec, k, m->lens[k]) || c.pos != m->ends[k])
 		{
 			snprintf(why, sizeof(why), "record %llu is not as written (host position %llu, %u bytes)",
 					 (unsigned long long) k, (unsigned long long) rec.host_pos, rec.len);
@@ -237,9 +244,9 @@ model_read(const model *m, const pm_pool *pool, uint32_t lane, uint64_t pos, uin
 		}
 		k++;
 	}
-	if (err.code != PM_OK || pos != upto || (upto != 0 && (k == 0 || m->ends[k - 1] != upto)))
+	if (err.code != PM_OK || c.pos != upto || (upto != 0 && (k == 0 || m->ends[k - 1] != upto)))
 	{
-		snprintf(why, sizeof(why), "the read ends at %llu, not %llu (%s)", (unsigned long long) pos,
+		snprintf(why, sizeof(why), "the read ends at %llu, not %llu (%s)", (unsigned long long) c.pos,
 				 (unsigned long long) upto, err.code != PM_OK ? err.msg : "no error");
 		return why;
 	}
@@ -296,6 +303,73 @@ walk_hook(const pm_olog_lane *l)
 	}
 }
 
+/* ---------- the cost of an append as a lane grows ---------- */
+
+#define COST_SEGMENTS	64
+#define COST_LEN		200		/* 216 bytes: segments end in a skip header, none filled exactly */
+
+static uint64_t walks;
+
+static void
+count_walk(const pm_olog_lane *l)
+{
+	(void) l;
+	walks++;
+}
+
+/*
+ * Append to lane `lane` of a log of one pool until COST_SEGMENTS segments
+ * lie between its head and its tail, nothing reclaimed; per number of
+ * segments, the ns an append takes (reserve and append) and the walks from
+ * the head it does.  With forced, the hint is spoiled before each call, so
+ * both walk as every append did before the hint.  False if a record went
+ * wrong.
+ */
+static bool
+append_costs(pm_pool *pool, pm_alloc *a, uint32_t lane, bool forced, double *ns, uint64_t *nwalks)
+{
+	const pm_olog *o = pm_olog_of(pool);
+	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+	uint64_t	buf[COST_LEN / 8 + 1];
+	uint64_t	n[COST_SEGMENTS + 1] = {0};
+	pm_error	err;
+
+	memset(buf, 0x11, sizeof(buf));
+	for (int i = 0; i <= COST_SEGMENTS; i++)
+	{
+		ns[i] = 0;
+		nwalks[i] = 0;
+	}
+	pm_olog_walk_hook = count_walk;
+	for (uint64_t seq = 0;; seq++)
+	{
+		uint64_t	segs = l->tail / SEG_DATA + 1;
+		uint64_t	w = walks;
+		double		t0;
+
+		if (segs > COST_SEGMENTS)
+			break;
+		t0 = now_sec();
+		if (forced)
+			l->tail_check = ~l->tail_check;
+		if (pm_olog_reserve(pool, a, o, lane, COST_LEN, &err) != PM_OK)
+		{
+			pm_olog_walk_hook = NULL;
+			return false;
+		}
+		if (forced)
+			l->tail_check = ~l->tail_check;
+		pm_olog_append(pool, o, lane, buf, COST_LEN, seq);
+		ns[segs] += now_sec() - t0;
+		nwalks[segs] += walks - w;
+		n[segs]++;
+	}
+	pm_olog_walk_hook = NULL;
+	for (int i = 1; i <= COST_SEGMENTS; i++)
+		ns[i] = n[i] > 0 ? ns[i] * 1e9 / n[i] : 0;
+	return true;
+}
+
 /* ---------- a writer, an applier-reclaimer and a reader thread ---------- */
 
 #define THREAD_LANE 1
@@ -314,6 +388,10 @@ typedef struct threads
 	uint64_t	full;			/* reserves refused while the lane was full */
 	uint64_t	reader_passes;
 	uint64_t	reader_records;
+	uint64_t	follow_at;		/* where the follower's cursor is: no reclaim passes it */
+	uint64_t	follow_records;
+	uint64_t	follow_walks;	/* its reads that walked from the head */
+	uint64_t	follow_segments;	/* segment boundaries it crossed */
 } threads;
 
 static uint32_t
@@ -371,16 +449,18 @@ applier(void *arg)
 	threads    *t = arg;
 	pm_olog_lane *l = pm_olog_lane_at(t->pool, t->o, THREAD_LANE);
 	uint64_t	seq = 0;
-	uint64_t	pos = 0;
+	pm_olog_cursor c;
 	pm_olog_record rec;
 	pm_error	err;
 
+	/* one cursor throughout: it never reclaims past where the cursor is */
+	pm_olog_cursor_init(&c, 0);
 	while (seq < THREAD_RECORDS && pm_load(&t->bad) == 0)
 	{
 		uint64_t	tail = pm_load(&l->tail);
 		uint64_t	upto;
 
-		while (pm_olog_next(t->pool, t->o, THREAD_LANE, &pos, tail, &rec, &err))
+		while (pm_olog_next(t->pool, t->o, THREAD_LANE, &c, tail, &rec, &err))
 		{
 			if (!record_is(&rec, seq, thread_len(seq)))
 				thread_fail(t, "the applier read a wrong record", seq, NULL);
@@ -395,12 +475,58 @@ applier(void *arg)
 		pm_store(&t->target, tail);
 		pm_full_fence();
 		upto = pm_load(&t->announce);
+		if (upto > pm_load(&t->follow_at))
+			upto = pm_load(&t->follow_at);
 		if (upto > tail)
 			upto = tail;
 		if (upto > pm_load(&l->reclaimed))
 			pm_olog_reclaim(t->pool, &t->reclaimer_alloc, t->o, THREAD_LANE, upto);
 	}
 	pm_store(&t->done, 1);
+	return NULL;
+}
+
+/*
+ * One cursor from the lane's start to its end, over every segment the
+ * writer links, while the reclaimer frees below it: it publishes where the
+ * cursor is, and the reclaimer goes no further (the cursor contract).
+ */
+static void *
+follower(void *arg)
+{
+	threads    *t = arg;
+	pm_olog_lane *l = pm_olog_lane_at(t->pool, t->o, THREAD_LANE);
+	pm_olog_cursor c;
+	pm_olog_record rec;
+	pm_error	err;
+	uint64_t	seq = 0;
+	uint64_t	last_seg = 0;
+
+	pm_olog_cursor_init(&c, 0);
+	while (seq < THREAD_RECORDS && pm_load(&t->bad) == 0)
+	{
+		uint64_t	tail = pm_load(&l->tail);
+
+		for (;;)
+		{
+			if (c.segment == 0 && c.pos < tail)
+				t->follow_walks++;
+			if (!pm_olog_next(t->pool, t->o, THREAD_LANE, &c, tail, &rec, &err))
+				break;
+			if (!record_is(&rec, seq, thread_len(seq)))
+				thread_fail(t, "the follower read a wrong record", seq, NULL);
+			/* a record's last byte is in its segment */
+			t->follow_segments += (c.pos - 1) / SEG_DATA != last_seg;
+			last_seg = (c.pos - 1) / SEG_DATA;
+			seq++;
+			pm_store(&t->follow_at, c.pos);
+		}
+		if (err.code != PM_OK)
+			thread_fail(t, "the follower's read failed", seq, &err);
+		sched_yield();
+	}
+	t->follow_records = seq;
+	pm_store(&t->follow_at, UINT64_MAX);
 	return NULL;
 }
 
@@ -418,13 +544,15 @@ reader(void *arg)
 		uint64_t	pos = pm_load(&l->applied);
 		uint64_t	tail;
 		uint64_t	expect = UINT64_MAX;
+		pm_olog_cursor c;
 
 		pm_store(&t->announce, pos);
 		pm_full_fence();
 		if (pm_load(&t->target) > pos)
 			continue;			/* the reclaimer may be past it: start again */
 		tail = pm_load(&l->tail);
-		while (pm_olog_next(t->pool, t->o, THREAD_LANE, &pos, tail, &rec, &err))
+		pm_olog_cursor_init(&c, pos);
+		while (pm_olog_next(t->pool, t->o, THREAD_LANE, &c, tail, &rec, &err))
 		{
 			if ((expect != UINT64_MAX && rec.host_pos != expect) ||
 				!record_is(&rec, rec.host_pos, thread_len(rec.host_pos)))
@@ -476,11 +604,12 @@ read_all_inside(const pm_pool *pool, const pm_olog *o, const uint64_t *lane_offs
 	for (uint32_t i = 0; i < NLANES; i++)
 	{
 		pm_olog_lane *l = pm_pool_addr(pool, lane_offs[i]);
-		uint64_t	pos = l->reclaimed;
+		pm_olog_cursor c;
 		pm_olog_record rec;
 		pm_error	err;
 
-		while (pm_olog_next(pool, o, i, &pos, l->tail, &rec, &err))
+		pm_olog_cursor_init(&c, l->reclaimed);
+		while (pm_olog_next(pool, o, i, &c, l->tail, &rec, &err))
 			if (!record_inside(pool, &rec))
 				return false;
 		*corrupt += err.code == PM_ERR_CORRUPT;
@@ -805,11 +934,11 @@ main(void)
 	pm_olog_lane *l2;
 	pm_olog_record rec;
 	uint64_t	blocks_start;
-	uint64_t	pos;
+	pm_olog_cursor cur;
 	const char *why = NULL;
 	static threads t;
 
-	tap_plan(19);
+	tap_plan(22);
 	snprintf(path, sizeof(path), "%s/pool.pm", dir);
 	snprintf(work, sizeof(work), "%s/work.pm", dir);
 	snprintf(image, sizeof(image), "%s/image.pm", dir);
@@ -830,10 +959,10 @@ main(void)
 	l1 = lane_of(pool, 1);
 	l2 = lane_of(pool, 2);
 	blocks_start = blocks_in_use(&a);
-	pos = 0;
+	pm_olog_cursor_init(&cur, 0);
 	tap_ok(o->nlanes == NLANES && o->max_segments == MAX_SEGMENTS && l0->head == 0 &&
 		   pm_olog_validate(pool, &err) == PM_OK &&
-		   !pm_olog_next(pool, o, 0, &pos, 0, &rec, &err) && err.code == PM_OK &&
+		   !pm_olog_next(pool, o, 0, &cur, 0, &rec, &err) && err.code == PM_OK &&
 		   pm_olog_reserve(pool, &a, o, 0, PM_OLOG_MAX_RECORD + 1, &err) == PM_ERR_INVALID &&
 		   l0->head == 0 && blocks_in_use(&a) == blocks_start,
 		   "a log of %d lanes of at most %d segments of %zu bytes: empty lanes without a segment, "
@@ -951,12 +1080,13 @@ main(void)
 		while (chain_length(pool, l2) < 3)
 			model_put(&m2, pool, &a, 2, PM_OLOG_MAX_RECORD, &err);
 		pm_olog_set_applied(pool, o, 2, l2->tail);
-		pos = hook_upto = m2.ends[model_first(&m2, (l2->tail / SEG_DATA - 1) * SEG_DATA)];
+		hook_upto = m2.ends[model_first(&m2, (l2->tail / SEG_DATA - 1) * SEG_DATA)];
+		pm_olog_cursor_init(&cur, hook_upto);
 		hook_pool = pool;
 		hook_alloc = &a;
 		hook_armed = true;
 		pm_olog_walk_hook = walk_hook;
-		ok = pm_olog_next(pool, o, 2, &pos, l2->tail, &rec, &err) &&
+		ok = pm_olog_next(pool, o, 2, &cur, l2->tail, &rec, &err) &&
 			record_is(&rec, model_first(&m2, hook_upto), m2.lens[model_first(&m2, hook_upto)]);
 		pm_olog_walk_hook = NULL;
 		ok &= hook_freed != 0 && hook_freed != l2->head && l2->reclaimed == hook_upto &&
@@ -971,9 +1101,99 @@ main(void)
 		   "than a header left), every append two persists", (unsigned long long) skip_headers,
 		   (unsigned long long) short_ends);
 
+	/* lane 2: a hint or a cursor that does not check out */
+	{
+		uint64_t	lane2 = o->lane[2];
+		uint64_t	forged = pm_alloc_block(&a, PM_OLOG_SEGMENT, &err);
+		pm_olog_segment *f = pm_pool_addr(pool, forged);
+		uint64_t	size = pm_pool_size(pool);
+		uint64_t	rng = 0x9e3779b97f4a7c15;
+		int			bad_hints = 0;
+		int			bad_cursors = 0;
+		int			rounds = 0;
+
+		while (chain_length(pool, l2) < 2)
+			model_put(&m2, pool, &a, 2, PM_OLOG_MAX_RECORD, &err);
+		for (int i = 0; i < 10; i++)
+		{
+			uint64_t	tseg = pm_pool_off(pool, segment_of(pool, l2, l2->tail / SEG_DATA));
+			uint64_t	older = l2->head != tseg ? l2->head : next_of(pool, l2->head);
+			uint64_t	hints[][2] = {
+				{0, 0},
+				{UINT64_MAX, UINT64_MAX ^ lane2},
+				{size, size ^ lane2},
+				{tseg + 8, (tseg + 8) ^ lane2},
+				{pm_pool_root(pool, PM_OLOG_ROOT), pm_pool_root(pool, PM_OLOG_ROOT) ^ lane2},
+				{older, older ^ lane2},
+				{forged, tseg ^ lane2},	/* numbered as the tail's, without its check */
+				{forged, forged ^ o->lane[0]},	/* another lane's check */
+				{tseg, tseg},
+				{xorshift(&rng), xorshift(&rng)},
+			};
+
+			/* a block numbered as the tail's segment, as one recovery freed might be */
+			f->seq = l2->tail / SEG_DATA;
+			f->next = 0;
+			memset(f->data, 0x5a, 64);
+			l2->tail_segment = hints[i][0];
+			l2->tail_check = hints[i][1];
+			if (older == 0 || pm_olog_validate(pool, &err) != PM_OK)
+			{
+				if (bad_hints++ < 3)
+					tap_diag("hint %d: the log does not validate with it: %s", i, older == 0 ? "one segment" : err.msg);
+				continue;
+			}
+			/* across a segment's end: a skip header, a link, a record in the new segment */
+			fill_left(&m2, pool, &a, 2, 40, &err);
+			if (model_put(&m2, pool, &a, 2, 100, &err) != PM_OK ||
+				model_put(&m2, pool, &a, 2, 8, &err) != PM_OK ||
+				model_read(&m2, pool, 2, l2->reclaimed, l2->tail) != NULL ||
+				pm_olog_validate(pool, &err) != PM_OK ||
+				f->seq + 1 != l2->tail / SEG_DATA || f->next != 0 || f->data[0] != UINT64_C(0x5a5a5a5a5a5a5a5a) ||
+				l2->tail_segment != pm_pool_off(pool, segment_of(pool, l2, l2->tail / SEG_DATA)))
+			{
+				if (bad_hints++ < 3)
+					tap_diag("hint %d: a reserve and append went wrong", i);
+			}
+			rounds++;
+
+			/* a cursor whose segment does not check out: corrupt and unchanged, or (0) a walk */
+			{
+				uint64_t	segs[] = {0, size, l2->head + 8, next_of(pool, l2->head), pm_pool_root(pool, PM_OLOG_ROOT)};
+
+				for (int j = 0; j < 5; j++)
+				{
+					pm_olog_cursor c;
+					pm_olog_cursor before;
+					uint64_t	k = model_first(&m2, l2->reclaimed);
+					bool		got;
+
+					pm_olog_cursor_init(&c, l2->reclaimed);
+					c.segment = segs[j];
+					before = c;
+					got = pm_olog_next(pool, o, 2, &c, l2->tail, &rec, &err);
+					if (j == 0 ? !got || !record_is(&rec, k, m2.lens[k]) || c.pos != m2.ends[k] :
+						got || err.code != PM_ERR_CORRUPT || c.pos != before.pos || c.segment != before.segment)
+						bad_cursors++;
+				}
+			}
+			/* applied and reclaimed to the previous segment's last record: two segments stay */
+			pm_olog_set_applied(pool, o, 2, l2->tail);
+			pm_olog_reclaim(pool, &a, o, 2, m2.ends[model_first(&m2, l2->tail / SEG_DATA * SEG_DATA) - 1]);
+		}
+		pm_free_block(&a, forged, &err);
+		tap_ok(bad_hints == 0 && rounds == 10 && bad_cursors == 0,
+			   "a hint that does not check out (none, outside the pool, off its block, the directory, an older "
+			   "segment, a block numbered as the tail's segment with another's or another lane's check, no check, "
+			   "random): the log validates with it, reserves and appends across a segment's end put every record "
+			   "right and leave the block alone, and the hint names the tail's segment again; a cursor naming "
+			   "no segment walks, one naming a block outside the pool, off its block or numbered otherwise reads "
+			   "corrupt and stays put");
+	}
+
 	/* lane 1: a writer, an applier-reclaimer and a reader thread */
 	{
-		pthread_t	th[3];
+		pthread_t	th[4];
 		uint64_t	blocks = blocks_in_use(&a);
 		double		start = now_sec();
 		double		secs;
@@ -983,19 +1203,26 @@ main(void)
 		pm_alloc_attach_pool(&t.writer_alloc, pool);
 		pm_alloc_attach_pool(&t.reclaimer_alloc, pool);
 		t.announce = UINT64_MAX;
+		t.follow_at = 0;
 		pthread_create(&th[0], NULL, writer, &t);
 		pthread_create(&th[1], NULL, applier, &t);
 		pthread_create(&th[2], NULL, reader, &t);
-		for (int i = 0; i < 3; i++)
+		pthread_create(&th[3], NULL, follower, &t);
+		for (int i = 0; i < 4; i++)
 			pthread_join(th[i], NULL);
 		secs = now_sec() - start;
 		tap_ok(t.bad == 0 && t.reader_records > 0,
-			   "a writer, an applier-reclaimer and a reader thread passed %d records of random lengths "
+			   "a writer, an applier-reclaimer (one cursor throughout) and a reader thread passed %d records of random lengths "
 			   "(%.0f MB) in %.1f s: all in order and whole (the writer found the lane full %llu times; "
 			   "the reader read %llu records in %llu passes)%s%s",
 			   THREAD_RECORDS, l1->tail / 1e6, secs, (unsigned long long) t.full,
 			   (unsigned long long) t.reader_records, (unsigned long long) t.reader_passes,
 			   t.bad ? ": " : "", t.why);
+		tap_ok(t.bad == 0 && t.follow_records == THREAD_RECORDS && t.follow_segments == (l1->tail - 1) / SEG_DATA,
+			   "and a fourth thread read all %llu records with one cursor over %llu segment boundaries while "
+			   "the reclaimer freed below it, walking from the head %llu times (at the start, and where "
+			   "the tail had ended a segment whose next was not linked yet)", (unsigned long long) t.follow_records,
+			   (unsigned long long) t.follow_segments, (unsigned long long) t.follow_walks);
 		pm_olog_reclaim(pool, &a, o, 1, l1->applied);
 		tap_ok(pm_olog_validate(pool, &err) == PM_OK && l1->applied == l1->tail &&
 			   blocks_in_use(&a) == blocks + 1 && chain_length(pool, l1) == 1,
@@ -1073,7 +1300,7 @@ main(void)
 			{
 				uint64_t	saved[3];
 				uint64_t	corrupt = 0;
-				uint64_t	rpos = l0->reclaimed;
+				pm_olog_cursor rc0;
 				pm_errcode	rc;
 				bool		inside;
 				bool		read_failed;
@@ -1086,7 +1313,8 @@ main(void)
 				if ((rc = pm_olog_validate(pool, &err)) != PM_ERR_CORRUPT && missed++ < 3)
 					tap_diag("%s: validate says %s", d[i].what, pm_errcode_name(rc));
 				inside = read_all_inside(pool, o, lane_offs, &corrupt);
-				while (pm_olog_next(pool, o, 0, &rpos, l0->tail, &rec, &err))
+				pm_olog_cursor_init(&rc0, l0->reclaimed);
+				while (pm_olog_next(pool, o, 0, &rc0, l0->tail, &rec, &err))
 					;
 				read_failed = err.code == PM_ERR_CORRUPT;
 				for (int j = 2; j >= 0; j--)
@@ -1245,6 +1473,58 @@ main(void)
 			   (unsigned long long) blocks, why != NULL ? ": " : "", why != NULL ? why : "");
 	}
 	pm_pool_close(pool);
+
+	/* what an append costs as the segments between head and tail grow from 1 to 64 */
+	{
+		char		cost_path[600];
+		pm_pool    *cp;
+		pm_alloc	ca;
+		double		ns[2][COST_SEGMENTS + 1];
+		uint64_t	nw[2][COST_SEGMENTS + 1];
+		uint64_t	hint_walks = 0;
+		uint64_t	forced_walks = 0;
+		uint64_t	forced_hops = 0;
+		uint64_t	read_walks;
+		pm_olog_cursor c;
+		uint64_t	records = 0;
+		bool		ok;
+		char		line[1000];
+		int			len = 0;
+
+		snprintf(cost_path, sizeof(cost_path), "%s/cost.pm", dir);
+		cp = harness_pool(cost_path, PM_MODE_EADR, 32 << 20, PM_KIND_TEST, NULL);
+		pm_alloc_attach_pool(&ca, cp);
+		ok = pm_olog_create(cp, &ca, 2, COST_SEGMENTS + 2, &err) == PM_OK &&
+			append_costs(cp, &ca, 0, false, ns[0], nw[0]) &&
+			append_costs(cp, &ca, 1, true, ns[1], nw[1]);
+		for (int i = 1; i <= COST_SEGMENTS; i++)
+		{
+			hint_walks += nw[0][i];
+			forced_walks += nw[1][i];
+			forced_hops += nw[1][i] * i;
+		}
+		for (int i = 1; i <= COST_SEGMENTS; i *= 2)
+			len += snprintf(line + len, sizeof(line) - len, " %d: %.0f/%.0f ns (%llu/%llu walks);",
+							i, ns[0][i], ns[1][i], (unsigned long long) nw[0][i],
+							(unsigned long long) nw[1][i]);
+		tap_diag("reserve+append of %d bytes in eadr, by segments from head to tail, with the hint/walking "
+				 "from the head as before:%s", COST_LEN, line);
+		walks = 0;
+		pm_olog_walk_hook = count_walk;
+		pm_olog_cursor_init(&c, 0);
+		while (pm_olog_next(cp, pm_olog_of(cp), 0, &c, pm_olog_lane_at(cp, pm_olog_of(cp), 0)->tail, &rec, &err))
+			records++;
+		pm_olog_walk_hook = NULL;
+		read_walks = walks;
+		ok &= err.code == PM_OK && pm_olog_validate(cp, &err) == PM_OK;
+		tap_ok(ok && hint_walks == 1 && read_walks == 1,
+			   "with the hint, %llu appends over 1 to %d segments walked from the head once (the first "
+			   "reserve: no hint yet), against %llu walks of %llu segment hops in all without it; a cursor "
+			   "read all %llu records with %llu walk", (unsigned long long) records, COST_SEGMENTS,
+			   (unsigned long long) forced_walks, (unsigned long long) forced_hops,
+			   (unsigned long long) records, (unsigned long long) read_walks);
+		pm_pool_close(cp);
+	}
 
 	/* adr power failures at every persistence event of a workload, and a negative control */
 	{

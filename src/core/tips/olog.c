@@ -176,11 +176,105 @@ pm_olog_create(pm_pool *pool, pm_alloc *a, uint32_t nlanes, uint32_t max_segment
 	return PM_OK;
 }
 
+/*
+ * The writer's hint names the tail's segment (numbered tail / SEG_DATA).
+ * The writer stores it only once that segment's link is durable: after a
+ * reserve persists the link, when an append moves the tail onto a segment
+ * a reserve linked, when a walk finds it.  It shares the tail's cache line,
+ * so each persist of the tail makes a hint at least as new durable.  A
+ * lane links one segment of each number in its life and frees it only
+ * once reclaimed is past it, reclaimed, applied and the tail being
+ * persisted in that order first; so no reclaim, before a crash or after,
+ * frees the tail's segment.  After a crash the durable hint is from when
+ * the durable tail was set or later, and names a block that was then the
+ * lane's segment numbered as the tail was: if that block is now numbered
+ * as the durable tail's segment, it is that segment, still linked (for it
+ * to have been freed and reused, the durable tail would be past it); if
+ * not, the writer walks.  tail_check, stored with it, guards what this
+ * cannot: a damaged word (another lane's segment of the tail's number, a
+ * block recovery freed); the hint is used only if the check is its offset
+ * xor the lane's.
+ */
+static pm_olog_segment *
+hint_segment(const pm_pool *pool, const pm_olog_lane *l, uint64_t lane_off, uint64_t tail)
+{
+	uint64_t	off = pm_load_relaxed(&l->tail_segment);
+	pm_olog_segment *s;
+
+	if (pm_load_relaxed(&l->tail_check) != (off ^ lane_off) ||
+		!block_ok(pool, off, PM_OLOG_SEGMENT))
+		return NULL;
+	s = segment_at(pool, off);
+	return pm_load(&s->seq) == tail / SEG_DATA ? s : NULL;
+}
+
+static void
+hint_set(pm_olog_lane *l, uint64_t lane_off, uint64_t off)
+{
+	if (pm_load_relaxed(&l->tail_segment) == off &&
+		pm_load_relaxed(&l->tail_check) == (off ^ lane_off))
+		return;
+	pm_store_relaxed(&l->tail_segment, off);
+	pm_store_relaxed(&l->tail_check, off ^ lane_off);
+}
+
+/*
+ * By the lane's writer: the tail's segment, or if it is not linked the
+ * chain's last segment (NULL: none, or a chain that does not reach below the
+ * tail), by the hint if it checks out, else by a walk that sets the hint.
+ */
+static pm_olog_segment *
+tail_segment_find(const pm_pool *pool, const pm_olog *o, pm_olog_lane *l, uint64_t lane_off,
+				  uint64_t tail)
+{
+	pm_olog_segment *s = hint_segment(pool, l, lane_off, tail);
+	uint64_t	head_seq;
+
+	if (pm_likely(s != NULL))
+		return s;
+	s = segment_walk(pool, o, l, tail / SEG_DATA, &head_seq);
+	if (s != NULL && pm_load(&s->seq) == tail / SEG_DATA)
+		hint_set(l, lane_off, pm_pool_off(pool, s));
+	return s;
+}
+
+/*
+ * The number of the lane's head segment, as the writer counts a lane's
+ * segments from it; false if the head names no segment.  A reclaim may
+ * free the head's segment as it is read: see segment_walk.
+ */
+static bool
+head_seq_of(const pm_pool *pool, const pm_olog_lane *l, uint64_t *seq)
+{
+	for (;;)
+	{
+		uint64_t	head = pm_load(&l->head);
+		const pm_olog_segment *s;
+
+		if (!block_ok(pool, head, PM_OLOG_SEGMENT))
+			return false;
+		s = segment_at(pool, head);
+		*seq = pm_load(&s->seq);
+		if (pm_load(&l->head) == head && pm_load(&s->seq) == *seq)
+			return true;
+	}
+}
+
+static pm_errcode
+chain_damaged(const pm_pool *pool, uint32_t lane, pm_error *err)
+{
+	return pm_error_set(err, PM_ERR_CORRUPT, 0,
+						"pool file \"%s\": operation log lane %u has no segment chain to its tail",
+						pool->path, lane);
+}
+
 pm_errcode
 pm_olog_reserve(const pm_pool *pool, pm_alloc *a, const pm_olog *o, uint32_t lane, uint32_t len,
 				pm_error *err)
 {
-	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+	uint64_t	lane_off = pm_load(&o->lane[lane]);
+	pm_olog_lane *l = (pm_olog_lane *) pm_pool_addr(pool, lane_off);
+	uint64_t	tail;
 	uint64_t	seq;
 	uint64_t	head_seq;
 	pm_olog_segment *last;
@@ -192,18 +286,31 @@ pm_olog_reserve(const pm_pool *pool, pm_alloc *a, const pm_olog *o, uint32_t lan
 		return pm_error_set(err, PM_ERR_INVALID, 0,
 							"pool file \"%s\": an operation log record of %u bytes (at most %d)",
 							pool->path, len, PM_OLOG_MAX_RECORD);
-	seq = record_start(pm_load_relaxed(&l->tail), record_bytes(len)) / SEG_DATA;
-	last = segment_walk(pool, o, l, seq, &head_seq);
-	if (last != NULL && pm_load(&last->seq) == seq)
-		return PM_OK;
-	/* the chain must end just before the segment the record needs */
-	if (last == NULL ? pm_load(&l->head) != 0 || seq != 0 :
-		pm_load(&last->seq) + 1 != seq || pm_load(&last->next) != 0)
-		return pm_error_set(err, PM_ERR_CORRUPT, 0,
-							"pool file \"%s\": operation log lane %u has no segment chain to its tail",
-							pool->path, lane);
+	tail = pm_load_relaxed(&l->tail);
+	seq = record_start(tail, record_bytes(len)) / SEG_DATA;
+	last = tail_segment_find(pool, o, l, lane_off, tail);
 	if (last != NULL)
 	{
+		uint64_t	last_seq = pm_load(&last->seq);
+		uint64_t	next = pm_load(&last->next);
+
+		if (last_seq == seq)
+			return PM_OK;
+		/* the record starts the next segment, which an earlier reserve may have linked */
+		if (last_seq + 1 == seq && next != 0 && block_ok(pool, next, PM_OLOG_SEGMENT) &&
+			pm_load(&segment_at(pool, next)->seq) == seq)
+			return PM_OK;
+		/* else the chain must end just before the segment the record needs */
+		if (last_seq + 1 != seq || next != 0)
+			return chain_damaged(pool, lane, err);
+	}
+	else if (pm_load(&l->head) != 0 || seq != 0)
+		return chain_damaged(pool, lane, err);
+
+	if (last != NULL)
+	{
+		if (!head_seq_of(pool, l, &head_seq) || head_seq >= seq)
+			return chain_damaged(pool, lane, err);
 		if (seq - head_seq >= o->max_segments)
 			return pm_error_set(err, PM_ERR_LIMIT, 0,
 								"pool file \"%s\": operation log lane %u is full (%u segments)",
@@ -225,6 +332,9 @@ pm_olog_reserve(const pm_pool *pool, pm_alloc *a, const pm_olog *o, uint32_t lan
 	link = last == NULL ? &l->head : &last->next;
 	pm_store(link, off);
 	pm_persist(&pool->persist, link, sizeof(uint64_t));
+	/* the link is durable: the hint may name the segment */
+	if (seq == tail / SEG_DATA)
+		hint_set(l, lane_off, off);
 	return PM_OK;
 }
 
@@ -232,13 +342,15 @@ uint64_t
 pm_olog_append(const pm_pool *pool, const pm_olog *o, uint32_t lane, const void *data, uint32_t len,
 			   uint64_t host_pos)
 {
-	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+	uint64_t	lane_off = pm_load(&o->lane[lane]);
+	pm_olog_lane *l = (pm_olog_lane *) pm_pool_addr(pool, lane_off);
 	uint64_t	tail = pm_load_relaxed(&l->tail);
 	uint64_t	bytes = record_bytes(len);
 	uint64_t	at = record_start(tail, bytes);
-	uint64_t	head_seq;
-	pm_olog_segment *s = segment_walk(pool, o, l, tail / SEG_DATA, &head_seq);
+	uint64_t	end = at + bytes;
+	pm_olog_segment *s = tail_segment_find(pool, o, l, lane_off, tail);
 	pm_olog_header *h;
+	uint64_t	next;
 
 	if (s == NULL || pm_load(&s->seq) != tail / SEG_DATA ||
 		(at != tail && pm_load(&s->next) == 0))
@@ -266,10 +378,20 @@ pm_olog_append(const pm_pool *pool, const pm_olog *o, uint32_t lane, const void 
 	memset((char *) (h + 1) + len, 0, bytes - HEADER - len);
 	pm_flush(&pool->persist, h, bytes);
 	pm_drain(&pool->persist);
+
+	/*
+	 * The hint follows the tail onto its segment (linked and durable: a
+	 * reserve did it).  A tail that ends a segment whose next is not linked
+	 * yet has no segment to name; the next reserve walks once.
+	 */
+	if (end % SEG_DATA != 0)
+		hint_set(l, lane_off, pm_pool_off(pool, s));
+	else if ((next = pm_load(&s->next)) != 0)
+		hint_set(l, lane_off, next);
 	/* the durability point: the record is durable before the tail names it */
-	pm_store(&l->tail, at + bytes);
+	pm_store(&l->tail, end);
 	pm_persist(&pool->persist, &l->tail, sizeof(uint64_t));
-	return at + bytes;
+	return end;
 }
 
 /* Set *err to a damaged lane and return false. */
@@ -283,36 +405,72 @@ lane_damaged(const pm_pool *pool, uint32_t lane, uint64_t pos, pm_error *err)
 }
 
 bool
-pm_olog_next(const pm_pool *pool, const pm_olog *o, uint32_t lane, uint64_t *pos, uint64_t upto,
-			 pm_olog_record *rec, pm_error *err)
+pm_olog_next(const pm_pool *pool, const pm_olog *o, uint32_t lane, pm_olog_cursor *c,
+			 uint64_t upto, pm_olog_record *rec, pm_error *err)
 {
 	uint64_t	lane_off;
 	const pm_olog_lane *l;
-	uint64_t	p = *pos;
+	uint64_t	p = c->pos;
+	uint64_t	off = c->segment;
 
 	pm_assert(lane < PM_OLOG_MAX_LANES);
 	lane_off = pm_load(&o->lane[lane]);
 	if (!block_ok(pool, lane_off, sizeof(pm_olog_lane)))
 		return lane_damaged(pool, lane, p, err);
 	l = pm_pool_addr(pool, lane_off);
+
+	/*
+	 * What a walk bounds by the chain's length: the reader is at or above
+	 * reclaimed, so its segment through upto's are all in one chain of at
+	 * most max_segments.
+	 */
+	if (p < upto && (upto - 1) / SEG_DATA - p / SEG_DATA >= o->max_segments)
+		return lane_damaged(pool, lane, p, err);
 	while (p < upto)
 	{
-		uint64_t	head_seq;
-		const pm_olog_segment *s = segment_walk(pool, o, l, p / SEG_DATA, &head_seq);
+		const pm_olog_segment *s;
 		int			r;
 
-		if (s == NULL || pm_load(&s->seq) != p / SEG_DATA)
+		if (off == 0)
+		{
+			uint64_t	head_seq;
+
+			s = segment_walk(pool, o, l, p / SEG_DATA, &head_seq);
+			if (s == NULL)
+				return lane_damaged(pool, lane, p, err);
+			off = pm_pool_off(pool, s);
+		}
+		else if (block_ok(pool, off, PM_OLOG_SEGMENT))
+			s = segment_at(pool, off);
+		else
+			return lane_damaged(pool, lane, p, err);
+
+		/*
+		 * The cursor's segment, or one a link from it names: the caller
+		 * keeps it from being freed, so a number other than p's is damage.
+		 */
+		if (pm_load(&s->seq) != p / SEG_DATA)
 			return lane_damaged(pool, lane, p, err);
 		r = record_read(s, &p, upto, rec);
 		if (r < 0)
 			return lane_damaged(pool, lane, p, err);
+
+		/*
+		 * At the segment's end the cursor moves on by its link, checked at
+		 * the next read; if it is not linked yet (the tail ends the segment
+		 * exactly), the next read walks.
+		 */
+		if (p % SEG_DATA == 0)
+			off = pm_load(&s->next);
 		if (r > 0)
 		{
-			*pos = p;
+			c->pos = p;
+			c->segment = off;
 			return true;
 		}
 	}
-	*pos = p;
+	c->pos = p;
+	c->segment = off;
 	if (err != NULL)
 		err->code = PM_OK;
 	return false;

@@ -65,11 +65,20 @@ typedef struct pm_olog_header
 	uint64_t	host_pos;		/* the host's log position of what the record names */
 } pm_olog_header;
 
-/* A lane: its positions, a cache line each, then its segments. */
+/*
+ * A lane: its positions, a cache line each, then its segments.  The
+ * writer's line also holds its hint: the offset of the tail's segment
+ * (sequence number tail / PM_OLOG_SEGMENT_DATA), so that a reserve or
+ * append need not walk the chain.  Stored, not persisted, and checked
+ * before use (olog.c says why a hint that checks out is sound); a crash or
+ * damage may leave anything there, and nothing else reads it.
+ */
 typedef struct pm_olog_lane
 {
 	uint64_t	tail;			/* bytes appended (durable) */
-	uint64_t	pad1[7];
+	uint64_t	tail_segment;	/* the writer's hint: the tail's segment, or anything */
+	uint64_t	tail_check;		/* tail_segment ^ the lane's offset: the hint is this lane's */
+	uint64_t	pad1[5];
 	uint64_t	applied;		/* bytes applied to the structure */
 	uint64_t	pad2[7];
 	uint64_t	reclaimed;		/* bytes whose segments may be freed */
@@ -85,6 +94,17 @@ typedef struct pm_olog
 	uint64_t	pad[7];
 	uint64_t	lane[PM_OLOG_MAX_LANES];	/* offsets of pm_olog_lane blocks */
 } pm_olog;
+
+/*
+ * A reader's place in a lane: the position it reads next, and the offset
+ * of the segment holding it (0: not known yet, found from the lane's head
+ * at the next read).
+ */
+typedef struct pm_olog_cursor
+{
+	uint64_t	pos;
+	uint64_t	segment;
+} pm_olog_cursor;
 
 /* A record as an applier or reader sees it. */
 typedef struct pm_olog_record
@@ -107,6 +127,14 @@ static inline pm_olog_lane *
 pm_olog_lane_at(const pm_pool *pool, const pm_olog *o, uint32_t lane)
 {
 	return (pm_olog_lane *) pm_pool_addr(pool, pm_load(&o->lane[lane]));
+}
+
+/* A cursor at pos (a position where a record ends), its segment not known yet. */
+static inline void
+pm_olog_cursor_init(pm_olog_cursor *c, uint64_t pos)
+{
+	c->pos = pos;
+	c->segment = 0;
 }
 
 /*
@@ -139,16 +167,25 @@ extern uint64_t pm_olog_append(const pm_pool *pool, const pm_olog *o, uint32_t l
 							   const void *data, uint32_t len, uint64_t host_pos);
 
 /*
- * The record at *pos (reclaimed <= *pos < upto, upto at most the tail read
- * before): set *rec and advance *pos past it (over a segment's unused end
- * too).  False, err->code PM_OK, when *pos reaches upto.  Its data stay put
- * until the record's segment is reclaimed.  PM_ERR_CORRUPT in *err (and
- * false, *pos unchanged) for a header or segment chain a writer of this
- * format cannot have left.  A position is where a record ends: a tail, or
- * what pm_olog_next or pm_olog_append left.
+ * The record at c->pos (reclaimed <= c->pos < upto, upto at most the tail
+ * read before): set *rec and advance the cursor past it (over a segment's
+ * unused end too).  False, err->code PM_OK, when the cursor reaches upto.
+ * Its data stay put until the record's segment is reclaimed.
+ * PM_ERR_CORRUPT in *err (and false, the cursor unchanged) for a header,
+ * segment chain or cursor segment a writer of this format cannot have
+ * left.  A position is where a record ends: a tail, or what pm_olog_next
+ * or pm_olog_append left.
+ *
+ * The cursor follows the chain from its segment, and walks from the lane's
+ * head only when it has none.  Between calls the caller keeps the cursor's
+ * segment from being freed: no reclaim passes c->pos while the cursor is in
+ * use (the host reads inside its epoch section from a position at or above
+ * reclaimed, or is the lane's applier and reclaimer).  A cursor is of one
+ * lane; pm_olog_cursor_init starts it at a position.
  */
-extern bool pm_olog_next(const pm_pool *pool, const pm_olog *o, uint32_t lane, uint64_t *pos,
-						 uint64_t upto, pm_olog_record *rec, pm_error *err);
+extern bool pm_olog_next(const pm_pool *pool, const pm_olog *o, uint32_t lane,
+						 pm_olog_cursor *c, uint64_t upto, pm_olog_record *rec,
+						 pm_error *err);
 
 /*
  * Records [applied, upto) are in the structure: advance applied (persisted,

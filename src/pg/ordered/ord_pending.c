@@ -141,6 +141,16 @@ ord_read_batch(PmiIndex *h, const pm_key_order *order, const OrdKey *from, bool 
 
 	pmi_tier_foreach_pending(h, collect_pending, &p);
 	ops->read_range(h->am_state, from, backward, lo, hi, b);
+
+	/*
+	 * A fence cut at from names from's record, which lives in the previous
+	 * read's copies: the read after next would find it reset.
+	 */
+	if (b->records != NULL)
+	{
+		ord_key_copy(&b->low, b->records);
+		ord_key_copy(&b->high, b->records);
+	}
 	if (p.n > 0)
 	{
 		qsort_arg(p.e, p.n, sizeof(OrdKey), cmp_entries, (void *) order);
