@@ -526,29 +526,26 @@ pmi_tier_close(int slotno)
 		pg_usleep(1000L);
 }
 
-/* Reset a registry slot's tiering state when an index takes it. */
+/*
+ * Reset a registry slot's tiering state: at shared memory's creation
+ * (first: the atomics are initialized) or when an index takes the slot.
+ */
 void
 pmi_tier_slot_init(PmiSlot *s, bool first)
 {
+	pg_atomic_uint64 *words[] = {&s->tier_writers, &s->tier_appliers, &s->tier_pending,
+	&s->tier_unreclaimed, &s->tier_appended, &s->tier_applied};
+
 	if (first)
-	{
 		pg_atomic_init_u32(&s->tier_closed, 0);
-		pg_atomic_init_u64(&s->tier_writers, 0);
-		pg_atomic_init_u64(&s->tier_appliers, 0);
-		pg_atomic_init_u64(&s->tier_pending, 0);
-		pg_atomic_init_u64(&s->tier_unreclaimed, 0);
-		pg_atomic_init_u64(&s->tier_appended, 0);
-		pg_atomic_init_u64(&s->tier_applied, 0);
-	}
 	else
-	{
 		pg_atomic_write_u32(&s->tier_closed, 0);
-		pg_atomic_write_u64(&s->tier_writers, 0);
-		pg_atomic_write_u64(&s->tier_appliers, 0);
-		pg_atomic_write_u64(&s->tier_pending, 0);
-		pg_atomic_write_u64(&s->tier_unreclaimed, 0);
-		pg_atomic_write_u64(&s->tier_appended, 0);
-		pg_atomic_write_u64(&s->tier_applied, 0);
+	for (int i = 0; i < lengthof(words); i++)
+	{
+		if (first)
+			pg_atomic_init_u64(words[i], 0);
+		else
+			pg_atomic_write_u64(words[i], 0);
 	}
 	memset(s->tier_lane, 0, sizeof(s->tier_lane));
 }
