@@ -636,11 +636,12 @@ pm_olog_validate(const pm_pool *pool, pm_error *err)
 pm_errcode
 pm_olog_mark(pm_alloc *a, const pm_pool *pool, pm_error *err)
 {
-	const pm_olog *o = pm_olog_of(pool);
+	const pm_olog *o;
 	pm_errcode	rc;
 
-	if (o == NULL)
-		return PM_OK;
+	/* a pool the host did not write: nothing is followed before it checks out */
+	if ((rc = pm_olog_validate(pool, err)) != PM_OK || (o = pm_olog_of(pool)) == NULL)
+		return rc;
 	rc = pm_alloc_mark(a, pm_pool_root(pool, PM_OLOG_ROOT), err);
 	for (uint32_t i = 0; rc == PM_OK && i < o->nlanes && i < PM_OLOG_MAX_LANES; i++)
 	{

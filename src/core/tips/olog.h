@@ -213,8 +213,9 @@ extern void pm_olog_reclaim(const pm_pool *pool, pm_alloc *a, const pm_olog *o, 
 extern pm_errcode pm_olog_validate(const pm_pool *pool, pm_error *err);
 
 /*
- * Allocator recovery: mark the directory, the lanes and the segments from
- * each lane's head (a segment being linked when the crash came is left
+ * Allocator recovery: validate the log (PM_ERR_CORRUPT as pm_olog_validate
+ * says), then mark the directory, the lanes and the segments from each
+ * lane's head (a segment being linked when the crash came is left
  * unmarked: the allocator frees it).
  */
 extern pm_errcode pm_olog_mark(pm_alloc *a, const pm_pool *pool, pm_error *err);
