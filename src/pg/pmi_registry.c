@@ -243,7 +243,12 @@ pmi_registry_release(RelFileNodeBackend rnode)
 	/* replay workers stop applying to it first: they take the registry lock */
 	slotno = pmi_registry_find(rnode);
 	if (slotno >= 0)
+	{
 		pmi_tier_close(slotno);
+		/* and find nothing to do here from now on */
+		pg_atomic_write_u64(&pmi_slot(slotno)->tier_pending, 0);
+		pg_atomic_write_u64(&pmi_slot(slotno)->tier_unreclaimed, 0);
+	}
 	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
 	slotno = find_slot(rnode);
 	if (slotno >= 0)

@@ -512,16 +512,23 @@ replay_round(MemoryContext cxt)
 	for (int slotno = 0; slotno < pmi_shared->nindexes; slotno++)
 	{
 		PmiSlot    *s = pmi_slot(slotno);
-		uint64		lanes = pg_atomic_read_u64(&s->tier_pending) |
-			pg_atomic_read_u64(&s->tier_unreclaimed);
+		uint32		generation = s->generation;
+		uint64		lanes;
 
+		pg_read_barrier();
+		lanes = pg_atomic_read_u64(&s->tier_pending) | pg_atomic_read_u64(&s->tier_unreclaimed);
 		for (int lane = 0; lanes != 0 && lane < PMI_TIER_LANES; lane++)
 		{
 			if ((lanes & pmi_tier_lane_bit(lane)) == 0 || !claim_applier_lane(s, lane))
 				continue;
-			/* an index being dropped waits for its appliers: none starts now */
+
+			/*
+			 * an index being dropped waits for its appliers: none starts now,
+			 * nor on a slot taken by another index since its lanes were read
+			 */
 			pg_memory_barrier();
-			if (pg_atomic_read_u32(&s->tier_closed) != 0 || s->state != PMI_SLOT_READY)
+			if (pg_atomic_read_u32(&s->tier_closed) != 0 || s->state != PMI_SLOT_READY ||
+				s->generation != generation)
 			{
 				release_applier_lane(s, lane);
 				break;
