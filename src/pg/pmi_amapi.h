@@ -40,6 +40,13 @@ typedef int (*PmiEntryBatchFn) (void *arg, const void *entries, int n);
  */
 typedef pm_errcode (*PmiEntryChangeFn) (PmiIndex *h, const void *entry, pm_error *err);
 
+/* An entry as PmiAmOps.log_entry wrote it, in a WAL or an operation log record. */
+typedef struct PmiLoggedEntry
+{
+	const char *data;
+	Size		len;
+} PmiLoggedEntry;
+
 /* A reconciliation note: the key and rest an insert noted (pmi_note_insert). */
 typedef struct PmiNote
 {
@@ -222,6 +229,15 @@ typedef struct PmiAmOps
 	void		(*log_entry) (const pm_pool *pool, const void *entry, StringInfo out);
 	pm_errcode	(*replay_entry) (const struct PmiAmOps *ops, void *state, bool insert,
 								 const char *data, Size len, pm_error *err);
+
+	/*
+	 * Tiered writes' replay (pmi_tier_log.c): insert n logged entries, sorted
+	 * by their notes, as replay_entry would one by one, with no ERROR (NULL:
+	 * replay_entry is called for each).  A failure leaves some of them in;
+	 * the caller applies all of them again later.
+	 */
+	pm_errcode	(*replay_sorted) (const struct PmiAmOps *ops, void *state,
+								  const PmiLoggedEntry *entries, int n, pm_error *err);
 
 	/*
 	 * verifier: the structure's own invariants (pmi_report_corrupt); returns

@@ -84,12 +84,24 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 	if (err->code == PM_OK)
 	{
 		qsort(batch, n, sizeof(TierRecord), cmp_record);
-		for (int i = 0; i < n && err->code == PM_OK; i++)
+		if (ops->replay_sorted != NULL)
 		{
-			if (ops->replay_entry(ops, state, true, batch[i].entry, batch[i].len, err) != PM_OK)
-				break;
-			MemoryContextReset(per_record);
+			PmiLoggedEntry *entries = MemoryContextAlloc(cxt, sizeof(PmiLoggedEntry) * Max(n, 1));
+
+			for (int i = 0; i < n; i++)
+			{
+				entries[i].data = batch[i].entry;
+				entries[i].len = batch[i].len;
+			}
+			(void) ops->replay_sorted(ops, state, entries, n, err);
 		}
+		else
+			for (int i = 0; i < n && err->code == PM_OK; i++)
+			{
+				if (ops->replay_entry(ops, state, true, batch[i].entry, batch[i].len, err) != PM_OK)
+					break;
+				MemoryContextReset(per_record);
+			}
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

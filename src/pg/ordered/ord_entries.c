@@ -154,6 +154,30 @@ ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data
 	return insert ? oo->insert(state, &k, err) : oo->delete(state, &k, &found, err);
 }
 
+/*
+ * PmiAmOps.replay_sorted of the ordered access methods: the entries decoded
+ * (wide keys' records in CurrentMemoryContext), then the structure's sorted
+ * insert, or its insert one by one.
+ */
+pm_errcode
+ord_replay_sorted(const PmiAmOps *ops, void *state, const PmiLoggedEntry *entries, int n,
+				  pm_error *err)
+{
+	const OrdOps *oo = &ord_am(ops)->ord;
+	OrdKey	   *keys = palloc(sizeof(OrdKey) * Max(n, 1));
+
+	err->code = PM_OK;
+	for (int i = 0; i < n; i++)
+		if (ord_logged_entry(entries[i].data, entries[i].len, &keys[i], err) != PM_OK)
+			return err->code;
+	if (oo->insert_sorted != NULL)
+		return oo->insert_sorted(state, keys, n, err);
+	for (int i = 0; i < n; i++)
+		if (oo->insert(state, &keys[i], err) != PM_OK)
+			return err->code;
+	return PM_OK;
+}
+
 static int
 cmp_rest(const void *a, const void *b)
 {
