@@ -12,7 +12,7 @@ ok() { # status description
 	N=$((N + 1))
 	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
 }
-echo "1..18"
+echo "1..19"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1
 ok $? "bench/run --help exits 0"
@@ -48,6 +48,10 @@ ok $(($? == 2 ? 0 : 1)) "bench/sizes refuses a bad count with exit status 2"
 ok $(($? == 0 && $(grep -c '^search,' "$WORK/nbtree.csv") == 2 ? 0 : 1)) \
 	"bench_nbtree runs and reports a search phase per thread count"
 
+"$ROOT/bench/bin/bench_nbtree_batch" --sizes 20000 --batch 512 --dir "$WORK" >"$WORK/batch.txt"
+ok $(($? == 0 && $(grep -c ' nbt_insert_sorted ' "$WORK/batch.txt") == 1 ? 0 : 1)) \
+	"bench_nbtree_batch runs and reports the batch insert"
+
 "$ROOT/bench/bin/bench_ycsb" --keys 20000 --ops 20000 --threads 2 --dist zipf --dir "$WORK" >"$WORK/ycsb.csv"
 # (7 workloads x 2 structures + NBTree's recovery row) x 2 thread counts, and the header
 ok $(($? == 0 && $(wc -l <"$WORK/ycsb.csv") == 31 ? 0 : 1)) \
@@ -69,6 +73,7 @@ ok $(($? == 0 && $(grep -c '^[a-z_]*,[12],[0-9]*,' "$WORK/platform.csv") == 9 &&
 bad=0
 for args in "bench_ycsb --ops 100 --keys 1000x" "bench_ycsb --keys 1000 --threads 2x" \
 	"bench_nbtree --keys 100x" "bench_nbtree --keys 100 --threads 65" \
+	"bench_nbtree_batch --sizes 1000,100x" "bench_nbtree_batch --sizes 1000 --batch 0" \
 	"bench_fbrtree --queries 5 --boxes 5x" "bench_platform --threads 2 --ops 10"; do
 	timeout 60 "$ROOT/bench/bin/"$args --dir "$WORK" >/dev/null 2>&1
 	rc=$?

@@ -198,6 +198,25 @@ wide_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 	return nbt_insert(t, &w, err);
 }
 
+/* A batch: every entry made wide in memory of its own, which lasts the call. */
+static inline pm_errcode
+wide_insert_sorted(nbt_tree *t, const nbt_skey *sks, int n, int *done, pm_error *err)
+{
+	wide_buf   *bufs = malloc((size_t) (n > 0 ? n : 1) * sizeof(wide_buf));
+	nbt_skey   *w = malloc((size_t) (n > 0 ? n : 1) * sizeof(nbt_skey));
+	pm_errcode	rc;
+
+	if (bufs == NULL || w == NULL)
+		wide_fail("out of memory for a batch", PM_KEY_MIN);
+	for (int i = 0; i < n; i++)
+		w[i] = wide_of(sks[i], &bufs[i]);
+	WIDE_ORDER(t->pool);
+	rc = nbt_insert_sorted(t, w, n, done, err);
+	free(w);
+	free(bufs);
+	return rc;
+}
+
 static inline pm_errcode
 wide_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err)
 {
@@ -291,6 +310,7 @@ wide_check(nbt_tree *t, uint64_t *entries)
 #define nbt_rebuild			wide_rebuild
 #define nbt_check			wide_check
 #define nbt_insert			wide_insert
+#define nbt_insert_sorted	wide_insert_sorted
 #define nbt_delete			wide_delete
 #define nbt_compact_leaf	wide_compact_leaf
 #define nbt_read_range		wide_read_range

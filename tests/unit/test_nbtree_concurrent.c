@@ -6,6 +6,10 @@
  *	  small key space (300 keys, most operations in a 4-key window that all
  *	  workers share and that moves), so leaves split and compact all the
  *	  time; checked against the serial order of completed operations.
+ *	  One insert in BATCH_ONE_IN is a sorted batch (nbt_insert_sorted) of
+ *	  1..BATCH_CAP new entries over a few keys, with some of the worker's
+ *	  live entries again among them, so batches reuse leaves that other
+ *	  workers split, compact and merge meanwhile.
  *
  * Every entry has one lifetime: worker w inserts (key, rest) with rest
  * = (seq + 1) << 2 | w at most once and deletes it at most once (the rests
@@ -23,6 +27,7 @@
  *       [low, high), the first batch covers the start, batches contiguous
  *       (the next low is the previous high; backward: mirrored), results
  *       strictly ordered across batches.
+ * A batch's entries all take the batch's start and end as their insert's.
  * Deletes of a live entry must find it; deletes of an absent one must not.
  * (a) is checked by counting: a sweep over the timestamps gives, per scan,
  * how many entries had to be returned; the returned ones that had to be
@@ -70,6 +75,10 @@
 #define HOT_KEYS		4
 #define HOT_OPS			4000		/* the window moves every HOT_OPS operations (all workers) */
 #define BRUTE_SAMPLE	300
+#define BATCH_ONE_IN	32			/* inserts that are a sorted batch */
+#define BATCH_CAP		48			/* new entries of a batch at most */
+#define BATCH_AGAIN		4			/* live entries inserted again at most */
+#define BATCH_KEYS		8			/* keys a batch spans */
 #define NO_KIDX			0xffffu
 /* a recorded result: kidx << 22 | worker << 20 | seq */
 #define SEQ_BITS		20
@@ -113,6 +122,9 @@ typedef struct shared_state
 	uint64_t	unrecorded;		/* scans checked online only (buffer full) */
 	uint64_t	reads;
 	uint64_t	batches;
+	uint64_t	sorted_batches;	/* nbt_insert_sorted calls */
+	uint64_t	sorted_entries;
+	uint64_t	sorted_again;	/* entries of them already live */
 	uint64_t	backward_reads;
 	uint64_t	compact_calls;
 	uint64_t	compacted;
@@ -431,6 +443,90 @@ compact(wctx *w, const nbt_skey *sk)
 		__atomic_fetch_add(&S->compacted, 1, __ATOMIC_RELAXED);
 }
 
+static int
+skey_qsort_cmp(const void *a, const void *b)
+{
+	return pm_key_cmp(a, b);
+}
+
+/*
+ * A sorted batch of 1..BATCH_CAP new entries over keys [k, k + BATCH_KEYS)
+ * and up to BATCH_AGAIN of the worker's live entries again (no-ops), through
+ * nbt_insert_sorted.  Every new entry's insert spans the whole call.
+ * Returns the number of new entries made live (all of them, or none after
+ * an error).
+ */
+static uint32_t
+batch_insert(wctx *w, uint64_t *seed, uint32_t k, uint64_t *nins, const uint32_t *live,
+			 uint32_t nlive, uint32_t *added)
+{
+	int			id = w->id;
+	uint64_t	x = xorshift(seed);
+	uint32_t	m = 1 + (uint32_t) (x % BATCH_CAP);
+	uint32_t	again = nlive == 0 ? 0 : (uint32_t) ((x >> 8) % (BATCH_AGAIN + 1));
+	nbt_skey	sks[BATCH_CAP + BATCH_AGAIN];
+	uint32_t	kidx[BATCH_CAP];
+	uint64_t	first = *nins;
+	uint64_t	t_start;
+	uint64_t	t_end;
+	int			done = -1;
+	pm_errcode	rc;
+	pm_error	err;
+
+	if (*nins + m > MAX_SEQ)
+		return 0;
+	/* new entries: keys ascending, seqs (so rests) ascending within a key */
+	for (uint32_t i = 0; i < m; i++)
+	{
+		uint32_t	kk = k + (uint32_t) (xorshift(seed) % BATCH_KEYS);
+
+		kidx[i] = kk >= NKEYS ? NKEYS - 1 : kk;
+	}
+	for (uint32_t i = 1; i < m; i++)
+		for (uint32_t j = i; j > 0 && kidx[j] < kidx[j - 1]; j--)
+		{
+			uint32_t	t = kidx[j];
+
+			kidx[j] = kidx[j - 1], kidx[j - 1] = t;
+		}
+	for (uint32_t i = 0; i < m; i++)
+	{
+		rec		   *e = rec_of(id, first + i);
+
+		sks[i] = (nbt_skey) {key_of(kidx[i]), rest_of(id, first + i)};
+		set_ts(&e->kidx, kidx[i]);
+	}
+	for (uint32_t i = 0; i < again; i++)
+	{
+		uint64_t	seq = live[xorshift(seed) % nlive];
+
+		sks[m + i] = (nbt_skey) {key_of((uint32_t) rec_of(id, seq)->kidx), rest_of(id, seq)};
+	}
+	qsort(sks, m + again, sizeof(nbt_skey), skey_qsort_cmp);
+	*nins = first + m;
+	t_start = tick();
+	for (uint32_t i = 0; i < m; i++)
+		set_ts(&rec_of(id, first + i)->ins_start, t_start);
+	__atomic_store_n(&S->ninserted[id], *nins, __ATOMIC_RELEASE);
+	rc = nbt_insert_sorted(&w->tree, sks, (int) (m + again), &done, &err);
+	t_end = tick();
+	for (uint32_t i = 0; i < m; i++)
+		set_ts(&rec_of(id, first + i)->ins_end, t_end);
+	__atomic_fetch_add(&S->sorted_batches, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&S->sorted_entries, m + again, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&S->sorted_again, again, __ATOMIC_RELAXED);
+	if (rc != PM_OK || done != (int) (m + again))
+	{
+		report("worker %d: batch insert: %s (%d of %u done)", id,
+			   rc != PM_OK ? err.msg : "no error", done, m + again);
+		__atomic_fetch_add(&S->errors, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	for (uint32_t i = 0; i < m; i++)
+		added[i] = (uint32_t) (first + i);
+	return m;
+}
+
 static void
 run_worker(wctx *w)
 {
@@ -525,6 +621,18 @@ run_worker(wctx *w)
 				report("worker %d: delete of absent (%llu,%llu) found it", id,
 					   (unsigned long long) sk.key, (unsigned long long) sk.rest);
 				__atomic_fetch_add(&S->bad_online, 1, __ATOMIC_RELAXED);
+			}
+		}
+		else if (nins < MAX_SEQ && (nlive == 0 || r < (nlive < target ? 600u : 380u)) &&
+				 (x >> 30) % BATCH_ONE_IN == 0)
+		{
+			uint32_t	added[BATCH_CAP];
+			uint32_t	m = batch_insert(w, &seed, k, &nins, live, nlive, added);
+
+			for (uint32_t i = 0; i < m; i++)
+			{
+				pos[added[i]] = nlive;
+				live[nlive++] = added[i];
 			}
 		}
 		else if (nins < MAX_SEQ && (nlive == 0 || r < (nlive < target ? 600u : 380u)))
@@ -890,12 +998,6 @@ collect_views(size_t *n_out)
 	return v;
 }
 
-static int
-skey_qsort_cmp(const void *a, const void *b)
-{
-	return pm_key_cmp(a, b);
-}
-
 /* Full forward read equals the inserted-and-not-deleted entries. */
 static const char *
 final_content(nbt_tree *t)
@@ -1158,6 +1260,9 @@ report_variant(const char *name, variant_result *vr)
 			 (unsigned long long) S->backward_reads, (unsigned long long) S->batches,
 			 (unsigned long long) S->compact_calls, (unsigned long long) S->compacted,
 			 (unsigned long long) S->sweeps);
+	tap_diag("%s: %llu sorted batches of %llu entries (%llu of them live already)", name,
+			 (unsigned long long) S->sorted_batches, (unsigned long long) S->sorted_entries,
+			 (unsigned long long) S->sorted_again);
 	tap_diag("%s: workers ran %.1f s, checks took %.1f s; %llu splits, %llu compactions, "
 			 "%llu merges, %llu leaves, height %llu",
 			 name, vr->run_sec, vr->check_sec, (unsigned long long) vr->st.smo_splits,

@@ -13,6 +13,11 @@
  * of growth (mostly inserts: leaves of 62 slots fill and split) alternate
  * with phases of deletes and compactions.  The child stores, after each
  * operation returns, the number of operations completed in shared memory.
+ * One insert in BATCH_ONE_IN is a batch (nbt_insert_sorted) of 1..BATCH_MAX
+ * ascending entries, some of them present already: a batch that returned
+ * is all there after a crash; of the one in flight, the new entries that
+ * survive are a prefix of it (each is durable before the next starts, so
+ * no acknowledged entry is lost and none is there before an earlier one).
  * The base pool's allocator is left nearly full, so each run also takes a
  * new chunk and grows the pool in the middle of an SMO.
  *
@@ -20,8 +25,9 @@
  * (crashsim.c: per cache line the durable, flushed or current content) of
  * one of 25 workloads: half at a uniformly random event, half aimed at the
  * events of an operation that performs an SMO (a tenth at the one that
- * grows the pool), found by a calibration run of the same workload (the
- * event sequence is deterministic).
+ * grows the pool, a tenth at a merge) or of a batch insert (a tenth), found
+ * by a calibration run of the same workload (the event sequence is
+ * deterministic).
  * eadr: 200 SIGKILLs at a random moment; the same pool carries on from
  * crash to crash.
  * After each crash the parent recovers as after a restart (fresh DRAM arena
@@ -56,18 +62,24 @@
 #define OPS_AFTER		300			/* on the recovered tree */
 #define FREE_SLOTS		12			/* leaf blocks left free in the base pool */
 #define MAX_REPORT		5
+#define BATCH_ONE_IN	8			/* inserts that are a batch */
+#define BATCH_MAX		40			/* entries of a batch at most */
 
 typedef enum op_kind
 {
 	OP_INSERT,
 	OP_DELETE,
-	OP_COMPACT
+	OP_COMPACT,
+	OP_BATCH
 } op_kind;
 
 typedef struct op
 {
 	op_kind		kind;
-	int			id;				/* key index * RESTS + rest index */
+	int			id;				/* key index * RESTS + rest index; a batch's first */
+	int			n;				/* a batch: its ids, ascending, and which were absent */
+	int			ids[BATCH_MAX];
+	uint8_t		fresh[BATCH_MAX];
 } op;
 
 /* The workload generator: deterministic given its seed and reference set. */
@@ -92,6 +104,7 @@ typedef struct progress
 	uint64_t	compactions_after[ADR_OPS];
 	uint64_t	merges_after[ADR_OPS];
 	uint64_t	chunks_after[ADR_OPS];	/* allocator chunks in use + pool size */
+	uint8_t		batch[ADR_OPS];	/* the op was a batch insert */
 } progress;
 
 /* A process's tree over a pool, with its own DRAM arena and epoch domain. */
@@ -177,6 +190,24 @@ gen_next(gen *g)
 		insert = what >= 65;
 	else
 		insert = g->live < LIVE_MAX && what < (phase == 0 ? 85 : 45);
+	if (insert && (x >> 16) % BATCH_ONE_IN == 0 && g->live + BATCH_MAX <= LIVE_MAX)
+	{
+		/* a batch: ascending ids from id, gaps of 0..3, so some are present already */
+		int			want = 1 + (int) ((x >> 24) % BATCH_MAX);
+
+		o.kind = OP_BATCH;
+		o.n = 0;
+		for (; o.n < want && id < NID; id += (int) (xorshift(&g->seed) % 4))
+		{
+			o.ids[o.n] = id;
+			o.fresh[o.n] = !g->ref[id];
+			if (!g->ref[id])
+				g->live++;
+			g->ref[id] = 1;
+			o.n++;
+		}
+		return o;
+	}
 	if (g->live == 0 || insert)
 	{
 		while (g->ref[id])
@@ -303,6 +334,21 @@ apply(env *e, op o, bool expect_found)
 				return why;
 			}
 			break;
+		case OP_BATCH:
+			{
+				nbt_skey	sks[BATCH_MAX];
+				int			done = -1;
+
+				for (int i = 0; i < o.n; i++)
+					sks[i] = skey_of(o.ids[i]);
+				if (nbt_insert_sorted(&e->t, sks, o.n, &done, &err) != PM_OK || done != o.n)
+				{
+					snprintf(why, sizeof(why), "batch of %d from %d: %d done: %s", o.n, o.id,
+							 done, done == o.n ? "no error" : err.msg);
+					return why;
+				}
+			}
+			break;
 		case OP_COMPACT:
 			if (nbt_compact_leaf(&e->t, &sk, &flag, &err) != PM_OK)
 			{
@@ -413,12 +459,18 @@ verify_alloc(env *e)
 
 /*
  * Structure and content.  The tree must hold exactly ref, except that the
- * entry of the operation in flight (fuzzy_id >= 0) may or may not be there.
- * got[] receives what the tree holds.
+ * entry of the operation in flight (inflight, if not NULL, an insert or a
+ * delete) may or may not be there, and of a batch in flight the entries
+ * absent before it may be there if they are a prefix of it.  got[]
+ * receives what the tree holds.
  */
 static const char *
-verify_tree(env *e, const uint8_t *ref, int fuzzy_id, uint8_t *got)
+verify_tree(env *e, const uint8_t *ref, const op *inflight, uint8_t *got)
 {
+	int			fuzzy_id = inflight != NULL && (inflight->kind == OP_INSERT ||
+											  inflight->kind == OP_DELETE) ? inflight->id : -1;
+	uint8_t		in_batch[NID] = {0};
+	bool		gap = false;
 	static char why[400];
 	const char *cw;
 	uint64_t	entries = 0;
@@ -469,9 +521,27 @@ verify_tree(env *e, const uint8_t *ref, int fuzzy_id, uint8_t *got)
 				 (unsigned long long) nbt_count_pm(e->pool), (unsigned long long) n);
 		return why;
 	}
+	if (inflight != NULL && inflight->kind == OP_BATCH)
+	{
+		for (int i = 0; i < inflight->n; i++)
+		{
+			int			id = inflight->ids[i];
+
+			if (!inflight->fresh[i])
+				continue;
+			in_batch[id] = 1;
+			if (got[id] && gap)
+			{
+				snprintf(why, sizeof(why), "entry %d (%d of the batch in flight) is present, an "
+						 "earlier one of the batch is not", id, i);
+				return why;
+			}
+			gap |= !got[id];
+		}
+	}
 	for (int id = 0; id < NID; id++)
 	{
-		if (got[id] != ref[id] && id != fuzzy_id)
+		if (got[id] != ref[id] && id != fuzzy_id && !(in_batch[id] && got[id]))
 		{
 			snprintf(why, sizeof(why), "entry %d (key %d, rest %d) is %s; the reference says %s",
 					 id, id / RESTS, id % RESTS, got[id] ? "present" : "absent",
@@ -505,14 +575,15 @@ check_after_crash(env *e, const char *path, pm_mode mode, const gen *start, uint
 
 	if ((w = env_open(e, path, mode, true)) != NULL)
 		return w;
-	w = verify_tree(e, cur->ref, inflight.kind == OP_COMPACT ? -1 : inflight.id, got);
+	w = verify_tree(e, cur->ref, &inflight, got);
 	if (w == NULL)
 		w = verify_alloc(e);
 	if (w != NULL)
 	{
 		snprintf(why, sizeof(why), "after recovery (%llu ops done, op %s %d in flight): %s",
 				 (unsigned long long) completed,
-				 inflight.kind == OP_INSERT ? "insert" : inflight.kind == OP_DELETE ? "delete" : "compact",
+				 inflight.kind == OP_INSERT ? "insert" : inflight.kind == OP_DELETE ? "delete" :
+				 inflight.kind == OP_BATCH ? "batch from" : "compact",
 				 inflight.id, w);
 		env_close(e);
 		return why;
@@ -521,6 +592,8 @@ check_after_crash(env *e, const char *path, pm_mode mode, const gen *start, uint
 		leaked_total += e->blocks_before - e->reachable;
 	/* the state the pool really holds: the in-flight op did or did not happen */
 	*inflight_done = inflight.kind != OP_COMPACT && got[inflight.id] == g.ref[inflight.id];
+	for (int i = 0; inflight.kind == OP_BATCH && i < inflight.n; i++)
+		*inflight_done &= got[inflight.ids[i]];
 	memcpy(cur->ref, got, NID);
 	cur->live = 0;
 	for (int id = 0; id < NID; id++)
@@ -532,7 +605,7 @@ check_after_crash(env *e, const char *path, pm_mode mode, const gen *start, uint
 		w = apply(e, gen_next(cur), true);
 	pm_epoch_drain(&e->ep);
 	if (w == NULL)
-		w = verify_tree(e, cur->ref, -1, got);
+		w = verify_tree(e, cur->ref, NULL, got);
 	if (w == NULL)
 		w = verify_alloc(e);
 	env_close(e);
@@ -600,6 +673,7 @@ typedef struct work
 {
 	env		   *e;
 	gen			g;
+	op_kind		last;			/* of the op just applied */
 } work;
 
 static const char *
@@ -617,8 +691,11 @@ work_step(void *ctx, uint64_t k)
 {
 	work	   *c = ctx;
 
+	op			o = gen_next(&c->g);
+
 	(void) k;
-	return apply(c->e, gen_next(&c->g), true);
+	c->last = o.kind;
+	return apply(c->e, o, true);
 }
 
 /* Calibration (adr): after op k, the events so far and the SMOs. */
@@ -636,6 +713,7 @@ work_calibrate(void *ctx, uint64_t k, pm_crashsim *cs)
 	P->merges_after[k] = st.smo_merges;
 	pm_alloc_get_stats(&c->e->t.pm, &ast);
 	P->chunks_after[k] = ast.chunks_in_use + pm_pool_size(c->e->pool);
+	P->batch[k] = c->last == OP_BATCH;
 }
 
 /*
@@ -645,7 +723,7 @@ work_calibrate(void *ctx, uint64_t k, pm_crashsim *cs)
 static int
 run_adr_child(env *e, const gen *g0, uint64_t crash_at, uint64_t iseed, bool calibrate)
 {
-	work		c = {e, *g0};
+	work		c = {e, *g0, OP_INSERT};
 	crash_workload w = {&c, work_open, work_step, calibrate ? work_calibrate : NULL};
 
 	return crash_run_adr_child(&w, work_path, crash_at, image_path, iseed, ADR_OPS);
@@ -694,6 +772,8 @@ main(void)
 	uint8_t    *calib_smo[ADR_SEEDS];	/* per op: 1 split, 2 compaction, 8 merge; 4 new chunk
 										 * or growth */
 	int			calib_merges[ADR_SEEDS];	/* ops with a merge */
+	uint8_t    *calib_batch[ADR_SEEDS]; /* per op: a batch insert with events */
+	int			calib_batches[ADR_SEEDS];
 	int			calib_ok = 0;
 	int			calib_smos = 0;
 	double		t0;
@@ -732,7 +812,7 @@ main(void)
 			{
 				uint8_t		got[NID];
 
-				w = verify_tree(&e, base.ref, -1, got);
+				w = verify_tree(&e, base.ref, NULL, got);
 			}
 			if (w == NULL)
 				w = verify_alloc(&e);
@@ -763,6 +843,8 @@ main(void)
 		g.seed = 100 + (uint64_t) s + test_seed * 1000;
 		calib_ev[s] = calloc(ADR_OPS, sizeof(uint64_t));
 		calib_smo[s] = calloc(ADR_OPS, 1);
+		calib_batch[s] = calloc(ADR_OPS, 1);
+		calib_batches[s] = 0;
 		copy_file(base_path, work_path);
 		rc = run_adr_child(&e, &g, 0, 1, true);
 		calib_events[s] = crash_rep->total_events;
@@ -777,6 +859,9 @@ main(void)
 				(P->compactions_after[k] != (k ? P->compactions_after[k - 1] : 0)) << 1 |
 				(k > 0 && P->chunks_after[k] != P->chunks_after[k - 1]) << 2 |
 				(P->merges_after[k] != (k ? P->merges_after[k - 1] : 0)) << 3;
+			/* a batch of entries present already has no event to crash at */
+			calib_batch[s][k] = P->batch[k] && P->events_after[k] > (k ? P->events_after[k - 1] : 0);
+			calib_batches[s] += calib_batch[s][k];
 		}
 		{
 			int			nsmo = 0;
@@ -829,7 +914,9 @@ main(void)
 					in_merge = 0,
 					aimed = 0,
 					inflight_done = 0,
-					inflight_ops = 0;
+					inflight_ops = 0,
+					in_batch = 0,
+					batch_done = 0;
 
 		for (int point = 0; point < ADR_POINTS; point++)
 		{
@@ -876,6 +963,19 @@ main(void)
 					lo + 1 + xorshift(&rng) % (calib_ev[s][k] - lo);
 				aimed++;
 			}
+			else if (point % 10 == 7 && calib_batches[s] > 0)
+			{
+				/* aimed: a random event of a random batch insert */
+				int			k;
+				uint64_t	lo;
+
+				do
+					k = (int) (xorshift(&rng) % ADR_OPS);
+				while (!calib_batch[s][k]);
+				lo = k ? calib_ev[s][k - 1] : 0;
+				at = lo + 1 + xorshift(&rng) % (calib_ev[s][k] - lo);
+				aimed++;
+			}
 			else if (point % 2 == 1)
 			{
 				/* aimed: a random event of a random op that performs an SMO */
@@ -920,6 +1020,11 @@ main(void)
 				inflight_ops++;
 				inflight_done += done;
 			}
+			if (kind == OP_BATCH)
+			{
+				in_batch++;
+				batch_done += done;
+			}
 			if (why && failures++ < MAX_REPORT)
 				tap_diag("adr point %d (seed %d, event %llu, image seed in run): %s", point, s,
 						 (unsigned long long) at, why);
@@ -930,18 +1035,22 @@ main(void)
 				 "in %d of %d",
 				 ADR_POINTS, now_sec() - t0, in_smo, in_split, in_merge, in_chunk, aimed,
 				 inflight_done, inflight_ops);
+		tap_diag("adr: %d crash points in a batch insert, %d of them after all of it was durable",
+				 in_batch, batch_done);
 		tap_ok(crashed == ADR_POINTS, "%d of %d adr crash points crashed as planned",
 			   crashed, ADR_POINTS);
 		tap_ok(failures == 0,
 			   "adr: after every crash, recovery checks, holds exactly the acknowledged entries, "
 			   "leaks no block, and keeps working (%d failures)", failures);
-		tap_ok(in_smo >= ADR_POINTS / 3 && in_merge >= ADR_POINTS / 20,
-			   "adr: %d crash points landed inside an SMO, %d inside a merge", in_smo, in_merge);
+		tap_ok(in_smo >= ADR_POINTS / 3 && in_merge >= ADR_POINTS / 20 && in_batch >= ADR_POINTS / 20,
+			   "adr: %d crash points landed inside an SMO, %d inside a merge, %d inside a batch "
+			   "insert", in_smo, in_merge, in_batch);
 	}
 	for (int s = 0; s < ADR_SEEDS; s++)
 	{
 		free(calib_ev[s]);
 		free(calib_smo[s]);
+		free(calib_batch[s]);
 	}
 
 	/* eadr: SIGKILL at a random moment; the pool carries on */

@@ -4,12 +4,17 @@
  *	  10 million random inserts, deletes, forward and backward range reads
  *	  and compactions over a small key space (many duplicates, constant
  *	  SMOs), with structural checks, full comparisons and rebuilds of the
- *	  DRAM layer from PM along the way.  Then most of the middle of the key
+ *	  DRAM layer from PM along the way; some inserts come as batches of
+ *	  1..BATCH_MAX entries (nbt_insert_sorted), ascending with gaps of one
+ *	  of several widths (an entry repeated, entries already present), a few
+ *	  in random order, each batch's range compared with the reference (a
+ *	  sparse batch's entries looked up).  Then most of the middle of the key
  *	  space is deleted and swept with compactions: leaves must merge, the
  *	  leaf count must fall, and the content must still be the reference.
  *	  Then a staged case: an inner split while a merge is pending.  Last, a
  *	  pool that reaches its maximum size: inserts fail before any leaf is
- *	  frozen, and after deletes a compaction sweep (as VACUUM does) lets
+ *	  frozen (a batch then stops where the first entry fails, those before
+ *	  it in), and after deletes a compaction sweep (as VACUUM does) lets
  *	  inserts go on in the same full pool.
  */
 #ifndef _GNU_SOURCE
@@ -34,6 +39,9 @@
 #define PAIR_LEAVES	200			/* the staged inner split: leaves of PAIR_FILL entries */
 #define PAIR_FILL	50
 #define FULL_POOL_SIZE	(UINT64_C(4) << 20)
+#define FULL_BATCH	500			/* the batch into the full pool */
+#define BATCH_MAX	2000
+#define BATCH_EVERY	2000		/* one insert in this many is a batch */
 
 static uint8_t ref[NKEYS * NRESTS];	/* 1: (key index, rest index) present */
 static long ref_count;
@@ -146,6 +154,97 @@ compare_range(nbt_tree *t, int k, int r, bool backward, int want)
 		}
 		if (got < want && ri >= 0)
 			return "backward read missed entries";
+	}
+	return NULL;
+}
+
+static long batches,
+			batch_entries,
+			batch_new;
+
+/*
+ * A batch of 1..BATCH_MAX entries through nbt_insert_sorted from index idx
+ * on, ascending with gaps of up to 1, 4, 64 or 1024 index positions (0:
+ * the entry again), one batch in eight shuffled; then the reference takes
+ * them and the batch's range is read back (a sparse one's entries are
+ * looked up).  Returns the first problem, or
+ * NULL.
+ */
+static const char *
+batch_insert(nbt_tree *t, uint64_t *seed, int idx)
+{
+	static char msg[300];
+	static nbt_skey sks[BATCH_MAX];
+	static int	idxs[BATCH_MAX];
+	uint64_t	x = xorshift(seed);
+	int			want = 1 + (int) (x % BATCH_MAX);
+	int			gap = (int[]) {1, 4, 64, 1024}[(x >> 16) % 4];
+	bool		shuffle = (x >> 24) % 8 == 0;
+	int			n = 0;
+	int			done = -1;
+	int			lo = idx,
+				hi = idx;
+	long		present = 0;
+	pm_error	err;
+	const char *why;
+
+	while (n < want && idx < NKEYS * NRESTS)
+	{
+		idxs[n] = idx;
+		sks[n++] = skey_of(idx / NRESTS, idx % NRESTS);
+		hi = idx;
+		idx += (int) (xorshift(seed) % (uint64_t) (gap + 1));
+	}
+	if (shuffle)
+		for (int i = n - 1; i > 0; i--)
+		{
+			int			j = (int) (xorshift(seed) % (uint64_t) (i + 1));
+			nbt_skey	s = sks[i];
+			int			d = idxs[i];
+
+			sks[i] = sks[j], sks[j] = s;
+			idxs[i] = idxs[j], idxs[j] = d;
+		}
+	if (nbt_insert_sorted(t, sks, n, &done, &err) != PM_OK)
+	{
+		snprintf(msg, sizeof(msg), "batch of %d: entry %d failed: %s", n, done, err.msg);
+		return msg;
+	}
+	if (done != n)
+		return "a batch that succeeded did not report every entry done";
+	batches++;
+	batch_entries += n;
+	for (int i = 0; i < n; i++)
+		if (!ref[idxs[i]])
+		{
+			ref[idxs[i]] = 1;
+			ref_count++;
+			batch_new++;
+		}
+	if (hi - lo <= 16 * BATCH_MAX)
+	{
+		for (int i = lo; i <= hi; i++)
+			present += ref[i];
+		why = compare_range(t, lo / NRESTS, lo % NRESTS, false, (int) present);
+	}
+	else
+	{
+		/* a sparse batch: each of its entries looked up */
+		why = NULL;
+		for (int i = 0; i < n && why == NULL; i++)
+		{
+			nbt_batch	b;
+
+			nbt_read_range(t, &sks[i], false, &sks[i], &sks[i], &b);
+			if (b.n != 1 || pm_key_cmp(&b.e[0].sk, &sks[i]) != 0)
+				why = "an entry of the batch is not found";
+		}
+	}
+	if (why != NULL)
+	{
+		snprintf(msg, sizeof(msg), "after a batch of %d (gap %d%s): %s", n, gap,
+				 shuffle ? ", shuffled" : "", why);
+		return msg;
 	}
 	return NULL;
 }
@@ -352,7 +451,7 @@ full_pool(const char *dir)
 	harness		h;
 	pm_error	err;
 	uint64_t	seed = 7;
-	uint64_t	max = FULL_POOL_SIZE / 8;
+	uint64_t	max = FULL_POOL_SIZE / 8 + FULL_BATCH;
 	uint64_t   *keys = malloc(max * sizeof(uint64_t));
 	uint64_t	n = 0;
 	uint64_t	more = 0;
@@ -372,6 +471,40 @@ full_pool(const char *dir)
 		snprintf(msg, sizeof(msg), "after the failed insert: %s", why), why = msg;
 	else if (entries != n)
 		why = "the failed insert lost or added entries";
+	if (why == NULL)
+	{
+		/* a batch into the full pool: what fits in leaves with room goes in, then it stops */
+		nbt_skey	batch[FULL_BATCH];
+		int			done = -1;
+
+		for (int i = 0; i < FULL_BATCH; i++)
+			batch[i] = (nbt_skey) {xorshift(&seed) >> 1, 1};
+		for (int i = 1; i < FULL_BATCH; i++)
+			for (int j = i; j > 0 && batch[j].key < batch[j - 1].key; j--)
+			{
+				nbt_skey	x = batch[j];
+
+				batch[j] = batch[j - 1], batch[j - 1] = x;
+			}
+		rc = nbt_insert_sorted(&h.tree, batch, FULL_BATCH, &done, &err);
+		if (!pm_errcode_is_out_of_space(rc) || done < 0 || done >= FULL_BATCH)
+			why = "a batch into the full pool did not stop with an out-of-space error";
+		else if ((why = nbt_check(&h.tree, &entries)) != NULL)
+			snprintf(msg, sizeof(msg), "after the failed batch: %s", why), why = msg;
+		else if (entries != n + (uint64_t) done)
+			why = "the failed batch holds other than its first *done entries";
+		for (int i = 0; why == NULL && i < FULL_BATCH; i++)
+		{
+			nbt_batch	b;
+
+			nbt_read_range(&h.tree, &batch[i], false, &batch[i], &batch[i], &b);
+			if ((b.n == 1) != (i < done))
+				why = "an entry of the failed batch is in the tree or missing against *done";
+		}
+		for (int i = 0; why == NULL && i < done; i++)
+			keys[n++] = batch[i].key;
+		tap_diag("full pool: a batch of %d stopped after %d", FULL_BATCH, done);
+	}
 	for (uint64_t i = 0; why == NULL && i < n; i += 2)
 	{
 		bool		found;
@@ -503,6 +636,7 @@ main(void)
 				bad_range = 0,
 				bad_check = 0,
 				bad_rebuild = 0,
+				bad_batch = 0,
 				errors = 0;
 	nbt_stats	st;
 	uint64_t	splits = 0,
@@ -513,7 +647,7 @@ main(void)
 				merges = 0;
 	const char *merge_why;
 
-	tap_plan(13);
+	tap_plan(15);
 	snprintf(path, sizeof(path), "%s/model.pm", dir);
 	harness_shared(&h);
 	harness_attach(&h, harness_new_pool(path, PM_MODE_EADR, UINT64_C(1) << 30), (uint64_t) getpid(), 0);
@@ -533,7 +667,14 @@ main(void)
 		int			what = (int) (x % 100);
 		nbt_skey	sk = skey_of(k, r);
 
-		if (what < 55)
+		if (what < 55 && (x >> 48) % BATCH_EVERY == 0)
+		{
+			const char *why = batch_insert(&h.tree, &seed, idx);
+
+			if (why != NULL && bad_batch++ == 0)
+				tap_diag("op %ld: %s", op, why);
+		}
+		else if (what < 55)
 		{
 			if (!ref[idx])
 			{
@@ -662,6 +803,11 @@ main(void)
 	tap_ok(errors == 0, "%ld operations without an error", OPS);
 	tap_ok(bad_found == 0, "every delete found exactly what the reference had (%ld mismatches)", bad_found);
 	tap_ok(bad_range == 0, "every forward and backward read matched the reference (%ld mismatches)", bad_range);
+	tap_diag("%ld batches of %ld entries (%ld of them new) through nbt_insert_sorted",
+			 batches, batch_entries, batch_new);
+	tap_ok(bad_batch == 0 && batches > 100,
+		   "every batch insert succeeded and its range matched the reference (%ld mismatches)",
+		   bad_batch);
 	tap_ok(bad_check == 0, "structure checks and entry counts held at every checkpoint");
 	tap_ok(bad_rebuild == 0, "rebuilds of the DRAM layer from PM reproduced the tree");
 	tap_ok(splits > 1000 && compactions > 100 && st.height >= 2,
@@ -678,7 +824,7 @@ main(void)
 		   "absorbs keeps them in one node; the merge completes and the tree checks%s%s",
 		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	merge_why = full_pool(dir);
-	tap_ok(merge_why == NULL, "a pool at its maximum size fails inserts without freezing a "
+	tap_ok(merge_why == NULL, "a pool at its maximum size fails inserts (a batch at its first failing entry) without freezing a "
 		   "leaf; after deletes, compactions let inserts go on in it%s%s",
 		   merge_why ? ": " : "", merge_why ? merge_why : "");
 	tap_rmdir(dir);

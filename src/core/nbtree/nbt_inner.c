@@ -131,15 +131,24 @@ child_off_at(nbt_inner *n, uint32_t level, int i)
  * the leaf the tree routes sk to).  Returns its DRAM offset.  A leaf's KV
  * block, which every caller goes on to read or write, starts loading as the
  * parent names it, in parallel with the leaf.
+ *
+ * start, if not 0, is a level-1 node to begin at instead of the root, and
+ * stop_level must be 0: the caller knows sk is not below the node's low end
+ * (a key it routed is not above sk; a node's low end never changes, inner
+ * nodes are never freed while the tree is attached).  If sk lies at or past
+ * the node's high fence, the descent starts over from the root rather than
+ * walk a level of siblings.  *level1, if not NULL, gets the level-1 node
+ * the leaf was read from.
  */
-uint64_t
-nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level)
+static inline uint64_t
+descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level, uint64_t start,
+		uint64_t *level1)
 {
 	nbt_droot  *dr = nbt_droot_at(t);
 
 restart:
 	{
-		uint64_t	off = pm_load(&dr->root);
+		uint64_t	off = start != 0 ? start : pm_load(&dr->root);
 
 		for (;;)
 		{
@@ -173,16 +182,37 @@ restart:
 			}
 			if (!read_valid(n, v))
 				goto restart;
+			if (move_right && off == start)
+			{
+				start = 0;		/* past the hinted node: from the root */
+				goto restart;
+			}
 			if (move_right)
 				off = sibling;
 			else if (level <= stop_level)
 				return off;
 			else if (level == 1)
+			{
+				if (level1 != NULL)
+					*level1 = off;
 				return next;	/* a leaf */
+			}
 			else
 				off = next;
 		}
 	}
+}
+
+uint64_t
+nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level)
+{
+	return descend(t, sk, stop_level, 0, NULL);
+}
+
+uint64_t
+nbt_descend_from(nbt_tree *t, const nbt_skey *sk, uint64_t start, uint64_t *level1)
+{
+	return descend(t, sk, 0, start, level1);
 }
 
 uint64_t

@@ -481,6 +481,8 @@ extern void nbt_rec_retire_dropped(nbt_tree *t, nbt_leaf *x, uint64_t copied, nb
 
 /* nbt_inner.c */
 extern uint64_t nbt_descend(nbt_tree *t, const nbt_skey *sk, uint32_t stop_level);
+extern uint64_t nbt_descend_from(nbt_tree *t, const nbt_skey *sk, uint64_t start,
+								 uint64_t *level1);
 extern pm_errcode nbt_replace_child(nbt_tree *t, const nbt_skey *low, uint64_t old_child,
 									uint64_t new_child, const nbt_skey *sep,
 									uint64_t right_child, uint64_t absorbed, pm_error *err);

@@ -41,16 +41,19 @@ nbt_sort_entries(const nbt_tree *t, nbt_entry *e, int n)
  * SMO has finished its sync phase to the replacement (complete and clean);
  * WRITE first helps any SMO or pending leaf it meets, so the returned leaf
  * is linked in PM and accepts commits; RAW returns the leaf as reached.
+ * start and *level1 as for nbt_descend_from (0 and NULL: from the root);
+ * a route found stale starts over from the root.
  */
-pm_errcode
-nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *leaf_off,
-			  pm_error *err)
+static pm_errcode
+find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t start,
+		  uint64_t *level1, uint64_t *leaf_off, pm_error *err)
 {
 	for (;;)
 	{
-		uint64_t	off = nbt_descend(t, sk, 0);
+		uint64_t	off = nbt_descend_from(t, sk, start, level1);
 		bool		restart = false;
 
+		start = 0;
 		while (!restart)
 		{
 			nbt_leaf   *l = nbt_leaf_at(t, off);
@@ -103,6 +106,13 @@ nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *lea
 	}
 }
 
+pm_errcode
+nbt_find_leaf(nbt_tree *t, const nbt_skey *sk, nbt_find_mode mode, uint64_t *leaf_off,
+			  pm_error *err)
+{
+	return find_leaf(t, sk, mode, 0, NULL, leaf_off, err);
+}
+
 /*
  * The slot of the live committed entry sk in leaf l, or -1; *val gets the
  * slot's value as read.  Fingerprints first, one PM read per match; a wide
@@ -138,24 +148,86 @@ find_live_slot(nbt_tree *t, nbt_leaf *l, const nbt_skey *sk, uint64_t *val)
 }
 
 /*
+ * What one insert of a batch leaves the next (README: "Batch inserts").
+ * leaf: the leaf the entry went to (or was found in), found in the current
+ * epoch section and good only while it lasts: 0 once the section is left.
+ * level1: the level-1 node the last descent read that leaf from, and
+ * routed: a key that descent routed; inner nodes are never freed and a
+ * node's low end never changes, so a key not below routed may start its
+ * descent there.
+ */
+typedef struct insert_hint
+{
+	uint64_t	leaf;
+	uint64_t	level1;
+	const nbt_skey *routed;
+} insert_hint;
+
+/*
  * After an insert ran out of space: free, once per insert, the blocks that
  * earlier SMOs retired, which become free outside the epoch section.
- * Whether the insert should try again.
+ * Whether the insert should try again.  Leaving the section drops the
+ * hint's leaf.
  */
 static bool
-reclaim_once(nbt_tree *t, pm_errcode rc, bool *reclaimed)
+reclaim_once(nbt_tree *t, pm_errcode rc, bool *reclaimed, insert_hint *hint)
 {
 	if (!pm_errcode_is_out_of_space(rc) || *reclaimed)
 		return false;
 	pm_epoch_exit(t->epoch);
+	hint->leaf = 0;
 	(void) pm_epoch_reclaim(t->epoch);
 	pm_epoch_enter(t->epoch);
 	*reclaimed = true;
 	return true;
 }
 
-pm_errcode
-nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
+/*
+ * The leaf an insert of sk writes to, as nbt_find_leaf(NBT_FIND_WRITE)
+ * finds it, through the hint where it is certain to give the same answer:
+ * the hint's leaf if sk lies within its (immutable) fences and it is
+ * neither PENDING nor in an SMO, exactly the test the descent's leaf must
+ * pass; else a descent from the hint's level-1 node if sk is not below
+ * the key routed through it; else from the root.
+ */
+static pm_errcode
+find_leaf_hinted(nbt_tree *t, const nbt_skey *sk, insert_hint *hint, uint64_t *leaf_off,
+				 pm_error *err)
+{
+	uint64_t	start = 0;
+	pm_errcode	rc;
+
+	if (hint->leaf != 0)
+	{
+		nbt_leaf   *l = nbt_leaf_at(t, hint->leaf);
+
+		if (nbt_cmp(t, sk, &l->low) >= 0 && nbt_cmp(t, sk, &l->high) < 0 &&
+			!(pm_load(&l->flags) & NBT_PENDING) && !(pm_load(&l->bitmap) & NBT_SMO_BIT))
+		{
+			*leaf_off = hint->leaf;
+			return PM_OK;
+		}
+	}
+	if (hint->level1 != 0 && nbt_cmp(t, sk, hint->routed) >= 0)
+		start = hint->level1;
+	hint->leaf = 0;
+	rc = find_leaf(t, sk, NBT_FIND_WRITE, start, &hint->level1, leaf_off, err);
+	if (rc == PM_OK)
+	{
+		hint->leaf = *leaf_off;
+		hint->routed = sk;
+	}
+	return rc;
+}
+
+/*
+ * Insert one entry (nbt_insert's semantics) inside the caller's epoch
+ * section, finding its leaf through hint and leaving it the leaf the entry
+ * went to.  sk stays in the caller's memory until the batch is done (the
+ * hint may name it).
+ */
+static pm_errcode
+insert_one(nbt_tree *t, const nbt_skey *sk, insert_hint *hint, pm_error *err)
 {
 	pm_errcode	rc = PM_OK;
 	bool		reclaimed = false;
@@ -171,7 +243,6 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		return err->code;
 	packs = nbt_rec_packs(t, sk->rest, &packed);
 	want = nbt_claim_of(1, packs ? nbt_packed_size(packed.len) : 0);
-	pm_epoch_enter(t->epoch);
 	for (;;)
 	{
 		uint64_t	off;
@@ -183,7 +254,7 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		uint64_t	b;
 		uint64_t	seen;
 
-		rc = nbt_find_leaf(t, sk, NBT_FIND_WRITE, &off, err);
+		rc = find_leaf_hinted(t, sk, hint, &off, err);
 		if (rc != PM_OK)
 			break;
 		l = nbt_leaf_at(t, off);
@@ -208,7 +279,7 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 			stored = nbt_rec_store(&t->pm, t->pool, sk->rest, err);
 			if (stored == 0)
 			{
-				if (reclaim_once(t, err->code, &reclaimed))
+				if (reclaim_once(t, err->code, &reclaimed, hint))
 					continue;
 				rc = err->code;
 				break;
@@ -225,7 +296,7 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 				pm_fetch_or(&l->flags, NBT_WANTS_RECORDS);
 			rc = nbt_run_smo(t, off, nbt_claim_slots(want) * sizeof(nbt_pm_slot) +
 							 nbt_claim_bytes(want), err);
-			if (reclaim_once(t, rc, &reclaimed))
+			if (reclaim_once(t, rc, &reclaimed, hint))
 			{
 				rc = PM_OK;
 				continue;
@@ -266,7 +337,8 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		if (rc != PM_OK)
 			break;
 	}
-	pm_epoch_exit(t->epoch);
+	if (rc != PM_OK)
+		hint->leaf = 0;
 	/*
 	 * No committed slot names the record.  An abandoned one may, in a leaf
 	 * whose SMO is linked unless the insert failed helping it: then a crash
@@ -280,6 +352,46 @@ nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
 		(void) pm_free_block(&t->pm, stored & PM_REST_ADDR, &ignored);
 	}
 	return rc;
+}
+
+/*
+ * Entries a batch inserts in one epoch section: a section holds back every
+ * participant's reclamation while it lasts, so it lasts about as long as
+ * this many inserts (a few dozen microseconds), not a whole batch; the leaf
+ * hint does not outlive it.
+ */
+#define NBT_BATCH_SECTION	64
+
+pm_errcode
+nbt_insert_sorted(nbt_tree *t, const nbt_skey *sks, int n, int *done, pm_error *err)
+{
+	insert_hint hint = {0, 0, NULL};
+	pm_errcode	rc = PM_OK;
+	int			i = 0;
+
+	while (i < n && rc == PM_OK)
+	{
+		int			end = n - i > NBT_BATCH_SECTION ? i + NBT_BATCH_SECTION : n;
+
+		pm_epoch_enter(t->epoch);
+		for (; i < end; i++)
+		{
+			rc = insert_one(t, &sks[i], &hint, err);
+			if (rc != PM_OK)
+				break;
+		}
+		pm_epoch_exit(t->epoch);
+		hint.leaf = 0;
+	}
+	if (done != NULL)
+		*done = i;
+	return rc;
+}
+
+pm_errcode
+nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err)
+{
+	return nbt_insert_sorted(t, sk, 1, NULL, err);
 }
 
 /* Set DEAD on the committed slot holding sk; true if this call did it. */

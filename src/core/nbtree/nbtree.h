@@ -135,6 +135,24 @@ extern void nbt_attach(nbt_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_hand
  */
 extern pm_errcode nbt_insert(nbt_tree *t, const nbt_skey *sk, pm_error *err);
 
+/*
+ * Insert sks[0..n-1], each exactly as nbt_insert would (a no-op for a live
+ * entry already there; a wide entry's record stored; durable when its slot
+ * is persisted, entry by entry), but faster when they come in the tree's
+ * order (nbt_cmp, ascending): an entry that falls within the leaf the
+ * previous one went to is written there without a descent, and a descent
+ * otherwise starts at the previous one's level-1 node when it covers the
+ * entry (README: "Batch inserts").  Any order is correct; only ascending
+ * order is fast.  sks (and wide entries' local records) must stay unchanged
+ * during the call.  On an error, entries sks[0..*done-1] are in the tree,
+ * sks[*done] failed and the rest were not tried: the caller may call again
+ * from sks[*done].  *done is n on success; done may be NULL.  The call
+ * enters and leaves the epoch section every few dozen entries, so it holds
+ * back nobody's reclamation for long.
+ */
+extern pm_errcode nbt_insert_sorted(nbt_tree *t, const nbt_skey *sks, int n, int *done,
+									pm_error *err);
+
 /* Delete an entry (a wide one's record local or not); *found says whether it was there. */
 extern pm_errcode nbt_delete(nbt_tree *t, const nbt_skey *sk, bool *found, pm_error *err);
 
