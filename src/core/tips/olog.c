@@ -117,13 +117,6 @@ pm_olog_reclaim(const pm_pool *pool, const pm_olog *o, uint32_t lane, uint64_t u
 	advance(pool, &l->reclaimed, upto, pm_load(&l->applied));
 }
 
-/* Does off name a block of bytes bytes inside the pool's committed extent? */
-static bool
-block_ok(const pm_pool *pool, uint64_t off, uint64_t bytes)
-{
-	return off >= pool->hdr->data_offset && off % 64 == 0 && pm_pool_has_range(pool, off, bytes);
-}
-
 pm_errcode
 pm_olog_validate(const pm_pool *pool, pm_error *err)
 {
@@ -132,7 +125,7 @@ pm_olog_validate(const pm_pool *pool, pm_error *err)
 
 	if (dir_off == 0)
 		return PM_OK;
-	if (!block_ok(pool, dir_off, sizeof(pm_olog)))
+	if (!pm_alloc_block_in_pool(pool, dir_off, sizeof(pm_olog)))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" names an operation log at offset %llu, outside the pool",
 							pool->path, (unsigned long long) dir_off);
 	o = pm_pool_addr(pool, dir_off);
@@ -149,7 +142,7 @@ pm_olog_validate(const pm_pool *pool, pm_error *err)
 					applied,
 					reclaimed;
 
-		if (!block_ok(pool, off, LANE_BYTES))
+		if (!pm_alloc_block_in_pool(pool, off, LANE_BYTES))
 			return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\": operation log lane %u is outside the pool",
 								pool->path, i);
 		l = pm_pool_addr(pool, off);
