@@ -95,7 +95,7 @@ hash_format_logs(pm_pool *pool, uint32_t log_blocks, pm_error *err)
 }
 
 /* harness_pool's format, with logs of the default size. */
-static pm_errcode
+static inline pm_errcode
 hash_format(pm_pool *pool, pm_error *err)
 {
 	return hash_format_logs(pool, 0, err);
