@@ -3,6 +3,7 @@
  *	  The reconciliation ring of a pool; see recon.h.
  */
 #include "recon.h"
+#include "tips/olog.h"
 
 #include <string.h>
 
@@ -242,9 +243,11 @@ pm_recon_mark_roots(pm_alloc *a, pm_pool *pool, pm_error *err)
 	int			n = r != NULL ? linked_stripes(r) : 0;
 
 	for (int i = 0; rc == PM_OK && i < PM_POOL_NROOTS; i++)
-		if (pm_pool_root(pool, i) != 0)
+		if (i != PM_OLOG_ROOT && pm_pool_root(pool, i) != 0)
 			rc = pm_alloc_mark(a, pm_pool_root(pool, i), err);
 	for (int i = 0; rc == PM_OK && i < n; i++)
 		rc = pm_alloc_mark(a, pm_load(&r->stripe[i]), err);
+	if (rc == PM_OK)
+		rc = pm_olog_mark(a, pool, err);
 	return rc;
 }

@@ -123,8 +123,9 @@ extern void pm_recon_foreach(const pm_pool *pool, const pm_recon *r,
 extern uint64_t pm_recon_capacity(const pm_recon *r);
 
 /*
- * Allocator recovery: mark every block the pool's roots name, and the
- * stripes of the ring at PM_RECON_ROOT, so the ring survives recovery.
+ * Allocator recovery: mark every block the pool's roots name, the stripes
+ * of the ring at PM_RECON_ROOT and the operation log's lanes and segments
+ * (tips/olog.h), so the platform's blocks survive recovery.
  */
 extern pm_errcode pm_recon_mark_roots(pm_alloc *a, pm_pool *pool, pm_error *err);
 

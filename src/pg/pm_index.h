@@ -38,6 +38,7 @@
 #include "epoch.h"
 #include "pool.h"
 #include "recon.h"
+#include "tips/olog.h"
 
 #include "pmi_amapi.h"
 #include "pmi_shmem.h"
@@ -168,6 +169,33 @@ extern void *pmi_build_attach(PmiBuild *b);
 extern void pmi_options_init(void);
 extern bytea *pmi_options(const PmiAmOps *ops, Datum reloptions, bool validate);
 extern int	pmi_reloption(Relation index, const PmiAmOps *ops, int option);
+extern bool pmi_index_tiered(Relation index, const PmiAmOps *ops);
+
+/* pmi_tier.c: tiered writes */
+extern int	pmi_tier_workers;
+extern int	pmi_tier_lane_kb;
+extern bool pmi_debug_tier_pause;
+
+/* A record waiting in an operation log: its note and its entry as log_entry wrote it. */
+typedef void (*PmiTierRecordFn) (void *arg, const PmiNote *note, const char *entry, Size len);
+
+extern bool pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
+							const void *entry);
+extern void pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg);
+extern void pmi_tier_drain(PmiIndex *h, const char *name);
+extern void pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
+extern void pmi_tier_register_workers(void);
+PGDLLEXPORT void pmi_tier_main(Datum arg);
+
+/* pmi_tier_log.c */
+extern int	pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o,
+								int lane, uint64 *applied_upto, pm_error *err);
+extern void pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name);
+extern void pmi_tier_note_recovered(int slotno, pm_pool *pool);
+extern void pmi_tier_notes(pm_pool *pool, void (*fn) (void *ctx, uint64_t key, uint64_t rest),
+						   void *ctx);
+extern void pmi_tier_lag(int slotno, pm_pool *pool, int64 *records, int64 *bytes,
+						 double *age_seconds);
 
 /* pmi_reconcile.c */
 extern void pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state);
@@ -278,6 +306,9 @@ extern void pmi_registry_init_backend(void);
 extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
 								uint32 *generation);
 extern void pmi_registry_release(RelFileNodeBackend rnode);
+extern int	pmi_registry_find(RelFileNodeBackend rnode);
+extern void pmi_tier_close(int slotno);
+extern void pmi_tier_slot_init(PmiSlot *s, bool first);
 extern void pmi_lifecycle_init(void);
 extern void pmi_note_pool_created(RelFileNodeBackend rnode);
 extern bool pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position);

@@ -15,6 +15,7 @@
 #include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
+#include "alloc.h"
 #include "pool.h"
 #include "recon.h"
 
@@ -61,8 +62,9 @@ typedef struct PmiFormatParam
 
 /*
  * A reloption of an access method, WITH (name = value): an integer between
- * min_value and max_value.  pmi_options.c declares every access method's
- * list in _PG_init and parses an index's values into PmiOptions.
+ * min_value and max_value, or a boolean (0 or 1).  pmi_options.c declares
+ * every access method's list in _PG_init and parses an index's values into
+ * PmiOptions.
  */
 typedef struct PmiReloption
 {
@@ -71,10 +73,18 @@ typedef struct PmiReloption
 	int			default_value;
 	int			min_value;
 	int			max_value;
+	bool		boolean;
 } PmiReloption;
 
 #define PMI_MAX_RELOPTIONS	8
 #define PMI_FILLFACTOR		0	/* every access method's first reloption */
+
+/*
+ * The boolean reloption that makes an index's inserts tiered (pmi_tier.c),
+ * in the list of an access method whose scans read the operation log.
+ */
+#define PMI_TIERED_RELOPTION \
+	{"tiered", "Makes inserts durable in an operation log, applied to the index by background workers", 0, 0, 1, true}
 /*
  * The contract between the platform and an access method.  Generic code
  * (src/pg/pmi_*.c) reaches a structure only through these; "state" is the
@@ -256,6 +266,7 @@ typedef struct PmiOptions
 {
 	int32		vl_len_;		/* varlena header */
 	int			values[PMI_MAX_RELOPTIONS];
+	bool		flags[PMI_MAX_RELOPTIONS];	/* the boolean ones' */
 } PmiOptions;
 
 /* What pm_index_stats shows of a structure (counters since format; -1: not applicable). */
@@ -281,6 +292,9 @@ struct PmiIndex
 	pm_pool    *pool;
 	uint8		uuid[16];
 	pm_recon_cursor recon_cursor;	/* this backend's place in the ring */
+	pm_alloc	tier_alloc;		/* the pool's allocator, for the operation
+								 * log (pmi_tier.c) */
+	const pm_pool *tier_alloc_pool; /* the pool tier_alloc is attached to */
 	/* this backend's writes not yet added to the slot's counters */
 	uint64		pending_inserts;
 	uint64		pending_deletes;

@@ -184,6 +184,8 @@ pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops)
 				 errdetail("WAL replay does not keep its pool, or has not yet reached what the pool holds."),
 				 errhint("Queries here do not use it until it is current.")));
 	h = pmi_index_open(index, ops);
+	/* the structure alone then holds every entry */
+	pmi_tier_drain(h, RelationGetRelationName(index));
 	held = ops->check(index, h->am_state);
 	if (heapallindexed)
 		check_heap_all_indexed(heap, index, h, held);

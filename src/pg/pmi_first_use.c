@@ -44,20 +44,21 @@ recover(const PmiFirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 
 	ops->attach(state, pool, slotno, generation, 0);
 	dram_root = ops->recover(fu->name, state, after_crash);
-	if (after_crash && fu->index != NULL && !RecoveryInProgress())
+	PG_TRY();
 	{
-		PG_TRY();
-		{
+		/* a tiered index's log: what it holds is applied before anything reads */
+		pmi_tier_recover(pool, ops, state, fu->name);
+		if (after_crash && fu->index != NULL && !RecoveryInProgress())
 			pmi_reconcile(fu->index, pool, ops, state);
-		}
-		PG_CATCH();
-		{
-			if (dram_root != 0)
-				ops->release_dram(dram_root);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
 	}
+	PG_CATCH();
+	{
+		if (dram_root != 0)
+			ops->release_dram(dram_root);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pmi_tier_note_recovered(slotno, pool);
 	pfree(state);
 	return dram_root;
 }

@@ -126,6 +126,7 @@ handle_attach(PmiIndex *h, const PmiFirstUse *fu)
 	PmiSlot    *s;
 
 	h->pool = NULL;
+	h->tier_alloc_pool = NULL;
 	if (h->ops != fu->ops)
 	{
 		/* a new handle, or a relfilenode reused by an index of another AM */

@@ -2,7 +2,7 @@
  * pmi_inspect.c
  *	  SQL-callable inspection functions: pm_index_version(), pm_index_pools(),
  *	  pm_index_loaded(), pm_index_dram_tier(), pm_index_size(),
- *	  pm_index_stats().
+ *	  pm_index_stats(), pm_index_tier_lag().
  */
 #include "pm_index.h"
 
@@ -23,6 +23,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
 #include "access/genam.h"
 #include "commands/defrem.h"
 
@@ -32,6 +34,7 @@ PG_FUNCTION_INFO_V1(pm_index_stats);
 PG_FUNCTION_INFO_V1(pm_index_loaded);
 PG_FUNCTION_INFO_V1(pm_index_dram_tier);
 PG_FUNCTION_INFO_V1(pm_index_size);
+PG_FUNCTION_INFO_V1(pm_index_tier_lag);
 
 Datum
 pm_index_version(PG_FUNCTION_ARGS)
@@ -374,5 +377,55 @@ pm_index_stats(PG_FUNCTION_ARGS)
 	else
 		nulls[10] = nulls[11] = true;
 	relation_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+#define TIER_LAG_COLS 3
+
+/*
+ * What waits in an index's operation log: entries, bytes, the oldest's
+ * wait.  Takes no lock (monitoring must not wait for DDL) and loads
+ * nothing: an index no backend has used since startup has nothing waiting
+ * that a scan could miss (its first use applies the log).
+ */
+Datum
+pm_index_tier_lag(PG_FUNCTION_ARGS)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, PG_GETARG_DATUM(0));
+	TupleDesc	tupdesc;
+	Datum		values[TIER_LAG_COLS] = {0};
+	bool		nulls[TIER_LAG_COLS] = {false, false, true};
+	int64		records = 0,
+				bytes = 0;
+	double		age = 0;
+	int			slotno = -1;
+	pm_pool    *pool = NULL;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (!HeapTupleIsValid(tup))
+		PG_RETURN_NULL();
+	if (((Form_pg_class) GETSTRUCT(tup))->relkind == RELKIND_INDEX &&
+		pmi_am_ops(((Form_pg_class) GETSTRUCT(tup))->relam) != NULL)
+	{
+		RelFileNodeBackend rnode = pmi_class_rnode((Form_pg_class) GETSTRUCT(tup));
+
+		slotno = pmi_registry_find(rnode);
+		if (slotno >= 0 && pmi_slot(slotno)->state == PMI_SLOT_READY)
+			pool = pmi_pool_lookup(rnode);
+	}
+	ReleaseSysCache(tup);
+	if (pool != NULL)
+		pmi_tier_lag(slotno, pool, &records, &bytes, &age);
+	values[0] = Int64GetDatum(records);
+	values[1] = Int64GetDatum(bytes);
+	if (bytes > 0)
+	{
+		Interval   *wait = palloc0(sizeof(Interval));
+
+		wait->time = (TimeOffset) (age * USECS_PER_SEC);
+		values[2] = IntervalPGetDatum(wait);
+		nulls[2] = false;
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -210,7 +210,10 @@ pmi_shmem_startup(void)
 			pg_atomic_init_u64(&slot->vacuum_epoch, 0);
 			pg_atomic_init_u32(&slot->scan_holds[0], 0);
 			pg_atomic_init_u32(&slot->scan_holds[1], 0);
+			pmi_tier_slot_init(slot, true);
 		}
+		pg_atomic_init_u32(&pmi_shared->tier_active, 1);
+		memset(pmi_shared->tier_latch, 0, sizeof(pmi_shared->tier_latch));
 		pmi_shared->epoch_offset = MAXALIGN(pmi_shared->registry_offset +
 											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
@@ -305,6 +308,30 @@ _PG_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.tier_workers",
+							"Background workers that apply the operation logs of tiered indexes.",
+							"Indexes WITH (tiered = on) make inserts durable in a log that these "
+							"workers apply; as many replay at once as the logs' rate needs. "
+							"0: tiered indexes insert directly.",
+							&pmi_tier_workers,
+							2,
+							0,
+							PMI_TIER_MAX_WORKERS,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pm_index.tier_log_size",
+							"Largest size of one lane of a tiered index's operation log.",
+							"A tiered index's log has a lane per concurrent writer; an insert "
+							"whose lane is full goes directly into the index. Set when the "
+							"log is made (the first tiered insert into a pool).",
+							&pmi_tier_lane_kb,
+							4096,
+							128,
+							1024 * 1024,
+							PGC_SIGHUP,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.debug_smo_pause",
 							"Sleep this long inside every structure modification of a pm_index index (crash tests only).",
 							NULL,
@@ -325,6 +352,14 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("pm_index.debug_tier_pause",
+							 "Keep the replay workers from applying tiered indexes' logs (tests only).",
+							 NULL,
+							 &pmi_debug_tier_pause,
+							 false,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("pm_index.debug_wal_error",
 							 "Fail the forming of every WAL record of pm_index index entries (tests only).",
 							 NULL,
@@ -380,6 +415,7 @@ _PG_init(void)
 	pmi_unique_init();
 	pmi_interlock_init();
 	pmi_redo_init();
+	pmi_tier_register_workers();
 
 	/*
 	 * once recovery has finished: create the pool directory, remove orphans,

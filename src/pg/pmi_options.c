@@ -35,11 +35,21 @@ pmi_options_init(void)
 		{
 			const PmiReloption *r = &ops->reloptions[o];
 
-			add_int_reloption(kinds[i], r->name, r->desc, r->default_value, r->min_value,
-							  r->max_value, AccessExclusiveLock);
 			tables[i][o].optname = r->name;
-			tables[i][o].opttype = RELOPT_TYPE_INT;
-			tables[i][o].offset = offsetof(PmiOptions, values) + o * sizeof(int);
+			if (r->boolean)
+			{
+				add_bool_reloption(kinds[i], r->name, r->desc, r->default_value != 0,
+								   AccessExclusiveLock);
+				tables[i][o].opttype = RELOPT_TYPE_BOOL;
+				tables[i][o].offset = offsetof(PmiOptions, flags) + o * sizeof(bool);
+			}
+			else
+			{
+				add_int_reloption(kinds[i], r->name, r->desc, r->default_value, r->min_value,
+								  r->max_value, AccessExclusiveLock);
+				tables[i][o].opttype = RELOPT_TYPE_INT;
+				tables[i][o].offset = offsetof(PmiOptions, values) + o * sizeof(int);
+			}
 		}
 	}
 }
@@ -61,5 +71,17 @@ pmi_reloption(Relation index, const PmiAmOps *ops, int option)
 	PmiOptions *opts = (PmiOptions *) index->rd_options;
 
 	pm_assert(option >= 0 && option < ops->nreloptions);
-	return opts != NULL ? opts->values[option] : ops->reloptions[option].default_value;
+	if (opts == NULL)
+		return ops->reloptions[option].default_value;
+	return ops->reloptions[option].boolean ? opts->flags[option] : opts->values[option];
+}
+
+/* Whether the index's inserts are tiered: WITH (tiered = on) (pmi_tier.c). */
+bool
+pmi_index_tiered(Relation index, const PmiAmOps *ops)
+{
+	for (int o = 0; o < ops->nreloptions; o++)
+		if (strcmp(ops->reloptions[o].name, "tiered") == 0)
+			return pmi_reloption(index, ops, o) != 0;
+	return false;
 }

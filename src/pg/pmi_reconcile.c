@@ -207,6 +207,7 @@ typedef struct NoteList
 {
 	PmiNote    *notes;
 	int			n;
+	int			size;
 } NoteList;
 
 static void
@@ -214,6 +215,11 @@ collect_note(void *ctx, uint64_t key, uint64_t rest)
 {
 	NoteList   *l = ctx;
 
+	if (l->n == l->size)
+	{
+		l->size *= 2;
+		l->notes = repalloc_huge(l->notes, sizeof(PmiNote) * l->size);
+	}
 	l->notes[l->n].key = key;
 	l->notes[l->n].rest = rest;
 	l->n++;
@@ -256,10 +262,15 @@ pmi_reconcile(Relation index, pm_pool *pool, const PmiAmOps *ops, void *state)
 	{
 		NoteList	l;
 
-		/* collected first: a note is not read while entries are deleted */
-		l.notes = palloc(sizeof(PmiNote) * PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE);
+		/*
+		 * collected first: a note is not read while entries are deleted; a
+		 * tiered index's operation log holds the notes of its inserts
+		 */
+		l.size = PM_RECON_MAX_STRIPES * PM_RECON_PER_STRIPE;
+		l.notes = palloc(sizeof(PmiNote) * l.size);
 		l.n = 0;
 		pm_recon_foreach(pool, ring, collect_note, &l);
+		pmi_tier_notes(pool, collect_note, &l);
 		qsort(l.notes, l.n, sizeof(PmiNote), cmp_note);
 		ops->note_entries(index, state, l.notes, l.n, reconcile_batch, &r);
 		pfree(l.notes);

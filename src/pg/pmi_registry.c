@@ -111,6 +111,7 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 		pg_atomic_write_u64(&s->fences, 0);
 		s->ready_xmin = InvalidTransactionId;
 		s->fill_pid = 0;
+		pmi_tier_slot_init(s, false);
 		s->state = PMI_SLOT_ATTACHED;
 		*generation = s->generation;
 	}
@@ -215,6 +216,19 @@ pmi_registry_claim_fill(int slotno)
 	return mine;
 }
 
+/* The registry slot of rnode, or -1 if it has none. */
+int
+pmi_registry_find(RelFileNodeBackend rnode)
+{
+	int			slotno;
+
+	pmi_registry_init_backend();
+	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
+	slotno = find_slot(rnode);
+	LWLockRelease(pmi_shared->registry_lock);
+	return slotno;
+}
+
 /*
  * Free the slot of rnode and its DRAM layer.  The caller holds the lock
  * that keeps every other backend away from the index (or the index is
@@ -226,6 +240,15 @@ pmi_registry_release(RelFileNodeBackend rnode)
 	int			slotno;
 
 	pmi_registry_init_backend();
+	/* replay workers stop applying to it first: they take the registry lock */
+	slotno = pmi_registry_find(rnode);
+	if (slotno >= 0)
+	{
+		pmi_tier_close(slotno);
+		/* and find nothing to do here from now on */
+		pg_atomic_write_u64(&pmi_slot(slotno)->tier_pending, 0);
+		pg_atomic_write_u64(&pmi_slot(slotno)->tier_unreclaimed, 0);
+	}
 	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
 	slotno = find_slot(rnode);
 	if (slotno >= 0)
@@ -490,4 +513,44 @@ pmi_epoch(void)
 		before_shmem_exit(epoch_shutdown, 0);
 	}
 	return &epoch_handle;
+}
+
+/*
+ * The index is going away (dropped, or moved under another name): no
+ * applier starts on it, and those at work finish first.  Then nothing but
+ * the caller touches its pool.
+ */
+void
+pmi_tier_close(int slotno)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+
+	pg_atomic_write_u32(&s->tier_closed, 1);
+	pg_memory_barrier();
+	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
+		pg_usleep(1000L);
+}
+
+/*
+ * Reset a registry slot's tiering state: at shared memory's creation
+ * (first: the atomics are initialized) or when an index takes the slot.
+ */
+void
+pmi_tier_slot_init(PmiSlot *s, bool first)
+{
+	pg_atomic_uint64 *words[] = {&s->tier_writers, &s->tier_appliers, &s->tier_pending,
+	&s->tier_unreclaimed, &s->tier_appended, &s->tier_applied};
+
+	if (first)
+		pg_atomic_init_u32(&s->tier_closed, 0);
+	else
+		pg_atomic_write_u32(&s->tier_closed, 0);
+	for (int i = 0; i < lengthof(words); i++)
+	{
+		if (first)
+			pg_atomic_init_u64(words[i], 0);
+		else
+			pg_atomic_write_u64(words[i], 0);
+	}
+	memset(s->tier_lane, 0, sizeof(s->tier_lane));
 }

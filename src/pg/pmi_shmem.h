@@ -8,11 +8,28 @@
 
 #include "access/transam.h"
 #include "port/atomics.h"
+#include "datatype/timestamp.h"
 #include "storage/condition_variable.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
 
 #define PMI_COUNTER_BATCH 1024
+#define PMI_TIER_MAX_WORKERS 32
+#define PMI_TIER_LANES	64		/* PM_OLOG_MAX_LANES: a bit per lane */
+
+/*
+ * Tiered writes (pmi_tier.c): what one lane of an index's operation log has
+ * applied and may reclaim once no reader can be copying below upto and the
+ * WAL of every record below it is flushed.  Changed by the lane's applier.
+ */
+typedef struct PmiTierLane
+{
+	uint64		reclaim_upto;	/* a position applied, not yet reclaimed */
+	uint64		reclaim_wal;	/* WAL to be flushed before reclaiming it */
+	uint64		reclaim_epoch;	/* the reader epoch when it was applied */
+	TimestampTz pending_since;	/* when the lane last had nothing to apply */
+} PmiTierLane;
 
 /* Registry slot states */
 #define PMI_SLOT_FREE		0
@@ -49,6 +66,15 @@ typedef struct PmiSlot
 	/* scans against VACUUM (pmi_interlock.c) */
 	pg_atomic_uint64 vacuum_epoch;
 	pg_atomic_uint32 scan_holds[2]; /* per epoch parity */
+	/* tiered writes (pmi_tier.c), a bit per lane of the operation log */
+	pg_atomic_uint32 tier_closed;	/* going away: no applier starts */
+	pg_atomic_uint64 tier_writers;	/* lanes a writer holds */
+	pg_atomic_uint64 tier_appliers; /* lanes an applier holds */
+	pg_atomic_uint64 tier_pending;	/* lanes that may hold unapplied records */
+	pg_atomic_uint64 tier_unreclaimed;	/* lanes with applied records kept */
+	pg_atomic_uint64 tier_appended; /* records since the slot was taken */
+	pg_atomic_uint64 tier_applied;
+	PmiTierLane tier_lane[PMI_TIER_LANES];
 } PmiSlot;
 
 /* State in PostgreSQL shared memory: fixed at startup, rebuilt after a crash-restart. */
@@ -71,10 +97,24 @@ typedef struct PmIndexShared
 	 * is recent
 	 */
 	pg_atomic_uint32 latest_ready_xmin;
+
+	/*
+	 * tier replay workers (pmi_tier.c): how many replay now (worker 0 adapts
+	 * it), and each one's latch (NULL while it is not running)
+	 */
+	pg_atomic_uint32 tier_active;
+	Latch	   *tier_latch[PMI_TIER_MAX_WORKERS];
 } PmIndexShared;
 
 
 extern PmIndexShared *pmi_shared;
+
+/* A lane's bit in the tier_* words of a slot. */
+static inline uint64
+pmi_tier_lane_bit(int lane)
+{
+	return UINT64CONST(1) << lane;
+}
 
 static inline PmiSlot *
 pmi_slot(int slotno)

@@ -66,7 +66,7 @@ follow_moved_indexes(List *before)
 		if (RelFileNodeBackendEquals(now, f->rnode))
 			continue;
 		pmi_note_pool_created(now);
-		pmi_pool_copy(f->rnode, now, false);
+		pmi_tier_copy_pool(f->rnode, now, false);
 		pmi_log_copy(f->rnode, now, false);
 	}
 }
@@ -110,7 +110,7 @@ follow_database(Oid from, Oid from_spc, Oid to, Oid to_spc, bool move)
 			continue;
 		if (move)
 			pmi_registry_release(old);
-		pmi_pool_copy(old, new, move);
+		pmi_tier_copy_pool(old, new, move);
 		pmi_log_copy(old, new, move);
 	}
 	list_free_deep(pools);

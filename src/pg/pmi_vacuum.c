@@ -113,6 +113,8 @@ pmi_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	v.h = pmi_index_open(info->index, pmi_index_am(info->index));
 	v.callback = callback;
 	v.callback_state = callback_state;
+	/* an entry of a dead row may still wait in a tiered index's log */
+	pmi_tier_drain(v.h, RelationGetRelationName(v.index));
 	flush_wal_before_deletes();
 	untidy = v.h->ops->foreach_batch(v.index, v.h->am_state, vacuum_batch, &v, &err);
 	/* the heap items of the deleted entries are freed once this returns */

@@ -58,19 +58,23 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- The access methods and index orderings type t is indexed in (phast_pm's prefixed ph_): the
--- ordered access methods with an operator class for it; and whether the index is unique.
--- NULLS FIRST and DESC NULLS LAST, where only the scan's placing of the NULLs differs from
--- ASC and DESC, for the types of pm_diff.key_kinds().
-CREATE FUNCTION pm_diff.orderings(t regtype) RETURNS TABLE (name text, clause text, am text, uniq boolean)
+-- ordered access methods with an operator class for it; whether the index is unique; whether
+-- it is tiered (its rows then are inserted after the index is made, so that they wait in its
+-- operation log while the replay workers are paused: tiered_desc and tiered_uq).
+-- NULLS FIRST, DESC NULLS LAST and the tiered ones, where only the scan's placing of the NULLs
+-- or the entries' source differs from ASC and DESC, for the types of pm_diff.key_kinds().
+CREATE FUNCTION pm_diff.orderings(t regtype)
+RETURNS TABLE (name text, clause text, am text, uniq boolean, tiered boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am, o.name = 'uq'
+  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am,
+         o.name LIKE '%uq', o.name LIKE 'tiered%'
     FROM (VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST'),
-                 ('uq', '')) o(name, clause),
+                 ('uq', ''), ('tiered_desc', 'DESC'), ('tiered_uq', '')) o(name, clause),
          (SELECT amname::text FROM pg_am am
            WHERE amname IN ('nbtree_pm', 'phast_pm')
              AND EXISTS (SELECT FROM pg_opclass oc
                           WHERE oc.opcmethod = am.oid AND oc.opcintype = pm_diff.base(t))) a(am)
-   WHERE o.name NOT IN ('nf', 'dnl') OR t = ANY (pm_diff.key_kinds())
+   WHERE o.name NOT IN ('nf', 'dnl', 'tiered_desc', 'tiered_uq') OR t = ANY (pm_diff.key_kinds())
    ORDER BY a.am, o.name
 $$;
 
@@ -270,9 +274,14 @@ BEGIN
                   UNION ALL SELECT DISTINCT ON (v) * FROM pm_diff.bt_%1$s WHERE v IS NOT NULL', n);
   EXECUTE format('CREATE UNIQUE INDEX ON pm_diff.bt_%s_uq USING btree (v)', n);
   FOR o IN SELECT * FROM pm_diff.orderings(t) LOOP
-    EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM %s', n, o.name, pm_diff.oracle(t, o.name));
-    EXECUTE format('CREATE %s INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING %s (v %s)',
-                   CASE WHEN o.uniq THEN 'UNIQUE' ELSE '' END, n, o.name, n, o.name, o.am, o.clause);
+    EXECUTE format('CREATE TABLE pm_diff.pm_%s_%s AS SELECT * FROM %s %s', n, o.name,
+                   pm_diff.oracle(t, o.name), CASE WHEN o.tiered THEN 'WITH NO DATA' ELSE '' END);
+    EXECUTE format('CREATE %s INDEX pm_%s_%s_v ON pm_diff.pm_%s_%s USING %s (v %s) %s',
+                   CASE WHEN o.uniq THEN 'UNIQUE' ELSE '' END, n, o.name, n, o.name, o.am, o.clause,
+                   CASE WHEN o.tiered THEN 'WITH (tiered = on)' ELSE '' END);
+    IF o.tiered THEN
+      EXECUTE format('INSERT INTO pm_diff.pm_%s_%s SELECT * FROM %s', n, o.name, pm_diff.oracle(t, o.name));
+    END IF;
   END LOOP;
 END $$;
 
@@ -310,13 +319,13 @@ BEGIN
 END $$;
 
 -- Whether the tables of type t and ordering ord are read by parallel scans too: nbtree_pm's
--- ASC ones of pm_diff.key_kinds() (a parallel query starts its workers, which costs more than
+-- ASC and tiered DESC ones of pm_diff.key_kinds() (a parallel query starts its workers, which costs more than
 -- the rest of a check; the scan code is the ordered access methods' for every type, the
 -- direction is the scan's, and what differs by type is whether keys are wide: records in the
 -- shared scan state).
 CREATE FUNCTION pm_diff.parallel_too(t regtype, ord text) RETURNS boolean
 LANGUAGE sql STABLE AS $$
-  SELECT ord = 'asc' AND t = ANY (pm_diff.key_kinds())
+  SELECT ord IN ('asc', 'tiered_desc') AND t = ANY (pm_diff.key_kinds())
 $$;
 
 -- A condition on v, through index and bitmap scans (rows) and an index-only scan (values).
@@ -385,7 +394,7 @@ DECLARE
   tested text := format('pm_diff.pm_%s_%s', pm_diff.tname(t), ord);
   index_name text := format('pm_%s_%s_v', pm_diff.tname(t), ord);
   oracle text := pm_diff.oracle(t, ord);
-  orders text[] := CASE WHEN regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc', 'uq')
+  orders text[] := CASE WHEN regexp_replace(ord, '^([a-z]+_)+', '') IN ('asc', 'desc', 'uq')
                         THEN ARRAY['v', 'v DESC'] ELSE ARRAY['v NULLS FIRST', 'v DESC NULLS LAST'] END;
   r float8 := random();
   v1 text;
@@ -572,7 +581,7 @@ BEGIN
   FOREACH o IN ARRAY ARRAY['v', 'v DESC', 'v NULLS FIRST', 'v DESC NULLS LAST'] LOOP
     -- a whole scan in an order the index does not have (nor its reverse) is a sort of the heap
     -- the index's order (its ordering's name without the access method's prefix) or its reverse
-    IF (regexp_replace(ord, '^[a-z]+_', '') IN ('asc', 'desc', 'uq')) = (o IN ('v', 'v DESC')) THEN
+    IF (regexp_replace(ord, '^([a-z]+_)+', '') IN ('asc', 'desc', 'uq')) = (o IN ('v', 'v DESC')) THEN
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s', o), t, ord, ordered_shapes, true);
       PERFORM pm_diff.check_nbt(format('SELECT v::text AS r FROM %%1$s ORDER BY %s LIMIT 7', o), t, ord, ordered_shapes, true);
     END IF;

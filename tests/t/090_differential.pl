@@ -30,7 +30,9 @@ my $zone = $zones[ int(rand(@zones)) ];
 diag("differential: seed $seed, TimeZone $zone, $values values, $rows rows "
 	  . "(replay: PM_TEST_SEED=$seed PM_TAP_FILTER=090_differential tests/run --only tap)");
 
-my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off');
+# the rows of tiered indexes wait in their logs until the replay workers resume, after the
+# queries of the types' tables
+my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off', 'pm_index.debug_tier_pause = on');
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
@@ -86,6 +88,11 @@ for my $tt (@types)
 	}
 }
 # multicolumn indexes of every shape and ordering
+is( $node->safe_psql(
+		'postgres', q{SELECT count(*) > 0 FROM pg_class c, LATERAL pm_index_tier_lag(c.oid) l
+		 WHERE c.relname LIKE 'pm\_%\_tiered\_%' AND c.relkind = 'i' AND l.waiting_entries > 0}),
+	't', 'the tiered indexes were read with their rows waiting in their logs');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pm_index.debug_tier_pause = off; SELECT pg_reload_conf()');
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.mc_setup($rows * 2)");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
 my @mc_orderings = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM pm_diff.mc_orderings ORDER BY name');

@@ -2,7 +2,7 @@
  * test_fbrtree_pool.c
  *	  Several trees in one pool, as the PostgreSQL glue keeps them (a spatial
  *	  tree at pool root 0, a host block at root 1, a side tree at root 2),
- *	  and a tree of 4-D boxes at root 3: the trees work side by side, and
+ *	  and a tree of 4-D boxes at root 4: the trees work side by side, and
  *	  after a simulated crash that leaked a block, recovering each tree and
  *	  rebuilding the allocator from all of them keeps every node of each, the
  *	  host's block, and frees the leak.  A child offset that leaves the pool
@@ -20,7 +20,7 @@
 
 #define ROOT_SIDE	2
 #define ROOT_HOST	1
-#define ROOT_4D		3
+#define ROOT_4D		4			/* root 3 names the operation log (tips/olog.h) */
 #define ROOT_OLD	4
 
 static bool

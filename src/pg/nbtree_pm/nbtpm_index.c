@@ -200,6 +200,7 @@ nbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 
 static const PmiReloption nbtpm_reloptions[] = {
 	{"fillfactor", "Packs nbtree_pm leaves at build to this percentage", NBTPM_DEFAULT_FILLFACTOR, 10, 100},
+	PMI_TIERED_RELOPTION,
 };
 
 const OrdAm nbtpm_am = {

@@ -239,6 +239,10 @@ extern void ord_check_column(Relation index, const char *amname, bool wide_keys)
 extern void ord_format_param(Relation index, PmiFormatParam *param);
 extern const pm_key_order *ord_order_of_format(const uint8 *param, uint32 len);
 
+/* ord_pending.c */
+extern void ord_read_batch(PmiIndex *h, const pm_key_order *order, const OrdKey *from,
+						   bool backward, const OrdKey *lo, const OrdKey *hi, OrdBatch *b);
+
 /* ord_batch.c */
 extern void ord_batch_init(OrdBatch *b, Relation index);
 extern void ord_batch_next_records(OrdBatch *b);
@@ -264,6 +268,7 @@ extern bool ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 
 /* ord_unique.c */
 extern pm_errcode ord_pool_insert(PmiIndex *h, const void *entry, pm_error *err);
+extern void ord_aminsert_entry(Relation index, PmiIndex *h, Relation heap, const OrdKey *k);
 extern bool ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKey *k,
 							  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
 							  IndexUniqueCheck checkUnique);
@@ -301,6 +306,7 @@ extern void ord_keep_entry(void *entry);
 extern void ord_insert_entry(Relation index, void *context, void *state, const Datum *values,
 							 const bool *isnull, ItemPointer tid);
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
+extern pm_errcode ord_logged_entry(const char *data, Size len, OrdKey *k, pm_error *err);
 extern pm_errcode ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data,
 								   Size len, pm_error *err);
 extern void ord_note_entries(Relation index, void *state, const PmiNote *notes, int n,

@@ -110,6 +110,35 @@ ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out)
 		appendBinaryStringInfo(out, (const char *) r, pm_key_rec_size(r));
 }
 
+/*
+ * The entry ord_log_entry wrote (a WAL record's, an operation log record's)
+ * into *k, a wide one's record copied into CurrentMemoryContext.
+ */
+pm_errcode
+ord_logged_entry(const char *data, Size len, OrdKey *k, pm_error *err)
+{
+	if (len < sizeof(*k))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged entry of %zu bytes is too short",
+							len);
+	memcpy(k, data, sizeof(*k));
+	if (k->rest == PM_REST_WIDE)
+	{
+		pm_key_rec *r;
+
+		if (len < sizeof(*k) + sizeof(pm_key_rec))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"a logged wide entry of %zu bytes is too short", len);
+		r = palloc(len - sizeof(*k));	/* aligned */
+		memcpy(r, data + sizeof(*k), len - sizeof(*k));
+		if (pm_key_rec_size(r) != len - sizeof(*k))
+			return pm_error_set(err, PM_ERR_CORRUPT, 0,
+								"a logged wide entry's record has %u bytes in %zu",
+								r->len, len - sizeof(*k) - sizeof(pm_key_rec));
+		k->rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
+	}
+	return PM_OK;
+}
+
 /* PmiAmOps.replay_entry of the ordered access methods: their structure's insert or delete. */
 pm_errcode
 ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data, Size len,
@@ -119,26 +148,9 @@ ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data
 	OrdKey		k;
 	bool		found;
 
-	if (len < sizeof(k))
-		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged entry of %zu bytes is too short",
-							len);
-	memcpy(&k, data, sizeof(k));
-	if (k.rest == PM_REST_WIDE)
-	{
-		pm_key_rec *r;
-
-		if (len < sizeof(k) + sizeof(pm_key_rec))
-			return pm_error_set(err, PM_ERR_CORRUPT, 0,
-								"a logged wide entry of %zu bytes is too short", len);
-		r = palloc(len - sizeof(k));	/* aligned, and lives until the
-										 * record's replay ends */
-		memcpy(r, data + sizeof(k), len - sizeof(k));
-		if (pm_key_rec_size(r) != len - sizeof(k))
-			return pm_error_set(err, PM_ERR_CORRUPT, 0,
-								"a logged wide entry's record has %u bytes in %zu",
-								r->len, len - sizeof(k) - sizeof(pm_key_rec));
-		k.rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
-	}
+	/* a wide key's record lives until the record's replay ends */
+	if (ord_logged_entry(data, len, &k, err) != PM_OK)
+		return err->code;
 	return insert ? oo->insert(state, &k, err) : oo->delete(state, &k, &found, err);
 }
 

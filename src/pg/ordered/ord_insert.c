@@ -3,7 +3,8 @@
  *	  aminsert of the ordered access methods: one insert into the pool, no
  *	  buffer lock, durable on return, after a note in the pool's
  *	  reconciliation ring (pmi_note_insert), one unit with its WAL record
- *	  (pmi_insert_logged); into a unique index, with the check of
+ *	  (pmi_insert_logged), or a record in a tiered index's operation log
+ *	  (pmi_tier_insert); into a unique index, with the check of
  *	  ord_unique.c.
  */
 #include "ord.h"
@@ -47,6 +48,22 @@ ord_pool_insert(PmiIndex *h, const void *entry, pm_error *err)
 	return ord_am(h->ops)->ord.insert(h->am_state, entry, err);
 }
 
+/*
+ * The entry of an aminsert, durable on return: appended to a tiered index's
+ * operation log, whose record is its reconciliation note (pmi_tier.c), or
+ * noted in the reconciliation ring and inserted into the structure.
+ */
+void
+ord_aminsert_entry(Relation index, PmiIndex *h, Relation heap, const OrdKey *k)
+{
+	PmiNote		note = {k->key, ord_entry_rest(k)};
+
+	if (pmi_tier_insert(index, h, heap, &note, k))
+		return;
+	pmi_note_insert(h, heap, note.key, note.rest);
+	pmi_insert_logged(index, h, k, ord_pool_insert);
+}
+
 bool
 ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -64,10 +81,7 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	for (int c = 0; c < col->nkeys; c++)
 		any_null |= isnull[c];
 	if (checkUnique == UNIQUE_CHECK_NO || (any_null && !indexInfo->ii_NullsNotDistinct))
-	{
-		pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
-		pmi_insert_logged(index, h, &k, ord_pool_insert);
-	}
+		ord_aminsert_entry(index, h, heapRel, &k);
 	else
 	{
 		/*
@@ -75,8 +89,6 @@ ord_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		 * all yet
 		 */
 		pmi_wait_until_built(h);
-		if (checkUnique != UNIQUE_CHECK_EXISTING)
-			pmi_note_insert(h, heapRel, k.key, ord_entry_rest(&k));
 		result = ord_insert_unique(index, h, col, &k, values, isnull, ht_ctid, heapRel,
 								   checkUnique);
 	}

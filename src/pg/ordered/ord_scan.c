@@ -146,8 +146,8 @@ read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
 	if (so->interlock && !so->marked_positioned)
 		pmi_scan_hold(so->h, &so->hold);
 	so->cur = r;
-	so->ops->read_range(so->h->am_state, from, kd < 0, &so->ranges[r].lo, &so->ranges[r].hi,
-						&so->batch);
+	ord_read_batch(so->h, so->col.order, from, kd < 0, &so->ranges[r].lo, &so->ranges[r].hi,
+				   &so->batch);
 	so->pos = kd > 0 ? -1 : so->batch.n;
 }
 

@@ -73,7 +73,7 @@ equal_entries(Relation index, const OrdColumn *col, const OrdKey *k, Datum value
  * found.
  */
 static OrdConflict
-find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, const pm_key_order *order,
+find_conflict(Relation index, PmiIndex *h, const pm_key_order *order,
 			  Relation heapRel, const OrdKey *lo, const OrdKey *hi, ItemPointer self,
 			  TransactionId *xwait, uint32 *token)
 {
@@ -89,7 +89,7 @@ find_conflict(Relation index, PmiIndex *h, const OrdOps *ops, const pm_key_order
 	{
 		/* the heap items of the batch's entries stay theirs (pmi_interlock.c) */
 		pmi_scan_hold(h, &hold);
-		ops->read_range(h->am_state, &from, false, lo, hi, b);
+		ord_read_batch(h, order, &from, false, lo, hi, b);
 		for (int i = 0; i < b->n; i++)
 		{
 			ItemPointerData tid;
@@ -145,7 +145,6 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 				  Datum *values, bool *isnull, ItemPointer tid, Relation heapRel,
 				  IndexUniqueCheck checkUnique)
 {
-	const OrdOps *ops = &ord_am(h->ops)->ord;
 	OrdKey		lo,
 				hi;
 	bool		checks = equal_entries(index, col, k, values[0], isnull[0], &lo, &hi);
@@ -159,7 +158,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		if (checks)
-			conflict = find_conflict(index, h, ops, col->order, heapRel, &lo, &hi, tid, &xwait,
+			conflict = find_conflict(index, h, col->order, heapRel, &lo, &hi, tid, &xwait,
 									 &token);
 		if (conflict != ORD_CONFLICT_IN_PROGRESS || checkUnique == UNIQUE_CHECK_PARTIAL)
 			break;
@@ -180,9 +179,7 @@ ord_insert_unique(Relation index, PmiIndex *h, const OrdColumn *col, const OrdKe
 		report_duplicate(index, heapRel, values, isnull);
 	pmi_debug_unique_pause();
 	if (checkUnique != UNIQUE_CHECK_EXISTING)
-	{
-		pmi_insert_logged(index, h, k, ord_pool_insert);
-	}
+		ord_aminsert_entry(index, h, heapRel, k);
 	LWLockRelease(lock);
 	return conflict == ORD_NO_CONFLICT;
 }

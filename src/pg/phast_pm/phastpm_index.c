@@ -161,6 +161,7 @@ phastpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 
 static const PmiReloption phastpm_reloptions[] = {
 	{"fillfactor", "Packs phast_pm LNodes at build to this percentage", PHASTPM_DEFAULT_FILLFACTOR, 10, 100},
+	PMI_TIERED_RELOPTION,
 };
 
 const OrdAm phastpm_am = {

@@ -1,0 +1,223 @@
+/*
+ * pmi_tier_log.c
+ *	  A tiered index's operation log as the platform applies and reads it
+ *	  outside the insert and the replay workers (pmi_tier.c): a lane's batch
+ *	  applied to the structure, the whole log applied at the first use after
+ *	  a restart, the notes its records are for reconciliation, what waits.
+ *	  A record is a PmiNote followed by the entry as PmiAmOps.log_entry
+ *	  writes it.
+ */
+#include "pm_index.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* records a replay batch applies at most */
+#define TIER_BATCH_MAX		8192
+
+/* A record of a batch, in the pool. */
+typedef struct TierRecord
+{
+	PmiNote		note;
+	const char *entry;
+	uint32		len;
+} TierRecord;
+
+static int
+cmp_record(const void *a, const void *b)
+{
+	const TierRecord *x = a;
+	const TierRecord *y = b;
+
+	if (x->note.key != y->note.key)
+		return x->note.key < y->note.key ? -1 : 1;
+	return x->note.rest < y->note.rest ? -1 : x->note.rest > y->note.rest;
+}
+
+/*
+ * Apply a lane's records from applied up to its tail (at most a batch),
+ * sorted by key so that neighbouring inserts share the structure's cached
+ * path, and advance applied.  By the lane's applier.  Returns how many were
+ * applied; a failure leaves applied where it was (applying again is
+ * harmless) and is returned in *err.
+ */
+int
+pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o, int lane,
+		   uint64 *applied_upto, pm_error *err)
+{
+	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+	uint64		tail = pm_load(&l->tail);
+	uint64		pos = pm_load(&l->applied);
+	TierRecord *batch;
+	int			n = 0;
+	pm_olog_record rec;
+	MemoryContext cxt,
+				per_record,
+				old;
+	pm_olog_cursor c;
+
+	err->code = PM_OK;
+	*applied_upto = pos;
+	if (tail <= pos)
+		return 0;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "pm_index tier batch", ALLOCSET_DEFAULT_SIZES);
+	/* what replay_entry allocates for a record (a wide key's copy) */
+	per_record = AllocSetContextCreate(cxt, "pm_index tier record", ALLOCSET_SMALL_SIZES);
+	batch = MemoryContextAlloc(cxt, sizeof(TierRecord) * TIER_BATCH_MAX);
+	old = MemoryContextSwitchTo(per_record);
+	pm_olog_cursor_init(&c, pos);
+	while (n < TIER_BATCH_MAX && pm_olog_next(pool, o, lane, &c, tail, &rec, err))
+	{
+		if (rec.len < sizeof(PmiNote))
+		{
+			pm_error_set(err, PM_ERR_CORRUPT, 0,
+						 "pool file \"%s\": an operation log record of %u bytes", pool->path,
+						 rec.len);
+			break;
+		}
+		memcpy(&batch[n].note, rec.data, sizeof(PmiNote));
+		batch[n].entry = (const char *) rec.data + sizeof(PmiNote);
+		batch[n].len = rec.len - sizeof(PmiNote);
+		n++;
+	}
+	if (err->code == PM_OK)
+	{
+		qsort(batch, n, sizeof(TierRecord), cmp_record);
+		for (int i = 0; i < n && err->code == PM_OK; i++)
+		{
+			if (ops->replay_entry(ops, state, true, batch[i].entry, batch[i].len, err) != PM_OK)
+				break;
+			MemoryContextReset(per_record);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	if (err->code != PM_OK)
+		return 0;
+	pm_olog_set_applied(pool, o, lane, c.pos);
+	*applied_upto = c.pos;
+	return n;
+}
+
+/*
+ * First use after a restart (pmi_first_use.c), before reconciliation: apply
+ * every record the log holds.  Applying again what was applied before the
+ * stop is harmless.  Raises an ERROR for a log that does not validate or a
+ * record that cannot be applied.
+ */
+void
+pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
+{
+	const pm_olog *o;
+	pm_error	err;
+
+	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
+		return;
+	if (pm_olog_validate(pool, &err) != PM_OK)
+		pmi_report_core_error(ERROR, &err, name);
+	o = pm_olog_of(pool);
+	for (int lane = 0; lane < (int) o->nlanes; lane++)
+	{
+		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+
+		while (pm_load(&l->applied) < pm_load(&l->tail))
+		{
+			uint64		applied;
+
+			CHECK_FOR_INTERRUPTS();
+			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, &applied, &err);
+			if (err.code != PM_OK)
+				pmi_report_core_error(ERROR, &err, name);
+		}
+	}
+}
+
+/*
+ * The notes of the records whose heap WAL may not have been flushed before
+ * a crash: every record not reclaimed (reclamation waits for the flush).
+ */
+void
+pmi_tier_notes(pm_pool *pool, void (*fn) (void *ctx, uint64_t key, uint64_t rest), void *ctx)
+{
+	const pm_olog *o;
+	pm_error	err = {0};
+
+	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
+		return;
+	o = pm_olog_of(pool);
+	for (int lane = 0; lane < (int) o->nlanes; lane++)
+	{
+		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+		pm_olog_cursor c;
+		pm_olog_record rec;
+
+		pm_olog_cursor_init(&c, pm_load(&l->reclaimed));
+		while (pm_olog_next(pool, o, lane, &c, pm_load(&l->tail), &rec, &err))
+		{
+			PmiNote		note;
+
+			if (rec.len < sizeof(PmiNote))
+				continue;
+			memcpy(&note, rec.data, sizeof(PmiNote));
+			fn(ctx, note.key, note.rest);
+		}
+		if (err.code != PM_OK)
+			pmi_report_core_error(ERROR, &err, NULL);
+	}
+}
+
+/*
+ * After a restart the first use applied every record (pmi_tier_recover):
+ * the lanes still keep the applied ones until a worker reclaims them.
+ */
+void
+pmi_tier_note_recovered(int slotno, pm_pool *pool)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	const pm_olog *o;
+
+	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
+		return;
+	o = pm_olog_of(pool);
+	for (int lane = 0; lane < (int) o->nlanes && lane < PMI_TIER_LANES; lane++)
+	{
+		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+
+		if (pm_load(&l->applied) > pm_load(&l->reclaimed))
+			pg_atomic_fetch_or_u64(&s->tier_unreclaimed, pmi_tier_lane_bit(lane));
+	}
+}
+
+/*
+ * What waits in the log of the index in registry slot slotno, whose pool
+ * is pool: records, their bytes, the oldest's age (pm_index_tier_lag).
+ */
+void
+pmi_tier_lag(int slotno, pm_pool *pool, int64 *records, int64 *bytes, double *age_seconds)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	const pm_olog *o = pm_olog_of(pool);
+	uint64		lanes = pg_atomic_read_u64(&s->tier_pending);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz oldest = now;
+
+	*records = (int64) (pg_atomic_read_u64(&s->tier_appended) - pg_atomic_read_u64(&s->tier_applied));
+	*bytes = 0;
+	if (o != NULL)
+		for (int lane = 0; lane < (int) o->nlanes && lane < PMI_TIER_LANES; lane++)
+		{
+			pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+			uint64		tail = pm_load(&l->tail);
+			uint64		applied = pm_load(&l->applied);
+
+			if (tail > applied)
+			{
+				*bytes += (int64) (tail - applied);
+				if ((lanes & pmi_tier_lane_bit(lane)) != 0 && s->tier_lane[lane].pending_since != 0)
+					oldest = Min(oldest, s->tier_lane[lane].pending_since);
+			}
+		}
+	*records = Max(*records, 0);
+	*age_seconds = *bytes > 0 ? (double) (now - oldest) / USECS_PER_SEC : 0;
+}
