@@ -91,6 +91,13 @@ chunk_at(const pm_alloc *a, uint64_t ci)
 	return (pm_chunk_header *) pm_alloc_addr(a, chunk_off(a, ci));
 }
 
+/* Offset of block bi of chunk ci, of class cls. */
+static inline uint64_t
+block_off(const pm_alloc *a, uint64_t ci, int cls, uint32_t bi)
+{
+	return chunk_off(a, ci) + PM_CHUNK_HEADER_SIZE + ((uint64_t) bi << (cls + PM_ALLOC_MIN_SHIFT));
+}
+
 static int
 class_of_size(size_t size)
 {
@@ -221,8 +228,7 @@ chunk_take_bit(pm_alloc *a, uint64_t ci, int cls)
 				int			bit = __builtin_ctzll(~word & valid);
 
 				if (pm_cas(&ch->bitmap[w], &word, word | (UINT64_C(1) << bit)))
-					return chunk_off(a, ci) + PM_CHUNK_HEADER_SIZE +
-						((uint64_t) (w * 64 + bit) << (cls + PM_ALLOC_MIN_SHIFT));
+					return block_off(a, ci, cls, w * 64 + bit);
 			}
 		}
 		/* every bit we saw was taken by a concurrent reserver; ours is there */
@@ -268,9 +274,9 @@ pm_alloc_block(pm_alloc *a, size_t size, pm_error *err)
 	}
 }
 
-/* Locate off: chunk index, class, block index.  false if not a block start. */
+/* The chunk, class and block index of the block that holds off; false if none does. */
 static bool
-locate(const pm_alloc *a, uint64_t off, uint64_t *ci, int *cls, uint32_t *bi)
+locate_within(const pm_alloc *a, uint64_t off, uint64_t *ci, int *cls, uint32_t *bi)
 {
 	uint64_t	rel;
 	uint64_t	in_chunk;
@@ -287,11 +293,29 @@ locate(const pm_alloc *a, uint64_t off, uint64_t *ci, int *cls, uint32_t *bi)
 	*cls = state_class(s);
 	if (*cls < 0 || *cls >= PM_ALLOC_NCLASSES || in_chunk < PM_CHUNK_HEADER_SIZE)
 		return false;
-	in_chunk -= PM_CHUNK_HEADER_SIZE;
-	if (in_chunk & (((uint64_t) 1 << (*cls + PM_ALLOC_MIN_SHIFT)) - 1))
-		return false;
-	*bi = (uint32_t) (in_chunk >> (*cls + PM_ALLOC_MIN_SHIFT));
+	*bi = (uint32_t) ((in_chunk - PM_CHUNK_HEADER_SIZE) >> (*cls + PM_ALLOC_MIN_SHIFT));
 	return *bi < class_blocks(*cls);
+}
+
+/* Locate off: chunk index, class, block index.  false if not a block start. */
+static bool
+locate(const pm_alloc *a, uint64_t off, uint64_t *ci, int *cls, uint32_t *bi)
+{
+	return locate_within(a, off, ci, cls, bi) && block_off(a, *ci, *cls, *bi) == off;
+}
+
+bool
+pm_alloc_block_of(const pm_alloc *a, uint64_t off, uint64_t *start, size_t *size)
+{
+	uint64_t	ci;
+	int			cls;
+	uint32_t	bi;
+
+	if (!locate_within(a, off, &ci, &cls, &bi))
+		return false;
+	*start = block_off(a, ci, cls, bi);
+	*size = (size_t) 1 << (cls + PM_ALLOC_MIN_SHIFT);
+	return true;
 }
 
 pm_errcode
@@ -420,9 +444,7 @@ pm_alloc_foreach(const pm_alloc *a, void (*fn) (void *ctx, uint64_t off, size_t 
 		for (uint32_t bi = 0; bi < class_blocks(cls); bi++)
 		{
 			if (pm_load(&ch->bitmap[bi / 64]) & (UINT64_C(1) << (bi % 64)))
-				fn(ctx, chunk_off(a, ci) + PM_CHUNK_HEADER_SIZE +
-				   ((uint64_t) bi << (cls + PM_ALLOC_MIN_SHIFT)),
-				   (size_t) 1 << (cls + PM_ALLOC_MIN_SHIFT));
+				fn(ctx, block_off(a, ci, cls, bi), (size_t) 1 << (cls + PM_ALLOC_MIN_SHIFT));
 		}
 	}
 }

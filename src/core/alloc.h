@@ -65,6 +65,25 @@ extern pm_errcode pm_free_block(pm_alloc *a, uint64_t off, pm_error *err);
 
 extern size_t pm_alloc_class_size(size_t size);	/* 0 if too large */
 
+/*
+ * The block whose bytes include offset off: its start and size, from the
+ * class of off's chunk (whether the block is allocated is not checked);
+ * false if off lies in no chunk assigned to a class, or in a chunk header.
+ */
+extern bool pm_alloc_block_of(const pm_alloc *a, uint64_t off, uint64_t *start, size_t *size);
+
+/*
+ * Could off name a block of bytes bytes: line-aligned, past the pool header,
+ * inside the committed extent?  The check of an offset read from a pool
+ * before it is followed.
+ */
+static inline bool
+pm_alloc_block_in_pool(const pm_pool *pool, uint64_t off, uint64_t bytes)
+{
+	return off >= pool->hdr->data_offset && off % PM_CACHELINE == 0 &&
+		pm_pool_has_range(pool, off, bytes);
+}
+
 static inline void *
 pm_alloc_addr(const pm_alloc *a, uint64_t off)
 {

@@ -131,6 +131,7 @@ typedef enum pm_kind
 	PM_KIND_NBTREE = 1,
 	PM_KIND_FBRTREE = 2,
 	PM_KIND_PHAST = 3,
+	PM_KIND_HASH = 4,
 } pm_kind;
 
 typedef struct pm_pool_header

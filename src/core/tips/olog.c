@@ -35,10 +35,10 @@ record_start(uint64_t tail, uint64_t bytes)
 }
 
 /* Does off name a block of bytes bytes inside the pool's committed extent? */
-static bool
+static inline bool
 block_ok(const pm_pool *pool, uint64_t off, uint64_t bytes)
 {
-	return off >= pool->hdr->data_offset && off % 64 == 0 && pm_pool_has_range(pool, off, bytes);
+	return pm_alloc_block_in_pool(pool, off, bytes);
 }
 
 static inline pm_olog_segment *
