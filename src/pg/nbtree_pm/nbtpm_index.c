@@ -170,6 +170,12 @@ nbtpm_insert(void *state, const OrdKey *k, pm_error *err)
 }
 
 static pm_errcode
+nbtpm_insert_sorted(void *state, const OrdKey *keys, int n, pm_error *err)
+{
+	return nbt_insert_sorted(state, keys, n, NULL, err);
+}
+
+static pm_errcode
 nbtpm_delete(void *state, const OrdKey *k, bool *found, pm_error *err)
 {
 	return nbt_delete(state, k, found, err);
@@ -230,6 +236,7 @@ const OrdAm nbtpm_am = {
 		.wide_keys = true,
 		.read_range = nbtpm_read_range,
 		.insert = nbtpm_insert,
+		.insert_sorted = nbtpm_insert_sorted,
 		.delete = nbtpm_delete,
 		.load = nbtpm_load,
 	},
