@@ -184,7 +184,6 @@ extern bool pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const Pm
 extern void pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg);
 extern void pmi_tier_drain(PmiIndex *h, const char *name);
 extern void pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
-extern void pmi_tier_register_workers(void);
 PGDLLEXPORT void pmi_tier_main(Datum arg);
 
 /* pmi_tier_log.c */

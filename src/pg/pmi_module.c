@@ -214,6 +214,8 @@ pmi_shmem_startup(void)
 		}
 		pg_atomic_init_u32(&pmi_shared->tier_active, 1);
 		memset(pmi_shared->tier_latch, 0, sizeof(pmi_shared->tier_latch));
+		for (int i = 0; i < PMI_TIER_MAX_WORKERS; i++)
+			pg_atomic_init_u32(&pmi_shared->tier_running[i], 0);
 		pmi_shared->epoch_offset = MAXALIGN(pmi_shared->registry_offset +
 											mul_size(pmi_max_indexes, sizeof(PmiSlot)));
 		pm_epoch_domain_init(base + pmi_shared->epoch_offset, pmi_shared->nslots,
@@ -309,15 +311,15 @@ _PG_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.tier_workers",
-							"Background workers that apply the operation logs of tiered indexes.",
+							"The most background workers that apply the operation logs of tiered indexes.",
 							"Indexes WITH (tiered = on) make inserts durable in a log that these "
-							"workers apply; as many replay at once as the logs' rate needs. "
-							"0: tiered indexes insert directly.",
+							"workers apply; they start when such indexes are written, as many as "
+							"the logs' rate needs, and exit when idle. 0: tiered indexes insert directly.",
 							&pmi_tier_workers,
 							2,
 							0,
 							PMI_TIER_MAX_WORKERS,
-							PGC_POSTMASTER,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pm_index.tier_log_size",
@@ -415,7 +417,6 @@ _PG_init(void)
 	pmi_unique_init();
 	pmi_interlock_init();
 	pmi_redo_init();
-	pmi_tier_register_workers();
 
 	/*
 	 * once recovery has finished: create the pool directory, remove orphans,

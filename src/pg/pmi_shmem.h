@@ -100,9 +100,10 @@ typedef struct PmIndexShared
 
 	/*
 	 * tier replay workers (pmi_tier.c): how many replay now (worker 0 adapts
-	 * it), and each one's latch (NULL while it is not running)
+	 * it), which run, and each one's latch (NULL while it is not running)
 	 */
 	pg_atomic_uint32 tier_active;
+	pg_atomic_uint32 tier_running[PMI_TIER_MAX_WORKERS];	/* started, not exited */
 	Latch	   *tier_latch[PMI_TIER_MAX_WORKERS];
 } PmIndexShared;
 

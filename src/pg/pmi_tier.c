@@ -30,11 +30,13 @@
  * reader can still be copying them (two reader epochs later) and the WAL
  * they name is flushed (they are notes until then).
  *
- * Replay workers (pm_index.tier_workers of them, started with the server)
- * sleep on their latches while nothing waits; a writer wakes worker 0 when
- * a lane starts to wait.  Worker 0 adapts how many replay, once per round,
- * by the ratio of records appended to records applied (the paper's
- * adaptive scaling).  Every process that applies does so under the
+ * Replay workers (up to pm_index.tier_workers) are dynamic background
+ * workers: a tiered insert starts worker 0 if it is not running, worker 0
+ * starts the others as its adaptive scaling needs them (once per round, by
+ * the ratio of records appended to records applied, the paper's rule), and
+ * a worker with nothing to do for TIER_IDLE_EXIT_MS exits, so that idle
+ * servers keep their worker slots.  A writer wakes worker 0 when a lane
+ * starts to wait.  Every process that applies does so under the
  * structure's own concurrency control.
  */
 #include "pm_index.h"
@@ -62,6 +64,8 @@ bool		pmi_debug_tier_pause = false;
 /* how long a worker sleeps with nothing to do; the adaptive round */
 #define TIER_NAP_MS			50
 #define TIER_ROUND_MS		100
+/* how long a worker stays with nothing to do */
+#define TIER_IDLE_EXIT_MS	10000
 
 /* The insert being appended: pmi_insert_logged calls tier_append in its critical section. */
 typedef struct TierAppend
@@ -127,6 +131,47 @@ claim_writer_lane(PmiSlot *s)
 	return -1;
 }
 
+/*
+ * Start replay worker id unless it runs (or is starting): a dynamic
+ * background worker, so that workers take max_worker_processes slots only
+ * while tiered indexes are written.  False if no slot is free.
+ */
+static bool
+start_worker(int id)
+{
+	static TimestampTz failed_at = 0;	/* this process's last failure */
+	BackgroundWorker worker;
+	uint32		expected = 0;
+
+	if (pg_atomic_read_u32(&pmi_shared->tier_running[id]) != 0)
+		return true;
+	/* no slot a moment ago: do not try (and log) on every insert */
+	if (failed_at != 0 &&
+		!TimestampDifferenceExceeds(failed_at, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS))
+		return false;
+	if (!pg_atomic_compare_exchange_u32(&pmi_shared->tier_running[id], &expected, 1))
+		return true;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_tier_main");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index tier replay");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index tier replay %d", id);
+	worker.bgw_main_arg = Int32GetDatum(id);
+	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
+	{
+		pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
+		failed_at = GetCurrentTimestamp();
+		ereport(LOG,
+				(errmsg("pm_index: could not start a replay worker for tiered indexes"),
+				 errhint("Raise max_worker_processes; meanwhile tiered indexes insert directly.")));
+		return false;
+	}
+	return true;
+}
+
 static void
 wake_worker(int id)
 {
@@ -169,7 +214,7 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 	volatile pm_errcode rc = PM_OK;
 
 	if (pmi_tier_workers == 0 || RelationUsesLocalBuffers(index) ||
-		!pmi_index_tiered(index, h->ops))
+		!pmi_index_tiered(index, h->ops) || !start_worker(0))
 		return false;
 	if (t->record.data == NULL)
 	{
@@ -573,13 +618,33 @@ adapt_workers(uint64 *appended_before, uint64 *applied_before)
 		active = Max(1, active - Min(active - 1, step));
 	pg_atomic_write_u32(&pmi_shared->tier_active, active);
 	for (uint32 id = 1; id < active; id++)
-		wake_worker(id);
+	{
+		if (start_worker(id))
+			wake_worker(id);
+	}
+}
+
+/* Whether any tiered index has records waiting or applied records to reclaim. */
+static bool
+any_lane_busy(void)
+{
+	for (int slotno = 0; slotno < pmi_shared->nindexes; slotno++)
+	{
+		PmiSlot    *s = pmi_slot(slotno);
+
+		if ((pg_atomic_read_u64(&s->tier_pending) | pg_atomic_read_u64(&s->tier_unreclaimed)) != 0)
+			return true;
+	}
+	return false;
 }
 
 static void
 worker_exit(int code, Datum arg)
 {
-	pmi_shared->tier_latch[DatumGetInt32(arg)] = NULL;
+	int			id = DatumGetInt32(arg);
+
+	pmi_shared->tier_latch[id] = NULL;
+	pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
 }
 
 /* A replay worker's main loop (bgw_main_arg: its number). */
@@ -591,6 +656,7 @@ pmi_tier_main(Datum arg)
 	uint64		appended_before = 0,
 				applied_before = 0;
 	TimestampTz round_start = GetCurrentTimestamp();
+	TimestampTz last_work = round_start;
 
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -623,32 +689,20 @@ pmi_tier_main(Datum arg)
 			adapt_workers(&appended_before, &applied_before);
 			round_start = GetCurrentTimestamp();
 		}
-		if (applied == 0)
+		if (applied > 0)
+			last_work = GetCurrentTimestamp();
+		else
 		{
+			/*
+			 * idle long enough: exit (a writer starts a worker again), unless
+			 * something waits that this worker would apply or reclaim
+			 */
+			if (TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS) &&
+				((uint32) id >= pg_atomic_read_u32(&pmi_shared->tier_active) || !any_lane_busy()))
+				proc_exit(0);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 TIER_NAP_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 		}
-	}
-}
-
-/* _PG_init: the replay workers, started once recovery has finished. */
-void
-pmi_tier_register_workers(void)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_tier_main");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index tier replay");
-	for (int id = 0; id < pmi_tier_workers; id++)
-	{
-		snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index tier replay %d", id);
-		worker.bgw_main_arg = Int32GetDatum(id);
-		RegisterBackgroundWorker(&worker);
 	}
 }
