@@ -104,6 +104,7 @@ typedef struct PmIndexShared
 	 */
 	pg_atomic_uint32 tier_active;
 	pg_atomic_uint32 tier_running[PMI_TIER_MAX_WORKERS];	/* started, not exited */
+	TimestampTz tier_started_at[PMI_TIER_MAX_WORKERS];
 	Latch	   *tier_latch[PMI_TIER_MAX_WORKERS];
 } PmIndexShared;
 

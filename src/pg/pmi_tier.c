@@ -140,27 +140,30 @@ static bool
 start_worker(int id)
 {
 	static TimestampTz failed_at = 0;	/* this process's last failure */
-	BackgroundWorker worker;
+	char		name[BGW_MAXLEN];
 	uint32		expected = 0;
 
 	if (pg_atomic_read_u32(&pmi_shared->tier_running[id]) != 0)
-		return true;
+	{
+		/* started long ago and never running: it failed to start */
+		if (pmi_shared->tier_latch[id] != NULL ||
+			!TimestampDifferenceExceeds(pmi_shared->tier_started_at[id], GetCurrentTimestamp(),
+										TIER_IDLE_EXIT_MS))
+			return true;
+		expected = 1;
+		(void) pg_atomic_compare_exchange_u32(&pmi_shared->tier_running[id], &expected, 0);
+		expected = 0;
+	}
 	/* no slot a moment ago: do not try (and log) on every insert */
 	if (failed_at != 0 &&
 		!TimestampDifferenceExceeds(failed_at, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS))
 		return false;
 	if (!pg_atomic_compare_exchange_u32(&pmi_shared->tier_running[id], &expected, 1))
 		return true;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pm_index");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pmi_tier_main");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pm_index tier replay");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pm_index tier replay %d", id);
-	worker.bgw_main_arg = Int32GetDatum(id);
-	if (!RegisterDynamicBackgroundWorker(&worker, NULL))
+	pmi_shared->tier_started_at[id] = GetCurrentTimestamp();
+	snprintf(name, sizeof(name), "pm_index tier replay %d", id);
+	if (!pmi_start_database_worker(InvalidOid, "pmi_tier_main", name, "pm_index tier replay", &id,
+								   sizeof(id), NULL))
 	{
 		pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
 		failed_at = GetCurrentTimestamp();
@@ -647,17 +650,19 @@ worker_exit(int code, Datum arg)
 	pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
 }
 
-/* A replay worker's main loop (bgw_main_arg: its number). */
+/* A replay worker's main loop (bgw_extra: its number). */
 void
 pmi_tier_main(Datum arg)
 {
-	int			id = DatumGetInt32(arg);
+	int			id;
 	MemoryContext cxt;
 	uint64		appended_before = 0,
 				applied_before = 0;
 	TimestampTz round_start = GetCurrentTimestamp();
 	TimestampTz last_work = round_start;
 
+	memcpy(&id, MyBgworkerEntry->bgw_extra, sizeof(id));
+	before_shmem_exit(worker_exit, Int32GetDatum(id));
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -665,7 +670,6 @@ pmi_tier_main(Datum arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("pm_index tier replay");
 	pmi_shared->tier_latch[id] = MyLatch;
-	before_shmem_exit(worker_exit, arg);
 	cxt = AllocSetContextCreate(TopMemoryContext, "pm_index tier replay", ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{

@@ -13,8 +13,9 @@
 
 /*
  * Register a background worker of this library that connects to database
- * dbid and runs function; extra (extra_len bytes, may be 0) goes to its
- * bgw_extra.  False if no worker slot is free.
+ * dbid (bgw_main_arg; InvalidOid: a worker that connects to none) and runs
+ * function; extra (extra_len bytes, may be 0) goes to its bgw_extra.  False
+ * if no worker slot is free.
  */
 bool
 pmi_start_database_worker(Oid dbid, const char *function, const char *name, const char *type,
