@@ -254,6 +254,10 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		pg_atomic_fetch_and_u64(&s->tier_writers, ~pmi_tier_lane_bit(t->lane));
 	}
 	PG_END_TRY();
+	/* the lane's bit is set: a worker 0 that is exiting has seen it, or is gone */
+	pg_memory_barrier();
+	if (rc == PM_OK && pg_atomic_read_u32(&pmi_shared->tier_running[0]) == 0)
+		(void) start_worker(0);
 	/* a worker that replays goes on while lanes wait; one that sleeps is woken */
 	if (rc == PM_ERR_LIMIT || (rc == PM_OK && t->lane_was_idle))
 		wake_worker(0);
@@ -641,13 +645,17 @@ any_lane_busy(void)
 	return false;
 }
 
+/* This worker gives up its number (unless a newer worker has it). */
 static void
 worker_exit(int code, Datum arg)
 {
 	int			id = DatumGetInt32(arg);
 
-	pmi_shared->tier_latch[id] = NULL;
-	pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
+	if (pmi_shared->tier_latch[id] == MyLatch)
+	{
+		pmi_shared->tier_latch[id] = NULL;
+		pg_atomic_write_u32(&pmi_shared->tier_running[id], 0);
+	}
 }
 
 /* A replay worker's main loop (bgw_extra: its number). */
@@ -703,7 +711,21 @@ pmi_tier_main(Datum arg)
 			 */
 			if (TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS) &&
 				((uint32) id >= pg_atomic_read_u32(&pmi_shared->tier_active) || !any_lane_busy()))
-				proc_exit(0);
+			{
+				uint32		expected = 0;
+
+				/*
+				 * A writer sets its lane's bit, then looks for worker 0: either
+				 * it finds none and starts one, or worker 0 sees the bit here.
+				 */
+				worker_exit(0, Int32GetDatum(id));
+				pg_memory_barrier();
+				if (id != 0 || !any_lane_busy() ||
+					!pg_atomic_compare_exchange_u32(&pmi_shared->tier_running[id], &expected, 1))
+					proc_exit(0);
+				pmi_shared->tier_latch[id] = MyLatch;
+				last_work = GetCurrentTimestamp();
+			}
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 TIER_NAP_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
