@@ -128,4 +128,18 @@ copy_file(const char *from, const char *to)
 	return system(cmd) == 0;
 }
 
+/*
+ * How many records of len data bytes each a lane of an operation log holds
+ * below position pos (tips/olog.h): records of one size fill each segment
+ * alike, and a record that no longer fits starts the next segment.
+ */
+static inline uint64_t
+olog_records_below(uint64_t pos, uint32_t len)
+{
+	uint64_t	stride = 16 + (len + 7) / 8 * 8;
+	uint64_t	seg_data = PM_ALLOC_MAX_BLOCK - 16;
+
+	return pos / seg_data * (seg_data / stride) + pos % seg_data / stride;
+}
+
 #endif							/* PM_HARNESS_COMMON_H */

@@ -91,7 +91,7 @@ hash_format_logs(pm_pool *pool, uint32_t log_blocks, pm_error *err)
 	if ((rc = pm_uno_create(pool, &a, HASH_APPLIERS, log_blocks, err)) != PM_OK ||
 		(rc = pmhash_create(pool, &a, 0, err)) != PM_OK)
 		return rc;
-	return pm_olog_create(pool, &a, 1, sizeof(uint64_t), err);
+	return pm_olog_create(pool, &a, 1, 64, err);
 }
 
 /* harness_pool's format, with logs of the default size. */
@@ -167,8 +167,8 @@ collect_rest(void *ctx, uint64_t rest)
 }
 
 /*
- * Allocator recovery of a hash pool: the roots, the operation log's lane,
- * the UNO logs' blocks, the table's.
+ * Allocator recovery of a hash pool: the roots and the operation log
+ * (pm_recon_mark_roots), the UNO logs' blocks, the table's.
  */
 static inline pm_errcode
 hash_recover_allocator(pm_alloc *a, pm_pool *pool, pm_error *err)
@@ -177,7 +177,6 @@ hash_recover_allocator(pm_alloc *a, pm_pool *pool, pm_error *err)
 
 	pm_alloc_recover_begin(a);
 	if ((rc = pm_recon_mark_roots(a, pool, err)) != PM_OK ||
-		(rc = pm_alloc_mark(a, pm_load(&pm_olog_of(pool)->lane[0]), err)) != PM_OK ||
 		(rc = pm_uno_mark(a, pool, err)) != PM_OK || (rc = pmhash_mark(a, pool, err)) != PM_OK)
 		return rc;
 	pm_alloc_recover_end(a);

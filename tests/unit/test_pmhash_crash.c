@@ -77,7 +77,7 @@ advance(void *ctx, const uint64_t *pos, uint32_t npos)
 	if (npos == 1)
 	{
 		pm_olog_set_applied(hp->pool, pm_olog_of(hp->pool), 0, pos[0]);
-		pm_olog_reclaim(hp->pool, pm_olog_of(hp->pool), 0, pos[0]);
+		pm_olog_reclaim(hp->pool, &hp->a, pm_olog_of(hp->pool), 0, pos[0]);
 	}
 }
 
@@ -163,8 +163,9 @@ child_step(void *ctx, uint64_t k)
 	uint64_t	o = op_of(c->seed, k);
 	pm_error	err;
 
-	if (!pm_olog_append(c->h.hp.pool, pm_olog_of(c->h.hp.pool), 0, &o, k + 1))
+	if (pm_olog_reserve(c->h.hp.pool, &c->h.hp.a, pm_olog_of(c->h.hp.pool), 0, sizeof(o), &err) != PM_OK)
 		return "the operation log is full";
+	(void) pm_olog_append(c->h.hp.pool, pm_olog_of(c->h.hp.pool), 0, &o, sizeof(o), k + 1);
 	if (apply(&c->h, (uint32_t) (k % APPLIERS), o, &err) != PM_OK)
 		return "an operation failed";
 	if (k % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1 && checkpoint(&c->h, &err) != PM_OK)
@@ -205,7 +206,9 @@ check_image(const char *path, pm_epoch_domain *dom, uint64_t seed, uint64_t acks
 	static uint8_t model[NID];
 	pm_pool    *pool;
 	pm_olog_lane *lane;
-	pm_error	err;
+	pm_olog_cursor c;
+	pm_olog_record rec;
+	pm_error	err = {0};
 	host		h;
 	uint64_t	entries;
 	uint64_t	expected = 0;
@@ -225,12 +228,20 @@ check_image(const char *path, pm_epoch_domain *dom, uint64_t seed, uint64_t acks
 	if (pm_uno_recover(h.hp.uno, false, &err) != PM_OK || hash_recover_allocator(&h.hp.a, pool, &err) != PM_OK)
 		snprintf(why, sizeof(why), "recovery: %s", err.msg);
 	pmhash_recover(&h.t);
-	for (uint64_t pos = pm_load(&lane->applied); why[0] == '\0' && pos < pm_load(&lane->tail); pos++)
-		if (apply(&h, 0, *(const uint64_t *) pm_olog_record_at(pool, pm_olog_of(pool), 0, pos).entry, &err) != PM_OK)
+	pm_olog_cursor_init(&c, pm_load(&lane->applied));
+	while (why[0] == '\0' && pm_olog_next(pool, pm_olog_of(pool), 0, &c, pm_load(&lane->tail), &rec, &err))
+	{
+		uint64_t	o;
+
+		memcpy(&o, rec.data, sizeof(o));
+		if (apply(&h, 0, o, &err) != PM_OK)
 			snprintf(why, sizeof(why), "redo: %s", err.msg);
+	}
+	if (why[0] == '\0' && err.code != PM_OK)
+		snprintf(why, sizeof(why), "redo: %s", err.msg);
 	if (why[0] == '\0' && checkpoint(&h, &err) != PM_OK)
 		snprintf(why, sizeof(why), "checkpoint after redo: %s", err.msg);
-	tail = pm_load(&lane->tail);
+	tail = olog_records_below(pm_load(&lane->tail), sizeof(uint64_t));
 	for (uint64_t id = 0; id < NID; id++)
 		model[id] = preloaded(id);
 	for (uint64_t k = 0; k < tail; k++)

@@ -74,6 +74,9 @@ typedef struct toy
 	pm_uno	   *u;
 } toy;
 
+/* segments of the host's operation log lane (64 KiB each) */
+#define OLOG_SEGMENTS	64
+
 /* An operation, as the host's operation log keeps it (24 bytes). */
 typedef struct op
 {
@@ -312,7 +315,7 @@ format_toy(pm_pool *pool, pm_error *err)
 
 	pm_alloc_attach_pool(&a, pool);
 	if ((rc = pm_uno_create(pool, &a, NAPPLIERS, 0, err)) != PM_OK ||
-		(rc = pm_olog_create(pool, &a, 1, sizeof(op), err)) != PM_OK)
+		(rc = pm_olog_create(pool, &a, 1, OLOG_SEGMENTS, err)) != PM_OK)
 		return rc;
 	if ((root = pm_alloc_block(&a, sizeof(toy_root), err)) == 0)
 		return err->code;
@@ -336,7 +339,7 @@ host_advance(void *ctx, const uint64_t *pos, uint32_t npos)
 	if (npos == 1)
 	{
 		pm_olog_set_applied(t->pool, pm_olog_of(t->pool), 0, pos[0]);
-		pm_olog_reclaim(t->pool, pm_olog_of(t->pool), 0, pos[0]);
+		pm_olog_reclaim(t->pool, &t->a, pm_olog_of(t->pool), 0, pos[0]);
 	}
 }
 
@@ -399,8 +402,9 @@ allocated(const toy *t, uint64_t off)
 }
 
 /*
- * Allocator recovery of the toy's pool: the roots (toy, operation log, uno
- * directory), the operation log's lane, the uno logs' blocks, the toy's blocks.
+ * Allocator recovery of the toy's pool: the roots (toy, uno directory) and
+ * the operation log (pm_recon_mark_roots), the uno logs' blocks, the toy's
+ * blocks.
  */
 static pm_errcode
 recover_allocator(toy *t, pm_error *err)
@@ -409,7 +413,6 @@ recover_allocator(toy *t, pm_error *err)
 
 	pm_alloc_recover_begin(&t->a);
 	if ((rc = pm_recon_mark_roots(&t->a, t->pool, err)) != PM_OK ||
-		(rc = pm_alloc_mark(&t->a, pm_load(&pm_olog_of(t->pool)->lane[0]), err)) != PM_OK ||
 		(rc = pm_uno_mark(&t->a, t->pool, err)) != PM_OK || (rc = toy_mark(t, &t->a, err)) != PM_OK)
 		return rc;
 	pm_alloc_recover_end(&t->a);
@@ -427,6 +430,8 @@ toy_recover(toy *t, bool free_blocks)
 	static char why[300];
 	const pm_olog *o = pm_olog_of(t->pool);
 	pm_olog_lane *l = pm_olog_lane_at(t->pool, o, 0);
+	pm_olog_cursor c;
+	pm_olog_record rec;
 	pm_error	err;
 
 	if (pm_uno_recover(t->u, free_blocks, &err) != PM_OK ||
@@ -435,12 +440,18 @@ toy_recover(toy *t, bool free_blocks)
 		snprintf(why, sizeof(why), "recovery: %s", err.msg);
 		return why;
 	}
-	for (uint64_t pos = pm_load(&l->applied); pos < pm_load(&l->tail); pos++)
-		if (toy_apply(t, 0, pm_olog_record_at(t->pool, o, 0, pos).entry, NULL, &err) != PM_OK)
+	pm_olog_cursor_init(&c, pm_load(&l->applied));
+	while (pm_olog_next(t->pool, o, 0, &c, pm_load(&l->tail), &rec, &err))
+		if (toy_apply(t, 0, rec.data, NULL, &err) != PM_OK)
 		{
 			snprintf(why, sizeof(why), "redo: %s", err.msg);
 			return why;
 		}
+	if (err.code != PM_OK)
+	{
+		snprintf(why, sizeof(why), "redo: %s", err.msg);
+		return why;
+	}
 	if (toy_checkpoint(t, &err) != PM_OK)
 	{
 		snprintf(why, sizeof(why), "checkpoint after redo: %s", err.msg);
@@ -523,8 +534,9 @@ child_step(void *ctx, uint64_t k)
 
 	if (c->recovering)
 		return toy_recover(&c->t, false);
-	if (!pm_olog_append(c->t.pool, pm_olog_of(c->t.pool), 0, &o, k + 1))
+	if (pm_olog_reserve(c->t.pool, &c->t.a, pm_olog_of(c->t.pool), 0, sizeof(o), &err) != PM_OK)
 		return "the operation log is full";
+	(void) pm_olog_append(c->t.pool, pm_olog_of(c->t.pool), 0, &o, sizeof(o), k + 1);
 	if (toy_apply(&c->t, (uint32_t) (k % NAPPLIERS), &o, NULL, &err) != PM_OK)
 		return "an operation failed";
 	if (k % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1 && toy_checkpoint(&c->t, &err) != PM_OK)
@@ -558,7 +570,7 @@ check_image(const char *path, uint64_t seed, uint64_t acks_min, uint64_t acks_ma
 		pm_pool_close(pool);
 		return why;
 	}
-	tail = pm_load(&pm_olog_lane_at(pool, pm_olog_of(pool), 0)->tail);
+	tail = olog_records_below(pm_load(&pm_olog_lane_at(pool, pm_olog_of(pool), 0)->tail), sizeof(op));
 	for (uint64_t k = 0; k < tail; k++)
 	{
 		op			o = op_of(seed, k);
