@@ -187,6 +187,8 @@ extern void pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, b
 PGDLLEXPORT void pmi_tier_main(Datum arg);
 
 /* pmi_tier_log.c */
+extern pm_errcode pmi_tier_record_parts(const pm_pool *pool, const char *data, uint32 len,
+										PmiNote *note, PmiLoggedEntry *entry, pm_error *err);
 extern int	pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o,
 								int lane, uint64 *applied_upto, pm_error *err);
 extern void pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name);

@@ -320,17 +320,13 @@ pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg)
 		{
 			uint32		len;
 			PmiNote		note;
+			PmiLoggedEntry entry;
 
 			memcpy(&len, p, sizeof(uint32));
-			if (len < sizeof(PmiNote))
-			{
-				pm_error_set(&err, PM_ERR_CORRUPT, 0,
-							 "pool file \"%s\": an operation log record of %u bytes",
-							 h->pool->path, len);
+			if (pmi_tier_record_parts(h->pool, p + sizeof(uint32), len, &note, &entry,
+									  &err) != PM_OK)
 				pmi_report_core_error(ERROR, &err, NULL);
-			}
-			memcpy(&note, p + sizeof(uint32), sizeof(PmiNote));
-			fn(arg, &note, p + sizeof(uint32) + sizeof(PmiNote), len - sizeof(PmiNote));
+			fn(arg, &note, entry.data, entry.len);
 			p += MAXALIGN(sizeof(uint32) + len);
 		}
 		pfree(copy);

@@ -20,9 +20,27 @@
 typedef struct TierRecord
 {
 	PmiNote		note;
-	const char *entry;
-	uint32		len;
+	PmiLoggedEntry entry;
 } TierRecord;
+
+/*
+ * A record's parts: its reconciliation note and its entry as log_entry wrote
+ * it.  PM_ERR_CORRUPT for a record too short to hold a note (a pool the
+ * host did not write).
+ */
+pm_errcode
+pmi_tier_record_parts(const pm_pool *pool, const char *data, uint32 len, PmiNote *note,
+					  PmiLoggedEntry *entry, pm_error *err)
+{
+	if (len < sizeof(PmiNote))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0,
+							"pool file \"%s\": an operation log record of %u bytes", pool->path,
+							len);
+	memcpy(note, data, sizeof(PmiNote));
+	entry->data = data + sizeof(PmiNote);
+	entry->len = len - sizeof(PmiNote);
+	return PM_OK;
+}
 
 static int
 cmp_record(const void *a, const void *b)
@@ -69,16 +87,9 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 	pm_olog_cursor_init(&c, pos);
 	while (n < TIER_BATCH_MAX && pm_olog_next(pool, o, lane, &c, tail, &rec, err))
 	{
-		if (rec.len < sizeof(PmiNote))
-		{
-			pm_error_set(err, PM_ERR_CORRUPT, 0,
-						 "pool file \"%s\": an operation log record of %u bytes", pool->path,
-						 rec.len);
+		if (pmi_tier_record_parts(pool, rec.data, rec.len, &batch[n].note, &batch[n].entry,
+								  err) != PM_OK)
 			break;
-		}
-		memcpy(&batch[n].note, rec.data, sizeof(PmiNote));
-		batch[n].entry = (const char *) rec.data + sizeof(PmiNote);
-		batch[n].len = rec.len - sizeof(PmiNote);
 		n++;
 	}
 	if (err->code == PM_OK)
@@ -90,15 +101,14 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 
 			for (int i = 0; i < n; i++)
 			{
-				entries[i].data = batch[i].entry;
-				entries[i].len = batch[i].len;
+				entries[i] = batch[i].entry;
 			}
 			(void) ops->replay_sorted(ops, state, entries, n, err);
 		}
 		else
 			for (int i = 0; i < n && err->code == PM_OK; i++)
 			{
-				if (ops->replay_entry(ops, state, true, batch[i].entry, batch[i].len, err) != PM_OK)
+				if (ops->replay_entry(ops, state, true, batch[i].entry.data, batch[i].entry.len, err) != PM_OK)
 					break;
 				MemoryContextReset(per_record);
 			}
@@ -168,10 +178,10 @@ pmi_tier_notes(pm_pool *pool, void (*fn) (void *ctx, uint64_t key, uint64_t rest
 		while (pm_olog_next(pool, o, lane, &c, pm_load(&l->tail), &rec, &err))
 		{
 			PmiNote		note;
+			PmiLoggedEntry entry;
 
-			if (rec.len < sizeof(PmiNote))
-				continue;
-			memcpy(&note, rec.data, sizeof(PmiNote));
+			if (pmi_tier_record_parts(pool, rec.data, rec.len, &note, &entry, &err) != PM_OK)
+				break;
 			fn(ctx, note.key, note.rest);
 		}
 		if (err.code != PM_OK)
