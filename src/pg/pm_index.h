@@ -183,6 +183,14 @@ extern bool pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const Pm
 							const void *entry);
 extern void pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg);
 extern void pmi_tier_drain(PmiIndex *h, const char *name);
+extern void pmi_tier_exclusive_begin(int slotno);
+extern void pmi_tier_exclusive_end(int slotno);
+extern void pmi_tier_checkpoint(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
+								const char *name);
+extern pm_errcode pmi_tier_checkpoint_held(int slotno, pm_pool *pool, const PmiAmOps *ops,
+										   void *state, pm_error *err);
+extern void pmi_tier_insert_direct(Relation index, PmiIndex *h, const void *entry,
+								   PmiEntryChangeFn insert);
 extern void pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
 PGDLLEXPORT void pmi_tier_main(Datum arg);
 
@@ -190,8 +198,12 @@ PGDLLEXPORT void pmi_tier_main(Datum arg);
 extern pm_errcode pmi_tier_record_parts(const pm_pool *pool, const char *data, uint32 len,
 										PmiNote *note, PmiLoggedEntry *entry, pm_error *err);
 extern int	pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o,
-								int lane, uint64 *applied_upto, pm_error *err);
-extern void pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name);
+								int lane, uint64 pos, uint64 *applied_upto, pm_error *err);
+extern uint64 pmi_tier_lane_from(int slotno, pm_pool *pool, const pm_olog *o, int lane);
+extern void pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_olog *o,
+								  int lane, uint64 upto);
+extern void pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
+							 const char *name);
 extern void pmi_tier_note_recovered(int slotno, pm_pool *pool);
 extern void pmi_tier_notes(pm_pool *pool, void (*fn) (void *ctx, uint64_t key, uint64_t rest),
 						   void *ctx);

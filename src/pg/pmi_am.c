@@ -15,6 +15,7 @@
 #include "utils/syscache.h"
 
 #include "fbrtree_pm/fbrpm.h"
+#include "hash_pm/hashpm.h"
 #include "nbtree_pm/nbtpm.h"
 #include "phast_pm/phastpm.h"
 
@@ -22,6 +23,7 @@ static const PmiAmOps *const access_methods[] = {
 	&nbtpm_am.am,
 	&fbrpm_am_ops,
 	&phastpm_am.am,
+	&hashpm_am_ops,
 };
 
 /*

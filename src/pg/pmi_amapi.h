@@ -233,11 +233,28 @@ typedef struct PmiAmOps
 	/*
 	 * Tiered writes' replay (pmi_tier_log.c): insert n logged entries, sorted
 	 * by their notes, as replay_entry would one by one, with no ERROR (NULL:
-	 * replay_entry is called for each).  A failure leaves some of them in;
-	 * the caller applies all of them again later.
+	 * replay_entry is called for each).  applier is the lane being applied,
+	 * which one process at a time applies.  A failure leaves some of them
+	 * in; the caller applies all of them again later.
 	 */
-	pm_errcode	(*replay_sorted) (const struct PmiAmOps *ops, void *state,
+	pm_errcode	(*replay_sorted) (const struct PmiAmOps *ops, void *state, int applier,
 								  const PmiLoggedEntry *entries, int n, pm_error *err);
+
+	/*
+	 * A structure that is failure-atomic only through UNO logging
+	 * (src/core/tips/uno.h), not by its own protocol (NULL for those that
+	 * are).  Its changes are durable at its checkpoints alone, so every
+	 * insert goes through the operation log (pmi_tier.c), whose applied
+	 * positions move only here: make the structure durable as it is and
+	 * move each lane's applied position to positions[lane] (npositions of
+	 * them).  The platform calls it with every applier excluded
+	 * (pmi_tier_checkpoint).  Changes made outside a lane's applier (VACUUM,
+	 * reconciliation, a standby's replay, a background build) run with
+	 * every applier excluded too, as applier 0, and a checkpoint follows
+	 * them before the operation that made them returns.
+	 */
+	pm_errcode	(*checkpoint) (void *state, const uint64 *positions, uint32 npositions,
+							   pm_error *err);
 
 	/*
 	 * verifier: the structure's own invariants (pmi_report_corrupt); returns

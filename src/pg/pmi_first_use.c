@@ -47,9 +47,12 @@ recover(const PmiFirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 	PG_TRY();
 	{
 		/* a tiered index's log: what it holds is applied before anything reads */
-		pmi_tier_recover(pool, ops, state, fu->name);
+		pmi_tier_recover(slotno, pool, ops, state, fu->name);
 		if (after_crash && fu->index != NULL && !RecoveryInProgress())
 			pmi_reconcile(fu->index, pool, ops, state);
+		/* a structure durable at its checkpoints: what the log and reconciliation did */
+		if (ops->checkpoint != NULL)
+			pmi_tier_checkpoint(slotno, pool, ops, state, fu->name);
 	}
 	PG_CATCH();
 	{

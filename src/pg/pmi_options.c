@@ -80,6 +80,9 @@ pmi_reloption(Relation index, const PmiAmOps *ops, int option)
 bool
 pmi_index_tiered(Relation index, const PmiAmOps *ops)
 {
+	/* a structure durable at its checkpoints only ever takes inserts through its log */
+	if (ops->checkpoint != NULL)
+		return true;
 	for (int o = 0; o < ops->nreloptions; o++)
 		if (strcmp(ops->reloptions[o].name, "tiered") == 0)
 			return pmi_reloption(index, ops, o) != 0;

@@ -93,20 +93,35 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 	if (record->EndRecPtr <= pm_load(&pool->hdr->host_position))
 		return;
 	h = pmi_index_open_for_replay(rnode, ops, name);
-	for (uint32 i = 0; i < hdr->nentries; i++)
+	/* a structure durable at its checkpoints: one per record, before the position moves */
+	if (ops->checkpoint != NULL)
+		pmi_tier_exclusive_begin(h->slotno);
+	PG_TRY();
 	{
-		uint32		len;
+		for (uint32 i = 0; i < hdr->nentries; i++)
+		{
+			uint32		len;
 
-		if (end - p < (ptrdiff_t) sizeof(len))
-			elog(ERROR, "pm_index record for index %s is truncated", name);
-		memcpy(&len, p, sizeof(len));
-		p += sizeof(len);
-		if (end - p < (ptrdiff_t) len)
-			elog(ERROR, "pm_index record for index %s is truncated", name);
-		if (ops->replay_entry(ops, h->am_state, insert, p, len, &err) != PM_OK)
+			if (end - p < (ptrdiff_t) sizeof(len))
+				elog(ERROR, "pm_index record for index %s is truncated", name);
+			memcpy(&len, p, sizeof(len));
+			p += sizeof(len);
+			if (end - p < (ptrdiff_t) len)
+				elog(ERROR, "pm_index record for index %s is truncated", name);
+			if (ops->replay_entry(ops, h->am_state, insert, p, len, &err) != PM_OK)
+				pmi_report_core_error(ERROR, &err, name);
+			p += len;
+		}
+		if (ops->checkpoint != NULL &&
+			pmi_tier_checkpoint_held(h->slotno, h->pool, ops, h->am_state, &err) != PM_OK)
 			pmi_report_core_error(ERROR, &err, name);
-		p += len;
 	}
+	PG_FINALLY();
+	{
+		if (ops->checkpoint != NULL)
+			pmi_tier_exclusive_end(h->slotno);
+	}
+	PG_END_TRY();
 	/* the heap's record that frees the deleted entries' items comes next */
 	if (!insert)
 		pmi_wait_for_scans_in_recovery(h, hdr->node.dbNode);

@@ -527,7 +527,8 @@ pmi_tier_close(int slotno)
 
 	pg_atomic_write_u32(&s->tier_closed, 1);
 	pg_memory_barrier();
-	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
+	while (pg_atomic_read_u64(&s->tier_appliers) != 0 ||
+		   pg_atomic_read_u32(&s->tier_exclusive) != 0)
 		pg_usleep(1000L);
 }
 
@@ -541,10 +542,16 @@ pmi_tier_slot_init(PmiSlot *s, bool first)
 	pg_atomic_uint64 *words[] = {&s->tier_writers, &s->tier_appliers, &s->tier_pending,
 	&s->tier_unreclaimed, &s->tier_appended, &s->tier_applied};
 
-	if (first)
-		pg_atomic_init_u32(&s->tier_closed, 0);
-	else
-		pg_atomic_write_u32(&s->tier_closed, 0);
+	pg_atomic_uint32 *flags[] = {&s->tier_closed, &s->tier_exclusive, &s->tier_uncheckpointed};
+
+	for (int i = 0; i < lengthof(flags); i++)
+	{
+		if (first)
+			pg_atomic_init_u32(flags[i], 0);
+		else
+			pg_atomic_write_u32(flags[i], 0);
+	}
+	s->tier_checkpointed_at = 0;
 	for (int i = 0; i < lengthof(words); i++)
 	{
 		if (first)

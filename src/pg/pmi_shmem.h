@@ -29,6 +29,8 @@ typedef struct PmiTierLane
 	uint64		reclaim_wal;	/* WAL to be flushed before reclaiming it */
 	uint64		reclaim_epoch;	/* the reader epoch when it was applied */
 	TimestampTz pending_since;	/* when the lane last had nothing to apply */
+	/* a structure checkpointed by UNO logging: applied, not yet durable */
+	uint64		consumed;
 } PmiTierLane;
 
 /* Registry slot states */
@@ -74,6 +76,10 @@ typedef struct PmiSlot
 	pg_atomic_uint64 tier_unreclaimed;	/* lanes with applied records kept */
 	pg_atomic_uint64 tier_appended; /* records since the slot was taken */
 	pg_atomic_uint64 tier_applied;
+	/* a structure checkpointed by UNO logging (PmiAmOps.checkpoint) */
+	pg_atomic_uint32 tier_exclusive;	/* one process excludes every applier */
+	pg_atomic_uint32 tier_uncheckpointed;	/* changed since its checkpoint */
+	TimestampTz tier_checkpointed_at;
 	PmiTierLane tier_lane[PMI_TIER_LANES];
 } PmiSlot;
 

@@ -66,6 +66,8 @@ bool		pmi_debug_tier_pause = false;
 #define TIER_ROUND_MS		100
 /* how long a worker stays with nothing to do */
 #define TIER_IDLE_EXIT_MS	10000
+/* how often a structure durable at its checkpoints is checkpointed while written */
+#define TIER_CHECKPOINT_MS	100
 
 /* The insert being appended: pmi_insert_logged calls tier_append in its critical section. */
 typedef struct TierAppend
@@ -233,9 +235,6 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		return false;
 	t->olog = olog_for_insert(h, RelationGetRelationName(index));
 	t->slot = s;
-	t->lane = claim_writer_lane(s);
-	if (t->lane < 0)
-		return false;
 	t->host_pos = RelationNeedsWAL(heap) && XactLastRecEnd != InvalidXLogRecPtr ?
 		XactLastRecEnd : 0;
 	if (h->tier_alloc_pool != h->pool)
@@ -243,26 +242,44 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		pm_alloc_attach_pool(&h->tier_alloc, h->pool);
 		h->tier_alloc_pool = h->pool;
 	}
-	PG_TRY();
+	for (;;)
 	{
-		rc = pm_olog_reserve(h->pool, &h->tier_alloc, t->olog, t->lane, t->record.len, &err);
-		if (rc == PM_OK)
-			pmi_insert_logged(index, h, entry, tier_append);
+		t->lane = claim_writer_lane(s);
+		rc = PM_ERR_LIMIT;
+		if (t->lane >= 0)
+		{
+			PG_TRY();
+			{
+				rc = pm_olog_reserve(h->pool, &h->tier_alloc, t->olog, t->lane, t->record.len, &err);
+				if (rc == PM_OK)
+					pmi_insert_logged(index, h, entry, tier_append);
+			}
+			PG_FINALLY();
+			{
+				pg_atomic_fetch_and_u64(&s->tier_writers, ~pmi_tier_lane_bit(t->lane));
+			}
+			PG_END_TRY();
+		}
+		/* the lane's bit is set: a worker 0 that is exiting has seen it, or is gone */
+		pg_memory_barrier();
+		if (rc == PM_OK && pg_atomic_read_u32(&pmi_shared->tier_running[0]) == 0)
+			(void) start_worker(0);
+		/* a worker that replays goes on while lanes wait; one that sleeps is woken */
+		if (rc == PM_ERR_LIMIT || (rc == PM_OK && t->lane_was_idle))
+			wake_worker(0);
+		if (rc != PM_ERR_LIMIT)
+			break;
+
+		/*
+		 * Every lane busy, or this one full.  A structure durable by itself
+		 * takes the insert directly; one durable at its checkpoints waits for
+		 * the workers (an insert without the log would checkpoint it).
+		 */
+		if (h->ops->checkpoint == NULL)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(1000L);
 	}
-	PG_FINALLY();
-	{
-		pg_atomic_fetch_and_u64(&s->tier_writers, ~pmi_tier_lane_bit(t->lane));
-	}
-	PG_END_TRY();
-	/* the lane's bit is set: a worker 0 that is exiting has seen it, or is gone */
-	pg_memory_barrier();
-	if (rc == PM_OK && pg_atomic_read_u32(&pmi_shared->tier_running[0]) == 0)
-		(void) start_worker(0);
-	/* a worker that replays goes on while lanes wait; one that sleeps is woken */
-	if (rc == PM_ERR_LIMIT || (rc == PM_OK && t->lane_was_idle))
-		wake_worker(0);
-	if (rc == PM_ERR_LIMIT)
-		return false;			/* the lane waits for replay: insert directly */
 	if (rc != PM_OK)
 		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
 	return true;
@@ -400,17 +417,60 @@ reclaim_lane(PmiSlot *s, pm_pool *pool, const pm_olog *o, int lane, bool force)
 		pg_atomic_fetch_and_u64(&s->tier_unreclaimed, ~pmi_tier_lane_bit(lane));
 }
 
-/* Hold a lane as its applier; false if another process does. */
-static bool
-claim_applier_lane(PmiSlot *s, int lane)
-{
-	return (pg_atomic_fetch_or_u64(&s->tier_appliers, pmi_tier_lane_bit(lane)) & pmi_tier_lane_bit(lane)) == 0;
-}
-
 static void
 release_applier_lane(PmiSlot *s, int lane)
 {
 	pg_atomic_fetch_and_u64(&s->tier_appliers, ~pmi_tier_lane_bit(lane));
+}
+
+/*
+ * Hold a lane as its applier; false if another process does, or one
+ * excludes every applier (pmi_tier_exclusive_begin).  Each side sets its
+ * word and then reads the other's, both full barriers: one of them sees
+ * the other.
+ */
+static bool
+claim_applier_lane(PmiSlot *s, int lane)
+{
+	if ((pg_atomic_fetch_or_u64(&s->tier_appliers, pmi_tier_lane_bit(lane)) & pmi_tier_lane_bit(lane)) != 0)
+		return false;
+	if (pg_atomic_read_u32(&s->tier_exclusive) != 0)
+	{
+		release_applier_lane(s, lane);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * An insert that cannot wait in the log of a structure made durable by its
+ * checkpoints: straight into it with every applier excluded, and durable
+ * before the inserting transaction can commit.  A temporary index's is
+ * made durable by the next checkpoint a full log asks for: a crash takes
+ * temporary relations with it.
+ */
+void
+pmi_tier_insert_direct(Relation index, PmiIndex *h, const void *entry, PmiEntryChangeFn insert)
+{
+	bool		temporary = RelationUsesLocalBuffers(index);
+
+	if (!temporary)
+		pmi_tier_exclusive_begin(h->slotno);
+	PG_TRY();
+	{
+		pm_error	err;
+
+		pmi_insert_logged(index, h, entry, insert);
+		if (!temporary && pmi_tier_checkpoint_held(h->slotno, h->pool, h->ops, h->am_state,
+												   &err) != PM_OK)
+			pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
+	}
+	PG_FINALLY();
+	{
+		if (!temporary)
+			pmi_tier_exclusive_end(h->slotno);
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -432,7 +492,7 @@ pmi_tier_drain(PmiIndex *h, const char *name)
 		pm_olog_lane *l = pm_olog_lane_at(h->pool, o, lane);
 		uint64		upto = pm_load(&l->tail);
 
-		while (pm_load(&l->applied) < upto)
+		while (pmi_tier_lane_from(h->slotno, h->pool, o, lane) < upto)
 		{
 			pm_error	err;
 			uint64		applied;
@@ -446,19 +506,31 @@ pmi_tier_drain(PmiIndex *h, const char *name)
 			}
 			PG_TRY();
 			{
-				n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
-				if (err.code == PM_OK)
+				n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane,
+										pmi_tier_lane_from(h->slotno, h->pool, o, lane),
+										&applied, &err);
+				if (err.code == PM_ERR_LIMIT && h->ops->checkpoint != NULL)
+					n = 0;		/* checkpointed below, then applied again */
+				else if (err.code == PM_OK)
+				{
+					pmi_tier_lane_applied(h->slotno, h->pool, h->ops, o, lane, applied);
 					after_apply(s, h->pool, o, lane, applied, n);
+				}
 			}
 			PG_FINALLY();
 			{
 				release_applier_lane(s, lane);
 			}
 			PG_END_TRY();
-			if (err.code != PM_OK)
+			if (err.code == PM_ERR_LIMIT && h->ops->checkpoint != NULL)
+				pmi_tier_checkpoint(h->slotno, h->pool, h->ops, h->am_state, name);
+			else if (err.code != PM_OK)
 				pmi_report_core_error(ERROR, &err, name);
 		}
 	}
+	/* what the caller does next needs it durable: VACUUM deletes, a copy copies */
+	if (h->ops->checkpoint != NULL && pg_atomic_read_u32(&s->tier_uncheckpointed) != 0)
+		pmi_tier_checkpoint(h->slotno, h->pool, h->ops, h->am_state, name);
 }
 
 /*
@@ -504,8 +576,9 @@ pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
  * how many records it applied; a failure to apply is logged.
  */
 static int
-replay_lane(PmiSlot *s, int lane)
+replay_lane(int slotno, int lane)
 {
+	PmiSlot    *s = pmi_slot(slotno);
 	char		name[64];
 	PmiIndex   *h;
 	const pm_olog *o;
@@ -518,12 +591,21 @@ replay_lane(PmiSlot *s, int lane)
 	o = pm_olog_of(h->pool);
 	if (o == NULL)
 		return 0;
-	n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane, &applied, &err);
+	n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane,
+							pmi_tier_lane_from(slotno, h->pool, o, lane), &applied, &err);
+	if (err.code == PM_ERR_LIMIT && h->ops->checkpoint != NULL)
+	{
+		/* its UNO logs are full: checkpointed at once, applied again after */
+		pg_atomic_write_u32(&s->tier_uncheckpointed, 1);
+		s->tier_checkpointed_at = 0;
+		return 0;
+	}
 	if (err.code != PM_OK)
 	{
 		pmi_report_core_error(LOG, &err, name);
 		return 0;
 	}
+	pmi_tier_lane_applied(slotno, h->pool, h->ops, o, lane, applied);
 	after_apply(s, h->pool, o, lane, applied, n);
 	reclaim_lane(s, h->pool, o, lane, false);
 	return n;
@@ -531,13 +613,14 @@ replay_lane(PmiSlot *s, int lane)
 
 /* replay_lane, then give the lane up, also after an ERROR. */
 static int
-replay_held_lane(PmiSlot *s, int lane)
+replay_held_lane(int slotno, int lane)
 {
+	PmiSlot    *s = pmi_slot(slotno);
 	volatile int n = 0;
 
 	PG_TRY();
 	{
-		n = replay_lane(s, lane);
+		n = replay_lane(slotno, lane);
 	}
 	PG_FINALLY();
 	{
@@ -545,6 +628,49 @@ replay_held_lane(PmiSlot *s, int lane)
 	}
 	PG_END_TRY();
 	return n;
+}
+
+/*
+ * A worker's checkpoint of a structure that UNO logging makes durable,
+ * unless another process excludes its appliers or it is going away.  A
+ * failure is logged; the next round tries again.
+ */
+static void
+checkpoint_slot(int slotno, uint32 generation)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	uint32		expected = 0;
+	char		name[64];
+
+	if (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
+		return;
+	/* a dropped index's closer waits for this flag (pmi_tier_close) */
+	if (pg_atomic_read_u32(&s->tier_closed) != 0 || s->state != PMI_SLOT_READY ||
+		s->generation != generation)
+	{
+		pmi_tier_exclusive_end(slotno);
+		return;
+	}
+	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
+		pg_usleep(100L);
+	snprintf(name, sizeof(name), "with relfilenode %u", s->rnode.node.relNode);
+	PG_TRY();
+	{
+		PmiIndex   *h = pmi_index_open_for_replay(s->rnode, pmi_am_of_number(s->am), name);
+		pm_error	err;
+
+		if (pmi_tier_checkpoint_held(slotno, h->pool, h->ops, h->am_state, &err) != PM_OK)
+			pmi_report_core_error(LOG, &err, name);
+	}
+	PG_CATCH();
+	{
+		pmi_tier_exclusive_end(slotno);
+		EmitErrorReport();
+		FlushErrorState();
+		return;
+	}
+	PG_END_TRY();
+	pmi_tier_exclusive_end(slotno);
 }
 
 /*
@@ -581,9 +707,16 @@ replay_round(MemoryContext cxt)
 				release_applier_lane(s, lane);
 				break;
 			}
-			total += replay_held_lane(s, lane);
+			total += replay_held_lane(slotno, lane);
 			MemoryContextReset(cxt);
 			CHECK_FOR_INTERRUPTS();
+		}
+		if (pg_atomic_read_u32(&s->tier_uncheckpointed) != 0 &&
+			TimestampDifferenceExceeds(s->tier_checkpointed_at, GetCurrentTimestamp(),
+									   TIER_CHECKPOINT_MS))
+		{
+			checkpoint_slot(slotno, generation);
+			MemoryContextReset(cxt);
 		}
 	}
 	return total;
@@ -635,7 +768,8 @@ any_lane_busy(void)
 	{
 		PmiSlot    *s = pmi_slot(slotno);
 
-		if ((pg_atomic_read_u64(&s->tier_pending) | pg_atomic_read_u64(&s->tier_unreclaimed)) != 0)
+		if ((pg_atomic_read_u64(&s->tier_pending) | pg_atomic_read_u64(&s->tier_unreclaimed)) != 0 ||
+			pg_atomic_read_u32(&s->tier_uncheckpointed) != 0)
 			return true;
 	}
 	return false;

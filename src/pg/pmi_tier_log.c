@@ -3,7 +3,9 @@
  *	  A tiered index's operation log as the platform applies and reads it
  *	  outside the insert and the replay workers (pmi_tier.c): a lane's batch
  *	  applied to the structure, the whole log applied at the first use after
- *	  a restart, the notes its records are for reconciliation, what waits.
+ *	  a restart, the checkpoints of a structure that UNO logging makes
+ *	  durable (PmiAmOps.checkpoint), the notes its records are for
+ *	  reconciliation, what waits.
  *	  A record is a PmiNote followed by the entry as PmiAmOps.log_entry
  *	  writes it.
  */
@@ -54,19 +56,19 @@ cmp_record(const void *a, const void *b)
 }
 
 /*
- * Apply a lane's records from applied up to its tail (at most a batch),
- * sorted by key so that neighbouring inserts share the structure's cached
- * path, and advance applied.  By the lane's applier.  Returns how many were
- * applied; a failure leaves applied where it was (applying again is
- * harmless) and is returned in *err.
+ * Apply a lane's records from position pos up to its tail (at most a
+ * batch), sorted by key so that neighbouring inserts share the structure's
+ * cached path; *applied_upto is where the batch ended.  By the lane's
+ * applier, which records how far it applied (pmi_tier_lane_applied).
+ * Returns how many were applied; a failure is returned in *err, and the
+ * batch is applied again later (applying again is harmless).
  */
 int
 pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o, int lane,
-		   uint64 *applied_upto, pm_error *err)
+		   uint64 pos, uint64 *applied_upto, pm_error *err)
 {
 	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
 	uint64		tail = pm_load(&l->tail);
-	uint64		pos = pm_load(&l->applied);
 	TierRecord *batch;
 	int			n = 0;
 	pm_olog_record rec;
@@ -103,7 +105,7 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 			{
 				entries[i] = batch[i].entry;
 			}
-			(void) ops->replay_sorted(ops, state, entries, n, err);
+			(void) ops->replay_sorted(ops, state, lane, entries, n, err);
 		}
 		else
 			for (int i = 0; i < n && err->code == PM_OK; i++)
@@ -117,9 +119,118 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 	MemoryContextDelete(cxt);
 	if (err->code != PM_OK)
 		return 0;
-	pm_olog_set_applied(pool, o, lane, c.pos);
 	*applied_upto = c.pos;
 	return n;
+}
+
+/*
+ * Where a lane's applier goes on from: what it applied, durable, or not yet
+ * durable in a structure that its checkpoints make durable.
+ */
+uint64
+pmi_tier_lane_from(int slotno, pm_pool *pool, const pm_olog *o, int lane)
+{
+	return Max(pm_load(&pm_olog_lane_at(pool, o, lane)->applied),
+			   pmi_slot(slotno)->tier_lane[lane].consumed);
+}
+
+/*
+ * A batch of the lane was applied up to upto: durable already in a
+ * structure that is failure-atomic by itself; in one made durable by its
+ * checkpoints, noted for the next checkpoint (pmi_tier_checkpoint).
+ */
+void
+pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_olog *o, int lane,
+					  uint64 upto)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+
+	if (ops->checkpoint == NULL)
+		pm_olog_set_applied(pool, o, lane, upto);
+	else
+	{
+		s->tier_lane[lane].consumed = upto;
+		pg_atomic_write_u32(&s->tier_uncheckpointed, 1);
+	}
+}
+
+/*
+ * Exclude every applier of the index in registry slot slotno, waiting for
+ * those at work to finish their batch: a structure that UNO logging makes
+ * durable is checkpointed, and changed outside the lanes, with no applier
+ * at work (PmiAmOps.checkpoint).
+ */
+void
+pmi_tier_exclusive_begin(int slotno)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	uint32		expected = 0;
+
+	while (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(100L);
+		expected = 0;
+	}
+	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
+		pg_usleep(100L);
+}
+
+void
+pmi_tier_exclusive_end(int slotno)
+{
+	pg_atomic_write_u32(&pmi_slot(slotno)->tier_exclusive, 0);
+}
+
+/*
+ * pmi_tier_checkpoint by the process that excludes every applier: the
+ * structure durable as it is, each lane's applied position where its
+ * applier got to.  Raises nothing (a full log of an UNO applier asks for
+ * one inside a critical section).
+ */
+pm_errcode
+pmi_tier_checkpoint_held(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
+						 pm_error *err)
+{
+	PmiSlot    *s = pmi_slot(slotno);
+	const pm_olog *o = pm_olog_of(pool);
+	uint64		positions[PMI_TIER_LANES];
+	uint32		npositions = o == NULL ? 0 : Min(o->nlanes, PMI_TIER_LANES);
+
+	for (uint32 lane = 0; lane < npositions; lane++)
+		positions[lane] = pmi_tier_lane_from(slotno, pool, o, lane);
+	pg_atomic_write_u32(&s->tier_uncheckpointed, 0);
+	if (ops->checkpoint(state, positions, npositions, err) != PM_OK)
+	{
+		pg_atomic_write_u32(&s->tier_uncheckpointed, 1);
+		return err->code;
+	}
+	s->tier_checkpointed_at = GetCurrentTimestamp();
+	for (uint32 lane = 0; lane < npositions; lane++)
+	{
+		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+
+		if (pm_load(&l->applied) > pm_load(&l->reclaimed))
+			pg_atomic_fetch_or_u64(&s->tier_unreclaimed, pmi_tier_lane_bit(lane));
+	}
+	return PM_OK;
+}
+
+/*
+ * Make a structure that UNO logging makes durable (PmiAmOps.checkpoint)
+ * durable as it is, with every applier excluded meanwhile.
+ */
+void
+pmi_tier_checkpoint(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
+{
+	pm_error	err;
+	pm_errcode	rc;
+
+	pmi_tier_exclusive_begin(slotno);
+	rc = pmi_tier_checkpoint_held(slotno, pool, ops, state, &err);
+	pmi_tier_exclusive_end(slotno);
+	if (rc != PM_OK)
+		pmi_report_core_error(ERROR, &err, name);
 }
 
 /*
@@ -129,7 +240,7 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
  * record that cannot be applied.
  */
 void
-pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
+pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
 {
 	const pm_olog *o;
 	pm_error	err;
@@ -143,14 +254,15 @@ pmi_tier_recover(pm_pool *pool, const PmiAmOps *ops, void *state, const char *na
 	{
 		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
 
-		while (pm_load(&l->applied) < pm_load(&l->tail))
-		{
-			uint64		applied;
+		uint64		pos = pm_load(&l->applied);
 
+		while (pos < pm_load(&l->tail))
+		{
 			CHECK_FOR_INTERRUPTS();
-			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, &applied, &err);
+			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, pos, &pos, &err);
 			if (err.code != PM_OK)
 				pmi_report_core_error(ERROR, &err, name);
+			pmi_tier_lane_applied(slotno, pool, ops, o, lane, pos);
 		}
 	}
 }

@@ -883,6 +883,18 @@ pm_uno_mark(pm_alloc *a, pm_pool *pool, pm_error *err)
 	return PM_OK;
 }
 
+uint32_t
+pm_uno_fill_pct(pm_uno *u, uint32_t applier)
+{
+	pm_uno_dir *d = dir_of(u);
+	uint64_t	gen = state_gen(pm_load(&d->state));
+	uint64_t	undo = head_end(pm_load(&d->ulog[applier].head), gen);
+	uint64_t	alloc = head_end(pm_load(&d->mlog[applier].head), gen);
+	uint64_t	end = undo > alloc ? undo : alloc;
+
+	return (uint32_t) (end * 100 / ((uint64_t) d->max_log_blocks * PM_UNO_PAYLOAD));
+}
+
 void
 pm_uno_get_stats(pm_uno *u, pm_uno_stats *st)
 {

@@ -209,6 +209,9 @@ typedef struct pm_uno_stats
 	uint32_t	fullest_pct;	/* the fullest log, in percent of its limit */
 } pm_uno_stats;
 
+/* How full the fuller of an applier's two logs is, in percent of its limit (by that applier). */
+extern uint32_t pm_uno_fill_pct(pm_uno *u, uint32_t applier);
+
 /* A snapshot; exact only with no applier active. */
 extern void pm_uno_get_stats(pm_uno *u, pm_uno_stats *st);
 

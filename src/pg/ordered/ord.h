@@ -314,7 +314,8 @@ extern void ord_insert_entry(Relation index, void *context, void *state, const D
 							 const bool *isnull, ItemPointer tid);
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
 extern pm_errcode ord_logged_entry(const char *data, Size len, OrdKey *k, pm_error *err);
-extern pm_errcode ord_replay_sorted(const PmiAmOps *ops, void *state, const PmiLoggedEntry *entries,
+extern pm_errcode ord_replay_sorted(const PmiAmOps *ops, void *state, int applier,
+								   const PmiLoggedEntry *entries,
 								   int n, pm_error *err);
 extern pm_errcode ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data,
 								   Size len, pm_error *err);

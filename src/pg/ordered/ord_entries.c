@@ -160,8 +160,8 @@ ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data
  * insert, or its insert one by one.
  */
 pm_errcode
-ord_replay_sorted(const PmiAmOps *ops, void *state, const PmiLoggedEntry *entries, int n,
-				  pm_error *err)
+ord_replay_sorted(const PmiAmOps *ops, void *state, int applier, const PmiLoggedEntry *entries,
+				  int n, pm_error *err)
 {
 	const OrdOps *oo = &ord_am(ops)->ord;
 	OrdKey	   *keys = palloc(sizeof(OrdKey) * Max(n, 1));
