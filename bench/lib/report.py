@@ -18,7 +18,7 @@ import sys
 from collections import OrderedDict, defaultdict
 
 # none: the same table without an index (the insert suites), what an index costs is measured against
-KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "gist", "spgist", "fbrtree_pm", "none"]
+KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "hash_pm", "gist", "spgist", "fbrtree_pm", "none"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
@@ -34,6 +34,10 @@ SUITE_TEXT = OrderedDict([
     ("uuid1", "1-row inserts of random uuids (gen_random_uuid()) into a unique index, synchronous_commit off"),
     ("uuid100", "100-row inserts of random uuids into a unique index, synchronous_commit off"),
     ("text_point", "point lookup of a 32-character text key (md5 of a random row number, collation \"C\")"),
+    ("hk_u_point", "point lookup of a uuid key (md5 of a random row number as uuid)"),
+    ("hk_t_point", "point lookup of a 32-character text key (md5 of a random row number, default collation)"),
+    ("hk_u_batch100", "100-row inserts of random uuids (gen_random_uuid()), synchronous_commit off"),
+    ("hk_t_batch100", "100-row inserts of random 32-character text keys, synchronous_commit off"),
     ("mc_point", "point lookup of a two-column key (int4 of 1,000 values, 32-character text in \"C\")"),
     ("mc_prefix10", "the first 10 rows from a text within one int4 value, in the index's order"),
     ("mc_batch100", "100-row inserts of random two-column keys, synchronous_commit off"),
@@ -59,7 +63,9 @@ SUITE_TEXT = OrderedDict([
 
 def base_kind(suite):
     """the built-in index a suite's ratios are to"""
-    return "gist" if suite.startswith(("sp_", "geo_", "nd_")) else "btree"
+    if suite.startswith(("sp_", "geo_", "nd_")):
+        return "gist"
+    return "hash" if suite.startswith("hk_") else "btree"
 
 
 def read_csv(directory, name):
@@ -315,30 +321,34 @@ def build_size_section(directory, plot, out):
                  {"size.dat": rows_})
 
 
-def spatial_build_section(directory, out, csv="spatial_build.csv", title="PostGIS geometry",
+def data_build_section(directory, out, csv="spatial_build.csv", title="Spatial CREATE INDEX",
                           data_text="Data: `pts` uniform points, `clu` points around 300 towns of "
-                                    "power-law sizes, `poly` small polygons; all in a 1000 x 1000 square."):
+                                    "power-law sizes, `poly` small polygons; all in a 1000 x 1000 square; "
+                                    "PostGIS geometry.",
+                          base_kind_="gist", sizes_csv="spatial_size.csv", sized_data="pts"):
+    """CREATE INDEX times per data set against the built-in base_kind_, and one data set's sizes"""
     builds = read_csv(directory, csv)
-    sizes = read_csv(directory, "spatial_size.csv") if csv == "spatial_build.csv" else []
+    sizes = read_csv(directory, sizes_csv) if sizes_csv else []
     if not builds:
         return
-    out.append(f"## Spatial CREATE INDEX on {int(builds[0]['rows']):,} rows ({title})\n")
+    out.append(f"## {title} on {int(builds[0]['rows']):,} rows\n")
     out.append(data_text + "\n")
-    out.append("| data | index | seconds | vs GiST |")
+    out.append(f"| data | index | seconds | vs {base_kind_} |")
     out.append("|---|---|---:|---:|")
     groups = group_by(builds, lambda r: (r["data"], r["kind"]))
     for data in list(OrderedDict.fromkeys(r["data"] for r in builds)):
-        base = groups.get((data, "gist"))
+        base = groups.get((data, base_kind_))
         base = statistics.median(float(r["seconds"]) for r in base) if base else None
         for kind in sorted({k[1] for k in groups if k[0] == data}, key=kind_key):
             secs = [float(r["seconds"]) for r in groups[(data, kind)]]
             out.append(f"| {data} | {kind} | {fmt_spread(secs, 3)} | "
                        f"{ratio(statistics.median(secs), base)} |")
     out.append("")
-    if sizes:
-        mb = {r["kind"]: (int(r["pm_or_page_bytes"]) + int(r["dram_bytes"])) / 2**20 for r in sizes}
-        out.append("Size of the `pts` index after the build: " +
-                   ", ".join(f"{k} {mb[k]:,.1f} MB ({ratio(mb[k], mb.get('gist'))})"
+    for data in list(OrderedDict.fromkeys(r.get("data", sized_data) for r in sizes)):
+        mb = {r["kind"]: (int(r["pm_or_page_bytes"]) + int(r["dram_bytes"])) / 2**20
+              for r in sizes if r.get("data", sized_data) == data}
+        out.append(f"Size of the `{data}` index after the build: " +
+                   ", ".join(f"{k} {mb[k]:,.1f} MB ({ratio(mb[k], mb.get(base_kind_))})"
                              for k in sorted(mb, key=kind_key)) + ".\n")
 
 
@@ -520,12 +530,16 @@ def main():
     build_size_section(directory, plot, out)
     recovery_section(directory, plot, out)
     ready_section(directory, out)
-    spatial_build_section(directory, out)
-    spatial_build_section(directory, out, "geo_build.csv", "geography and 3-D geometry",
+    data_build_section(directory, out)
+    data_build_section(directory, out, "geo_build.csv", "Spatial CREATE INDEX",
                           "Data: `geography` points around GeoNames' 34,006 cities of 15,000 people or "
                           "more (bench/lib/cities.py), more around bigger cities; `3d` uniform PointZ "
                           "in a 1000 x 1000 x 1000 cube (GiST: gist_geometry_ops_nd; fbrtree_pm: "
-                          "geometry_ops_nd).")
+                          "geometry_ops_nd).", sizes_csv=None)
+    data_build_section(directory, out, "hk_build.csv", "Equality indexes: CREATE INDEX",
+                          "Data: `u` uuid keys, `t` 32-character text keys in the default collation "
+                          "(md5 of the row number), random order.", base_kind_="hash",
+                          sizes_csv="hk_size.csv")
     core_section(directory, plot, out)
     fbrtree_section(directory, out)
     out.append("Plots: " + ", ".join(f"[{p}]({p})" for p in plot.made) + "\n")
