@@ -217,6 +217,7 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 	PmiSlot    *s = pmi_slot(h->slotno);
 	pm_error	err;
 	volatile pm_errcode rc = PM_OK;
+	volatile TimestampTz waiting_since = 0;
 
 	if (pmi_tier_workers == 0 || RelationUsesLocalBuffers(index) ||
 		!pmi_index_tiered(index, h->ops) || !start_worker(0))
@@ -277,6 +278,18 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		 */
 		if (h->ops->checkpoint == NULL)
 			return false;
+		if (waiting_since == 0)
+			waiting_since = GetCurrentTimestamp();
+		else if (TimestampDifferenceExceeds(waiting_since, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("the operation log of index \"%s\" is full",
+							RelationGetRelationName(index)),
+					 errdetail("No lane of it has had room for this insert for %d seconds: the replay workers are not applying it.",
+							   TIER_IDLE_EXIT_MS / 1000),
+					 errhint("The server log says why (a full filesystem under the pool, no free "
+							 "max_worker_processes slot); a larger pm_index.tier_log_size gives "
+							 "bursts more room.")));
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(1000L);
 	}
