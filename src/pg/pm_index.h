@@ -331,6 +331,9 @@ extern bool pmi_registry_claim_fill(int slotno);
 
 /* pmi_planner.c */
 extern void pmi_planner_init(void);
+extern RestrictInfo *pmi_derived_condition(PlannerInfo *root, RestrictInfo *rinfo, Expr *clause);
+extern List *pmi_boolean_condition(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo,
+								   StrategyNumber equality);
 
 /* pmi_storage.c */
 extern void pmi_storage_init(void);

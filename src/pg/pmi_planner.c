@@ -24,16 +24,72 @@
 #include "pm_index.h"
 
 #include "access/xlog.h"
+#include "catalog/pg_type_d.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+
+/* An index condition derived from rinfo: clause, which rinfo implies. */
+RestrictInfo *
+pmi_derived_condition(PlannerInfo *root, RestrictInfo *rinfo, Expr *clause)
+{
+	return make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->outerjoin_delayed,
+							 false, rinfo->security_level, rinfo->required_relids,
+							 rinfo->outer_relids, rinfo->nullable_relids);
+}
+
+/*
+ * "b = true" or "b = false" for a boolean key column used as a condition:
+ * the planner turns "WHERE b", "NOT b", "b IS TRUE" and "b IS FALSE" into
+ * such index conditions only for btree's and hash's boolean operator
+ * families (IsBooleanOpfamily in PostgreSQL 15).  The derived condition is
+ * exact.  equality is the access method's strategy number of =.
+ */
+List *
+pmi_boolean_condition(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo,
+					  StrategyNumber equality)
+{
+	Node	   *clause = (Node *) rinfo->clause;
+	Node	   *column = clause;
+	bool		value = true;
+	Oid			opno;
+	Expr	   *derived;
+	int			col;
+
+	if (is_notclause(clause))
+	{
+		column = (Node *) get_notclausearg((Expr *) clause);
+		value = false;
+	}
+	else if (IsA(clause, BooleanTest) &&
+			 (((BooleanTest *) clause)->booltesttype == IS_TRUE ||
+			  ((BooleanTest *) clause)->booltesttype == IS_FALSE))
+	{
+		column = (Node *) ((BooleanTest *) clause)->arg;
+		value = ((BooleanTest *) clause)->booltesttype == IS_TRUE;
+	}
+	/* the boolean key column (or expression) it is */
+	for (col = 0; col < index->nkeycolumns; col++)
+		if (index->opcintype[col] == BOOLOID && match_index_to_operand(column, col, index))
+			break;
+	if (col == index->nkeycolumns)
+		return NIL;
+	opno = get_opfamily_member(index->opfamily[col], BOOLOID, BOOLOID, equality);
+	if (!OidIsValid(opno))
+		return NIL;
+	derived = make_opclause(opno, BOOLOID, false, (Expr *) column,
+							(Expr *) makeBoolConst(value, false), InvalidOid, InvalidOid);
+	set_opfuncid((OpExpr *) derived);
+	return list_make1(pmi_derived_condition(root, rinfo, derived));
+}
 
 /* Is an equal condition derived already (another index on the same column)? */
 static bool

@@ -205,7 +205,7 @@ CREATE FUNCTION pm_diff.builtin_table(tbl text) RETURNS boolean
 LANGUAGE sql STABLE AS $$
   SELECT NOT EXISTS (SELECT FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                        JOIN pg_am a ON a.oid = c.relam
-                      WHERE i.indrelid = tbl::regclass AND a.amname NOT IN ('btree', 'gist'))
+                      WHERE i.indrelid = tbl::regclass AND a.amname NOT IN ('btree', 'gist', 'hash'))
 $$;
 
 -- A writer for the concurrent pass: each round inserts, updates and deletes the same rows in

@@ -6,7 +6,9 @@
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
 # scan (tests/diff/fbrtree_pm.sql); random scroll cursor moves against btree's twin cursor
 # (tests/diff/nbtree_pm.sql), with rows deleted, inserted and VACUUMed in their pause; random
-# AND/OR/NOT WHERE shapes on tables of every access method (tests/diff/where.sql).  Then one
+# AND/OR/NOT WHERE shapes on tables of every access method (tests/diff/where.sql); every
+# operator class of hash_pm over the same values, against hash and a sequential scan
+# (tests/diff/hash_pm.sql).  Then one
 # pass in a single snapshot while writers change the tables and VACUUM runs.  Seeded: the seed
 # is printed, and PM_TEST_SEED=<seed> (or PM_DIFF_SEED) replays it.
 # PM_DIFF_VALUES (default 5) is the number of random arguments per operator and type, and
@@ -36,7 +38,7 @@ my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off', 'pm_index.d
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
-$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm fbrtree_pm where)));
+$node->safe_psql('postgres', join("\n", map { slurp_file("$FindBin::Bin/../diff/$_.sql") } qw(common nbtree_pm hash_pm fbrtree_pm where)));
 # setseed() takes [-1, 1]
 my $setseed = sprintf('SELECT setseed(%.9f);', ($seed % 2_000_000_001) / 1_000_000_000 - 1);
 
@@ -87,11 +89,23 @@ for my $tt (@types)
 		report("query LIKE '%pm_diff.pm\\_${tname}\\_$o %'");
 	}
 }
-# multicolumn indexes of every shape and ordering
+# hash_pm against hash, its rows waiting in its logs
+my @hash_types = map { [ split /\|/ ] }
+  split /\n/, $node->safe_psql('postgres', q{SELECT t::text || '|' || pm_diff.tname(t) FROM pm_diff.hash_types() t});
+$node->safe_psql('postgres', 'SELECT pm_diff.hash_setup(t) FROM pm_diff.hash_types() t; ANALYZE');
+for my $tt (@hash_types)
+{
+	my ($t, $tname) = @$tt;
+	$node->safe_psql('postgres', "$setseed SELECT pm_diff.hash_run('$t', $values)");
+	report("query LIKE '%pm_diff.hs\\_$tname %'");
+}
 is( $node->safe_psql(
-		'postgres', q{SELECT count(*) > 0 FROM pg_class c, LATERAL pm_index_tier_lag(c.oid) l
-		 WHERE c.relname LIKE 'pm\_%\_tiered\_%' AND c.relkind = 'i' AND l.waiting_entries > 0}),
-	't', 'the tiered indexes were read with their rows waiting in their logs');
+		'postgres', q{SELECT count(*) FILTER (WHERE c.relname LIKE 'pm\_%\_tiered\_%') > 0
+		                AND count(*) FILTER (WHERE c.relname LIKE 'hs\_%') > 0
+		 FROM pg_class c, LATERAL pm_index_tier_lag(c.oid) l
+		 WHERE c.relkind = 'i' AND l.waiting_entries > 0}),
+	't', 'the tiered and hash_pm indexes were read with their rows waiting in their logs');
+# multicolumn indexes of every shape and ordering
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pm_index.debug_tier_pause = off; SELECT pg_reload_conf()');
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.mc_setup($rows * 2)");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
@@ -204,9 +218,10 @@ report(q{kind <> 'builtin differs' OR query LIKE '%pm_diff.bt\_%'});
 all_verify('nbtree_pm', 'after the static passes');
 all_verify('phast_pm', 'after the static passes');
 all_verify('fbrtree_pm', 'after the static passes');
+all_verify('hash_pm', 'after the static passes');
 
-# The concurrent pass: an nbtree_pm and an fbrtree_pm type, a writer on each (at most 3,000
-# rounds of 10 ms) and one on the unique int8 tables, on the unique tables of text in ICU
+# The concurrent pass: an nbtree_pm, an fbrtree_pm and a hash_pm type, a writer on each (at most
+# 3,000 rounds of 10 ms) and one on the unique int8 tables, on the unique tables of text in ICU
 # (wide keys, sort keys) and on the multicolumn tables of text in ICU, numeric and timestamptz,
 # VACUUM in a loop, the checks of each table in one REPEATABLE READ snapshot.
 $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
@@ -219,7 +234,9 @@ my %pass = (
 	text_unique => [ 'pm_diff.text_icu', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique',
 		["SELECT pm_diff.run_type('pm_diff.text_icu', 'uq', 2, false)"] ],
 	point => [ 'point', 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', 'pm_diff.write',
-		["SELECT pm_diff.fbr_run_type('point', 4)"] ]);
+		["SELECT pm_diff.fbr_run_type('point', 4)"] ],
+	hash_text => [ 'text', 'pm_diff.hash_tables', 'pm_diff.random_value', 'pm_diff.write',
+		["SELECT pm_diff.hash_run('text', 2)"] ]);
 my @busy;
 for my $p (sort keys %pass)
 {
@@ -265,5 +282,6 @@ report(q{kind NOT IN ('builtin differs', 'builtin error')});
 all_verify('nbtree_pm', 'after the concurrent pass');
 all_verify('phast_pm', 'after the concurrent pass');
 all_verify('fbrtree_pm', 'after the concurrent pass');
+all_verify('hash_pm', 'after the concurrent pass');
 $node->stop;
 done_testing();

@@ -81,5 +81,7 @@ extern void hashpm_endscan(IndexScanDesc scan);
 
 /* hashpm_handler.c */
 extern bytea *hashpm_options(Datum reloptions, bool validate);
+extern List *hashpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
+								  RestrictInfo *rinfo);
 
 #endif							/* HASHPM_H */

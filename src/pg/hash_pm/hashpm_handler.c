@@ -1,7 +1,7 @@
 /*
  * hashpm_handler.c
  *	  The access method handler, reloptions, operator class validation,
- *	  cost estimate and verifier entry point of hash_pm.  Its operator
+ *	  cost estimate, planner conditions and verifier entry point of hash_pm.  Its operator
  *	  classes are the hash access method's (hash_ops): strategy 1, =, and
  *	  support function 1, the 32-bit hash of a value.
  */
@@ -159,6 +159,13 @@ hashpm_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexSelectivity = costs.indexSelectivity;
 	*indexCorrelation = 0;		/* entries come in no heap order */
 	*indexPages = ceil(costs.numIndexTuples / PMHASH_BLOCK_CAP) + 1;
+}
+
+/* PmiAmOps.derive_clause: a boolean column used as a condition, as for hash's bool_ops */
+List *
+hashpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
+{
+	return pmi_boolean_condition(root, index, rinfo, HTEqualStrategyNumber);
 }
 
 Datum

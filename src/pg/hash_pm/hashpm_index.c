@@ -459,4 +459,5 @@ const PmiAmOps hashpm_am_ops = {
 	.checkpoint = hashpm_checkpoint,
 	.check = hashpm_check,
 	.shape = hashpm_shape,
+	.derive_clause = hashpm_derive_clause,
 };

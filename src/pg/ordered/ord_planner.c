@@ -5,10 +5,7 @@
  *	  hook (PmiAmOps.derive_clause).  The original clause stays in the plan's
  *	  filter.
  *
- * A boolean column used as a condition: the planner turns "WHERE b", "NOT
- * b", "b IS TRUE" and "b IS FALSE" into "b = true" / "b = false" index
- * conditions only for btree's and hash's boolean operator families
- * (IsBooleanOpfamily in PostgreSQL 15).  The derived condition is exact.
+ * A boolean column used as a condition (pmi_boolean_condition).
  *
  * A pattern match with a fixed prefix (LIKE 'abc%', ~ '^abc', starts_with):
  * its function's planner support (like_support.c) gives another access
@@ -33,53 +30,6 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
-
-/* An index condition derived from rinfo. */
-static RestrictInfo *
-condition(PlannerInfo *root, RestrictInfo *rinfo, Expr *clause)
-{
-	return make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->outerjoin_delayed,
-							 false, rinfo->security_level, rinfo->required_relids,
-							 rinfo->outer_relids, rinfo->nullable_relids);
-}
-
-/* "b = true" or "b = false" for a boolean key column used as a condition. */
-static List *
-boolean_condition(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo)
-{
-	Node	   *clause = (Node *) rinfo->clause;
-	Node	   *column = clause;
-	bool		value = true;
-	Oid			opno;
-	Expr	   *derived;
-	int			col;
-
-	if (is_notclause(clause))
-	{
-		column = (Node *) get_notclausearg((Expr *) clause);
-		value = false;
-	}
-	else if (IsA(clause, BooleanTest) &&
-			 (((BooleanTest *) clause)->booltesttype == IS_TRUE ||
-			  ((BooleanTest *) clause)->booltesttype == IS_FALSE))
-	{
-		column = (Node *) ((BooleanTest *) clause)->arg;
-		value = ((BooleanTest *) clause)->booltesttype == IS_TRUE;
-	}
-	/* the boolean key column (or expression) it is */
-	for (col = 0; col < index->nkeycolumns; col++)
-		if (index->opcintype[col] == BOOLOID && match_index_to_operand(column, col, index))
-			break;
-	if (col == index->nkeycolumns)
-		return NIL;
-	opno = get_opfamily_member(index->opfamily[col], BOOLOID, BOOLOID, BTEqualStrategyNumber);
-	if (!OidIsValid(opno))
-		return NIL;
-	derived = make_opclause(opno, BOOLOID, false, (Expr *) column,
-							(Expr *) makeBoolConst(value, false), InvalidOid, InvalidOid);
-	set_opfuncid((OpExpr *) derived);
-	return list_make1(condition(root, rinfo, derived));
-}
 
 /*
  * The index conditions that the planner support function support of the
@@ -150,7 +100,7 @@ pattern_conditions(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo)
 			if (!IsA(expr, OpExpr) || !op_in_opfamily(((OpExpr *) expr)->opno, index->opfamily[col]))
 				return NIL;
 			set_opfuncid((OpExpr *) expr);
-			derived = lappend(derived, condition(root, rinfo, expr));
+			derived = lappend(derived, pmi_derived_condition(root, rinfo, expr));
 		}
 		return derived;
 	}
@@ -160,7 +110,7 @@ pattern_conditions(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo)
 List *
 ord_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, RestrictInfo *rinfo)
 {
-	List	   *derived = boolean_condition(root, index, rinfo);
+	List	   *derived = pmi_boolean_condition(root, index, rinfo, BTEqualStrategyNumber);
 
 	return derived != NIL ? derived : pattern_conditions(root, index, rinfo);
 }
