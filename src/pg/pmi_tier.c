@@ -116,12 +116,10 @@ olog_for_insert(PmiIndex *h, const char *name)
 	return o;
 }
 
-/* Take a free lane for one insert, this backend's own first; -1 if all are busy. */
+/* Take a free lane for one insert, the first from start on; -1 if all are busy. */
 static int
-claim_writer_lane(PmiSlot *s)
+claim_writer_lane(PmiSlot *s, int start)
 {
-	int			start = MyProc->pgprocno % PMI_TIER_LANES;
-
 	for (int i = 0; i < PMI_TIER_LANES; i++)
 	{
 		int			lane = (start + i) % PMI_TIER_LANES;
@@ -243,9 +241,9 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		pm_alloc_attach_pool(&h->tier_alloc, h->pool);
 		h->tier_alloc_pool = h->pool;
 	}
-	for (;;)
+	for (int start = MyProc->pgprocno % PMI_TIER_LANES, full = 0;;)
 	{
-		t->lane = claim_writer_lane(s);
+		t->lane = claim_writer_lane(s, start);
 		rc = PM_ERR_LIMIT;
 		if (t->lane >= 0)
 		{
@@ -273,11 +271,19 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 
 		/*
 		 * Every lane busy, or this one full.  A structure durable by itself
-		 * takes the insert directly; one durable at its checkpoints waits for
-		 * the workers (an insert without the log would checkpoint it).
+		 * takes the insert directly; one durable at its checkpoints tries
+		 * the other lanes, then waits for the workers (an insert without the
+		 * log would checkpoint it).
 		 */
 		if (h->ops->checkpoint == NULL)
 			return false;
+		/* a full lane: the next one, until every lane was tried */
+		if (t->lane >= 0 && ++full < PMI_TIER_LANES)
+		{
+			start = (t->lane + 1) % PMI_TIER_LANES;
+			continue;
+		}
+		full = 0;
 		if (waiting_since == 0)
 			waiting_since = GetCurrentTimestamp();
 		else if (TimestampDifferenceExceeds(waiting_since, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS))
@@ -430,10 +436,24 @@ reclaim_lane(PmiSlot *s, pm_pool *pool, const pm_olog *o, int lane, bool force)
 		pg_atomic_fetch_and_u64(&s->tier_unreclaimed, ~pmi_tier_lane_bit(lane));
 }
 
+/* The lanes this process applies, in one slot at a time. */
+static PmiSlot *applier_slot = NULL;
+static uint64 applier_lanes = 0;
+
 static void
 release_applier_lane(PmiSlot *s, int lane)
 {
+	applier_lanes &= ~pmi_tier_lane_bit(lane);
 	pg_atomic_fetch_and_u64(&s->tier_appliers, ~pmi_tier_lane_bit(lane));
+}
+
+/* A process that exits (FATAL skips PG_FINALLY) gives its lanes up. */
+static void
+release_applier_lanes_at_exit(int code, Datum arg)
+{
+	if (applier_lanes != 0)
+		pg_atomic_fetch_and_u64(&applier_slot->tier_appliers, ~applier_lanes);
+	applier_lanes = 0;
 }
 
 /*
@@ -445,8 +465,18 @@ release_applier_lane(PmiSlot *s, int lane)
 static bool
 claim_applier_lane(PmiSlot *s, int lane)
 {
+	static bool exit_hook = false;
+
+	if (!exit_hook)
+	{
+		before_shmem_exit(release_applier_lanes_at_exit, 0);
+		exit_hook = true;
+	}
 	if ((pg_atomic_fetch_or_u64(&s->tier_appliers, pmi_tier_lane_bit(lane)) & pmi_tier_lane_bit(lane)) != 0)
 		return false;
+	Assert(applier_lanes == 0 || applier_slot == s);
+	applier_slot = s;
+	applier_lanes |= pmi_tier_lane_bit(lane);
 	if (pg_atomic_read_u32(&s->tier_exclusive) != 0)
 	{
 		release_applier_lane(s, lane);

@@ -12,6 +12,7 @@
 #include "pm_index.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -160,18 +161,36 @@ pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_o
  * durable is checkpointed, and changed outside the lanes, with no applier
  * at work (PmiAmOps.checkpoint).
  */
+static int	exclusive_slotno = -1;	/* the slot this process excludes
+										 * appliers from */
+
+/* A process that exits (FATAL skips PG_FINALLY) lets the appliers go on. */
+static void
+end_exclusive_at_exit(int code, Datum arg)
+{
+	if (exclusive_slotno >= 0)
+		pmi_tier_exclusive_end(exclusive_slotno);
+}
+
 void
 pmi_tier_exclusive_begin(int slotno)
 {
 	PmiSlot    *s = pmi_slot(slotno);
 	uint32		expected = 0;
+	static bool exit_hook = false;
 
+	if (!exit_hook)
+	{
+		before_shmem_exit(end_exclusive_at_exit, 0);
+		exit_hook = true;
+	}
 	while (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
 	{
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(100L);
 		expected = 0;
 	}
+	exclusive_slotno = slotno;
 	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
 		pg_usleep(100L);
 }
@@ -179,6 +198,7 @@ pmi_tier_exclusive_begin(int slotno)
 void
 pmi_tier_exclusive_end(int slotno)
 {
+	exclusive_slotno = -1;
 	pg_atomic_write_u32(&pmi_slot(slotno)->tier_exclusive, 0);
 }
 

@@ -416,8 +416,13 @@ hashpm_shape(PmiIndex *h, PmiShape *shape)
 	HashpmState *st = h->am_state;
 	pmhash_stats s;
 	pm_error	err;
+	pm_errcode	rc;
 
-	if (pmhash_get_stats(&st->table, &s, &err) != PM_OK)
+	/* a walk of every chain, exact and safe with no applier at work */
+	pmi_tier_exclusive_begin(st->slotno);
+	rc = pmhash_get_stats(&st->table, &s, &err);
+	pmi_tier_exclusive_end(st->slotno);
+	if (rc != PM_OK)
 		pmi_report_core_error(ERROR, &err, NULL);
 	shape->entries = (int64) s.entries;
 	shape->leaves = (int64) s.blocks;

@@ -19,6 +19,7 @@
 #include "pgstat.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 /* What a scan looks for, from its most selective key. */
@@ -33,6 +34,7 @@ typedef enum HashpmSearch
 typedef struct HashpmScanOpaqueData
 {
 	PmiIndex   *h;
+	MemoryContext keycxt;		/* the keys' hash codes, reset by each rescan */
 	HashpmSearch search;
 	uint32	   *codes;			/* sorted, distinct */
 	int			ncodes;
@@ -60,6 +62,8 @@ hashpm_beginscan(Relation index, int nkeys, int norderbys)
 
 	so->h = pmi_index_open(index, &hashpm_am_ops);
 	pmi_scan_check_built(so->h, index);
+	so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "hash_pm scan keys",
+									   ALLOCSET_SMALL_SIZES);
 	scan->opaque = so;
 	return scan;
 }
@@ -147,6 +151,7 @@ void
 hashpm_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
 	HashpmScanOpaque so = (HashpmScanOpaque) scan->opaque;
+	MemoryContext old;
 
 	pmi_scan_release(&so->hold);
 	so->interlock = pmi_scan_needs_hold(scan);
@@ -158,6 +163,8 @@ hashpm_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	so->search = SEARCH_NOT_NULL;
 	so->ncodes = 0;
+	MemoryContextReset(so->keycxt);
+	old = MemoryContextSwitchTo(so->keycxt);
 	for (int i = 0; i < scan->numberOfKeys && so->search != SEARCH_NOTHING; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
@@ -184,6 +191,7 @@ hashpm_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int
 			}
 		}
 	}
+	MemoryContextSwitchTo(old);
 }
 
 static void
