@@ -320,6 +320,9 @@ fill(Relation heap, Relation index, PmiIndex *h)
 	 * standby): a position trusted after a restart in recovery (pmi_trust.c).
 	 */
 	position = RecoveryInProgress() ? GetXLogReplayRecPtr(NULL) : GetXLogInsertRecPtr();
+	/* a structure durable at its checkpoints: the entries inserted here */
+	if (ops->checkpoint != NULL)
+		pmi_tier_checkpoint(h->slotno, h->pool, ops, h->am_state, RelationGetRelationName(index));
 	if (position > pm_load(&h->pool->hdr->host_position))
 		pm_pool_set_host_position(h->pool, position);
 	pmi_registry_set_ready_xmin(h->slotno, snapshot->xmax);

@@ -296,8 +296,10 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 					 errhint("The server log says why (a full filesystem under the pool, no free "
 							 "max_worker_processes slot); a larger pm_index.tier_log_size gives "
 							 "bursts more room.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		pg_usleep(1000L);
 	}
 	if (rc != PM_OK)
 		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));

@@ -275,13 +275,29 @@ pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, co
 		pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
 
 		uint64		pos = pm_load(&l->applied);
+		bool		checkpointed = false;
 
 		while (pos < pm_load(&l->tail))
 		{
+			uint64		upto;
+
 			CHECK_FOR_INTERRUPTS();
-			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, pos, &pos, &err);
+			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, pos, &upto, &err);
+
+			/*
+			 * an UNO applier's logs are full: what is applied made durable,
+			 * the batch again (once: a batch always fits empty logs)
+			 */
+			if (err.code == PM_ERR_LIMIT && ops->checkpoint != NULL && !checkpointed)
+			{
+				pmi_tier_checkpoint(slotno, pool, ops, state, name);
+				checkpointed = true;
+				continue;
+			}
+			checkpointed = false;
 			if (err.code != PM_OK)
 				pmi_report_core_error(ERROR, &err, name);
+			pos = upto;
 			pmi_tier_lane_applied(slotno, pool, ops, o, lane, pos);
 		}
 	}

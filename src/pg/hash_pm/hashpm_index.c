@@ -217,6 +217,10 @@ hashpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
 	return hashpm_change_direct(state, false, entry, found, err);
 }
 
+/*
+ * The background build's insert (pmi_fill.c), which checkpoints once the
+ * pool is filled: a crash before leaves the pool to be filled again.
+ */
 static void
 hashpm_insert_entry(Relation index, void *context, void *state, const Datum *values,
 					const bool *isnull, ItemPointer tid)
@@ -230,8 +234,6 @@ hashpm_insert_entry(Relation index, void *context, void *state, const Datum *val
 	hashpm_make_entry(context, values, isnull, tid, &e);
 	pmi_tier_exclusive_begin(st->slotno);
 	rc = hashpm_change_direct(st, true, &e, &added, &err);
-	if (rc == PM_OK)
-		rc = pmi_tier_checkpoint_held(st->slotno, st->pool, &hashpm_am_ops, st, &err);
 	pmi_tier_exclusive_end(st->slotno);
 	if (rc != PM_OK)
 		pmi_report(&err, index);
