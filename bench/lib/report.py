@@ -24,6 +24,7 @@ STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
     ("point", "point lookup (SELECT v WHERE k = random)"),
     ("point_plan", "the same, simple protocol: every query planned"),
+    ("point_w", "point lookups while another session inserts 100 random keys 20 times a second into the same table"),
     ("range100", "range of 100 keys"),
     ("zipf_rw", "50:50 read/update, zipfian keys"),
     ("insert_sync", "1-row inserts, random keys, synchronous_commit on"),
