@@ -383,13 +383,14 @@ hashpm_replay_sorted(const PmiAmOps *ops, void *state, int applier,
 	for (int i = 0; i < n; i++)
 	{
 		HashpmEntry e;
+		pmhash_entry he;
 		bool		existed;
 
-		if (logged_entry(entries[i].data, entries[i].len, &e, err) != PM_OK ||
-			pmhash_insert(&st->table, (uint32) applier, (pmhash_entry)
-						  {
-						  e.hash, e.rest
-						  }, &existed, err) != PM_OK)
+		if (logged_entry(entries[i].data, entries[i].len, &e, err) != PM_OK)
+			return err->code;
+		he.hash = e.hash;
+		he.rest = e.rest;
+		if (pmhash_insert(&st->table, (uint32) applier, he, &existed, err) != PM_OK)
 			return err->code;
 	}
 	return PM_OK;
