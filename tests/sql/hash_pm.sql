@@ -600,8 +600,8 @@ EXPLAIN (COSTS OFF) SELECT v FROM hpm_p_int8 WHERE v = 1;
 EXPLAIN (COSTS OFF) SELECT id FROM hpm_p_int8 WHERE v < 1;
 EXPLAIN (COSTS OFF) SELECT id FROM hpm_p_text_pattern WHERE v LIKE 'ab%';
 -- a boolean column as a condition (WHERE v, v = true, NOT v): the core planner matches it
--- only to hash's and btree's boolean families, and hash_pm derives no condition from it (the
--- pm_unused of bool above): hash's index is used, hash_pm's is not
+-- only to hash's and btree's boolean families; pm_index's planner hook derives v = true or
+-- v = false for hash_pm, which keeps the original clause as a filter
 EXPLAIN (COSTS OFF) SELECT id FROM hpm_p_bool WHERE v = true;
 EXPLAIN (COSTS OFF) SELECT id FROM hpm_h_bool WHERE v = true;
 EXPLAIN (COSTS OFF) SELECT id FROM hpm_p_bool WHERE NOT v;
