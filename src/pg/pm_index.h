@@ -222,6 +222,8 @@ extern char *pmi_am_names(void);
 extern uint64 pmi_dram_tier_max(void);
 extern uint32 pmi_am_number(const PmiAmOps *ops);
 extern const PmiAmOps *pmi_am_of_number(uint32 number);
+extern void pmi_am_attach(const PmiAmOps *ops, void *state, pm_pool *pool, int slotno,
+						  uint32 generation, uint64 dram_root, const char *name);
 extern uint32 pmi_am_count(void);
 extern const PmiAmOps *pmi_am_of_kind(uint32 kind);
 

@@ -177,3 +177,27 @@ pmi_am_of_number(uint32 number)
 	Assert(number < lengthof(access_methods));
 	return access_methods[number];
 }
+
+static void
+attach_error_context(void *arg)
+{
+	errcontext("index \"%s\"", (const char *) arg);
+}
+
+/*
+ * PmiAmOps.attach of the index named name, which the errors it raises (a
+ * damaged pool) name in their CONTEXT.
+ */
+void
+pmi_am_attach(const PmiAmOps *ops, void *state, pm_pool *pool, int slotno, uint32 generation,
+			  uint64 dram_root, const char *name)
+{
+	ErrorContextCallback context;
+
+	context.callback = attach_error_context;
+	context.arg = (void *) name;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	ops->attach(state, pool, slotno, generation, dram_root);
+	error_context_stack = context.previous;
+}

@@ -42,7 +42,7 @@ recover(const PmiFirstUse *fu, pm_pool *pool, int slotno, uint32 generation)
 	bool		after_crash = pmi_shared->unclean_start;
 	uint64		dram_root;
 
-	ops->attach(state, pool, slotno, generation, 0);
+	pmi_am_attach(ops, state, pool, slotno, generation, 0, fu->name);
 	dram_root = ops->recover(fu->name, state, after_crash);
 	PG_TRY();
 	{

@@ -208,7 +208,8 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	 * the handle names its pool once attached: an error on the way leaves it
 	 * to the next call
 	 */
-	ops->attach(h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
+	pmi_am_attach(ops, h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root,
+				  fu.name);
 	h->pool = pool;
 	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
 cache:
@@ -243,7 +244,8 @@ pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const c
 					(errcode(ERRCODE_UNDEFINED_FILE),
 					 errmsg("index %s has no pool file", name)));
 		memcpy(h->uuid, pool->hdr->uuid, 16);
-		ops->attach(h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root);
+		pmi_am_attach(ops, h->am_state, pool, h->slotno, h->generation,
+					  pmi_slot(h->slotno)->dram_root, name);
 		h->pool = pool;
 	}
 	remap_between_operations(h->pool, name);

@@ -325,9 +325,10 @@ _PG_init(void)
 	DefineCustomIntVariable("pm_index.tier_log_size",
 							"Largest size of one lane of a tiered index's operation log.",
 							"A tiered index's log has a lane per concurrent writer; an insert "
-							"whose lane is full goes directly into the index (hash_pm's "
-							"into another lane, or it waits for the replay workers). Set "
-							"when the log is made (the first tiered insert into a pool).",
+							"whose lane is full goes directly into the index (into one "
+							"durable only at its checkpoints: into another lane, or it waits "
+							"for the replay workers). Set when the log is made (the first "
+							"tiered insert into a pool).",
 							&pmi_tier_lane_kb,
 							4096,
 							128,

@@ -647,7 +647,14 @@ replay_lane(int slotno, int lane)
 	}
 	if (err.code != PM_OK)
 	{
-		pmi_report_core_error(LOG, &err, name);
+		static TimestampTz logged_at = 0;
+
+		/* it is tried again every round: said once a while */
+		if (TimestampDifferenceExceeds(logged_at, GetCurrentTimestamp(), TIER_IDLE_EXIT_MS))
+		{
+			pmi_report_core_error(LOG, &err, name);
+			logged_at = GetCurrentTimestamp();
+		}
 		return 0;
 	}
 	pmi_tier_lane_applied(slotno, h->pool, h->ops, o, lane, applied);

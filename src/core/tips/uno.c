@@ -432,6 +432,28 @@ pm_uno_create(pm_pool *pool, pm_alloc *a, uint32_t nappliers, uint32_t max_log_b
 	return PM_OK;
 }
 
+/*
+ * The directory's own words, which no applier changes: what a process may
+ * check while others append to the logs (their heads and tail hints move
+ * then, a word at a time).
+ */
+static pm_errcode
+validate_dir(pm_pool *pool, uint64_t off, pm_error *err)
+{
+	const pm_uno_dir *d;
+
+	if (!pm_alloc_block_in_pool(pool, off, sizeof(pm_uno_dir)))
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" names UNO logs at offset %llu, outside the pool",
+							pool->path, (unsigned long long) off);
+	d = pm_pool_addr(pool, off);
+	if (d->magic != UNO_MAGIC || d->version != UNO_VERSION || d->nappliers == 0 ||
+		d->nappliers > PM_UNO_MAX_APPLIERS || d->max_log_blocks == 0 ||
+		d->max_log_blocks > UNO_MAX_LOG_BLOCKS || d->nhost_pos > PM_UNO_MAX_APPLIERS)
+		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has a damaged UNO log directory",
+							pool->path);
+	return PM_OK;
+}
+
 pm_errcode
 pm_uno_attach(pm_pool *pool, pm_alloc *a, const pm_uno_host *host, pm_uno **out, pm_error *err)
 {
@@ -440,7 +462,7 @@ pm_uno_attach(pm_pool *pool, pm_alloc *a, const pm_uno_host *host, pm_uno **out,
 
 	if (pm_pool_root(pool, PM_UNO_ROOT) == 0)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "pool file \"%s\" has no UNO logs", pool->path);
-	if ((rc = pm_uno_validate(pool, err)) != PM_OK)
+	if ((rc = validate_dir(pool, pm_pool_root(pool, PM_UNO_ROOT), err)) != PM_OK)
 		return rc;
 	u = calloc(1, sizeof(*u));
 	if (u == NULL || (u->set = calloc(SET_SLOTS, sizeof(uint64_t))) == NULL)
@@ -783,6 +805,8 @@ pm_uno_recover(pm_uno *u, bool free_blocks, pm_error *err)
 	uint64_t	gen = state_gen(state);
 	pm_errcode	rc;
 
+	if ((rc = pm_uno_validate(u->pool, err)) != PM_OK)
+		return rc;
 	if (state_flush_done(state))
 		return finish_checkpoint(u, free_blocks, err);
 	if ((rc = undo_all(u, gen, err)) != PM_OK)
@@ -830,18 +854,13 @@ pm_uno_validate(pm_pool *pool, pm_error *err)
 	uint64_t	off = pm_pool_root(pool, PM_UNO_ROOT);
 	const pm_uno_dir *d;
 	pm_alloc	a;
+	pm_errcode	rc;
 
 	if (off == 0)
 		return PM_OK;
-	if (!pm_alloc_block_in_pool(pool, off, sizeof(pm_uno_dir)))
-		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" names UNO logs at offset %llu, outside the pool",
-							pool->path, (unsigned long long) off);
+	if ((rc = validate_dir(pool, off, err)) != PM_OK)
+		return rc;
 	d = pm_pool_addr(pool, off);
-	if (d->magic != UNO_MAGIC || d->version != UNO_VERSION || d->nappliers == 0 ||
-		d->nappliers > PM_UNO_MAX_APPLIERS || d->max_log_blocks == 0 ||
-		d->max_log_blocks > UNO_MAX_LOG_BLOCKS || d->nhost_pos > PM_UNO_MAX_APPLIERS)
-		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" has a damaged UNO log directory",
-							pool->path);
 	pm_alloc_attach_pool(&a, pool);
 	for (uint32_t i = 0; i < d->nappliers; i++)
 	{

@@ -125,9 +125,11 @@ extern pm_errcode pm_uno_create(pm_pool *pool, pm_alloc *a, uint32_t nappliers,
 								uint32_t max_log_blocks, pm_error *err);
 
 /*
- * A handle on the pool's logs, after pm_uno_validate: blocks come from a,
- * the host's callbacks from host (copied).  PM_ERR_INVALID if the pool has
- * no directory, PM_ERR_NOMEM.
+ * A handle on the pool's logs, after a check of the directory's own words
+ * (the logs themselves may be written meanwhile by other processes'
+ * appliers: pm_uno_recover validates them): blocks come from a, the host's
+ * callbacks from host (copied).  PM_ERR_INVALID if the pool has no
+ * directory, PM_ERR_CORRUPT, PM_ERR_NOMEM.
  */
 extern pm_errcode pm_uno_attach(pm_pool *pool, pm_alloc *a, const pm_uno_host *host,
 								pm_uno **out, pm_error *err);
@@ -169,7 +171,8 @@ extern pm_errcode pm_uno_checkpoint(pm_uno *u, const uint64_t *host_pos, uint32_
 
 /*
  * After a crash, before the host applies its operation log again (a crash
- * here: call it again).  If the last checkpoint's flush was done, finish
+ * here: call it again), with no applier active: the logs validated
+ * (pm_uno_validate), then.  If the last checkpoint's flush was done, finish
  * that checkpoint (host->advance again, its frees); else undo every undo
  * record, newest first.  Then start a new generation.
  *

@@ -11,6 +11,7 @@
 #include "hashpm.h"
 
 #include "access/hash.h"
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "lib/qunique.h"
 #include "catalog/pg_type_d.h"
@@ -42,6 +43,7 @@ typedef struct HashpmScanOpaqueData
 	int64		nrests;
 	int64		caprests;
 	int64		next;
+	BlockNumber heap_blocks;	/* the table's size when last looked at */
 	bool		started;
 	bool		counted;		/* this scan is in pg_stat_*_indexes.idx_scan */
 
@@ -318,6 +320,26 @@ rest_tid(uint64 rest, ItemPointer tid)
 	ItemPointerSet(tid, (BlockNumber) (rest >> 16), (OffsetNumber) (rest & 0xffff));
 }
 
+/*
+ * A TID a damaged pool made up is not handed to the heap, which would fail
+ * on a block past its end (a bitmap heap scan skips those itself).
+ */
+static void
+check_tid(IndexScanDesc scan, ItemPointer tid)
+{
+	HashpmScanOpaque so = (HashpmScanOpaque) scan->opaque;
+	BlockNumber block = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber offset = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (block >= so->heap_blocks && scan->heapRelation != NULL)
+		so->heap_blocks = RelationGetNumberOfBlocks(scan->heapRelation);
+	if (offset == InvalidOffsetNumber || offset > MaxHeapTuplesPerPage ||
+		(block >= so->heap_blocks && scan->heapRelation != NULL))
+		pmi_report_corrupt(scan->indexRelation,
+						   psprintf("An entry names heap tuple (%u,%u), which the table cannot hold.",
+									block, offset));
+}
+
 bool
 hashpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -328,6 +350,7 @@ hashpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->next >= so->nrests)
 		return false;
 	rest_tid(so->rests[so->next++], &scan->xs_heaptid);
+	check_tid(scan, &scan->xs_heaptid);
 	scan->xs_recheck = true;
 	return true;
 }
@@ -345,7 +368,10 @@ hashpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		int			batch = 0;
 
 		while (batch < lengthof(tids) && so->next < so->nrests)
-			rest_tid(so->rests[so->next++], &tids[batch++]);
+		{
+			rest_tid(so->rests[so->next++], &tids[batch]);
+			check_tid(scan, &tids[batch++]);
+		}
 		tbm_add_tuples(tbm, tids, batch, true);
 		n += batch;
 	}
