@@ -1,6 +1,6 @@
 # The table the replication and backup tests share: one column and one index per access method
 # (nbtree_pm unique and on text, phast_pm, fbrtree_pm on boxes and on 3-D PostGIS points, whose
-# pool holds 4-D boxes), a condition only each index serves, the
+# pool holds 4-D boxes, hash_pm on an expression of v), a condition only each index serves, the
 # answers through every index and through the heap, and a pgbench write load over it (inserts,
 # updates that move rows, deletes, VACUUM).
 package PmTable;
@@ -20,10 +20,11 @@ our %QUERIES = (
 	t_s => q{s >= 'name 2' AND s < 'name 3'},
 	t_k => 'k BETWEEN -1 AND 900',
 	t_v => 'v BETWEEN -7 AND 70000',
+	t_h => '(v % 1000) = ANY (ARRAY[7, 14, 21, 700, 999])',
 	t_bx => q{bx && box '((100,100),(400,600))'},
 	t_pz => q{pz &&& ST_3DMakeBox(ST_MakePoint(100, 100, 0), ST_MakePoint(400, 600, 500))});
 
-# Table t with 20,000 rows and its six indexes, in database postgres of the node.
+# Table t with 20,000 rows and its seven indexes, in database postgres of the node.
 sub create_table
 {
 	my ($node) = @_;
@@ -43,6 +44,7 @@ sub create_table
 		CREATE INDEX t_v ON t USING phast_pm (v);
 		CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
 		CREATE INDEX t_pz ON t USING fbrtree_pm (pz geometry_ops_nd);
+		CREATE INDEX t_h ON t USING hash_pm ((v % 1000));
 		ANALYZE t;
 	});
 	return;

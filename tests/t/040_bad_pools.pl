@@ -17,10 +17,11 @@ use lib "$FindBin::Bin/../lib";
 use PmNode;
 
 my $node = pm_node('bad_pools');
-# The victims: an index of every ordered access method, each on its own copy of k (a scan
-# must reach the index whose pool is named), and an fbrtree_pm index.
+# The victims: an index of every ordered access method and of hash_pm, each on its own copy of k
+# (a scan must reach the index whose pool is named), and an fbrtree_pm index.
 my @ordered = ordered_ams($node);
-my @victims = ((map { "victim_$_" } @ordered), 'victim_b');
+my @keyed = (@ordered, 'hash_pm');
+my @victims = ((map { "victim_$_" } @keyed), 'victim_b');
 $node->safe_psql(
 	'postgres', join(
 		"\n", q{
@@ -28,9 +29,9 @@ $node->safe_psql(
 	INSERT INTO healthy SELECT generate_series(1, 1000);
 	CREATE INDEX healthy_k ON healthy USING nbtree_pm (k);
 	CREATE TABLE victim (k int, b box);},
-		(map { "ALTER TABLE victim ADD COLUMN k_$_ int GENERATED ALWAYS AS (k) STORED;" } @ordered),
+		(map { "ALTER TABLE victim ADD COLUMN k_$_ int GENERATED ALWAYS AS (k) STORED;" } @keyed),
 		q{INSERT INTO victim SELECT i, box(point(i, i), point(i + 1, i + 1)) FROM generate_series(1, 1000) i;},
-		(map { "CREATE INDEX victim_$_ ON victim USING $_ (k_$_);" } @ordered),
+		(map { "CREATE INDEX victim_$_ ON victim USING $_ (k_$_);" } @keyed),
 		q{CREATE INDEX victim_b ON victim USING fbrtree_pm (b);}));
 
 my $pool_dir = $node->data_dir . '/pm_index';
@@ -46,9 +47,10 @@ sub pool_of
 my %probe = (
 	(map { ("victim_$_" => [ "SELECT count(*) FROM victim WHERE k_$_ <= 500", '500' ]) } @ordered),
 	victim_b => [ q{SELECT count(*) FROM victim WHERE b && box '((0,0),(100.5,100.5))'}, '100' ],
+	victim_hash_pm => [ 'SELECT count(*) FROM victim WHERE k_hash_pm = ANY (ARRAY[1, 2, 3, 500, 1000, 1001])', '5' ],
 	healthy_k => [ 'SELECT count(*) FROM healthy WHERE k <= 10', '10' ]);
 my %check = (
-	(map { ("victim_$_" => "SELECT ${_}_check('victim_$_', true)") } @ordered),
+	(map { ("victim_$_" => "SELECT ${_}_check('victim_$_', true)") } @keyed),
 	victim_b => "SELECT fbrtree_pm_check('victim_b', true)");
 
 # The offset of the n-th mutable header word (size, mode, clean_shutdown, flags), after the
@@ -225,7 +227,7 @@ chmod(0500, $pool_dir) or die "chmod $pool_dir: $!";
 is($node->safe_psql('postgres', $BY_INDEX . $probe{$victims[0]}[0]),
 	$probe{$victims[0]}[1], 'read-only pool_dir: existing indexes answer');
 $node->safe_psql('postgres', 'INSERT INTO victim VALUES (2000, NULL)');
-for my $am (@ordered)
+for my $am (@keyed)
 {
 	is($node->safe_psql('postgres', $BY_INDEX . "SELECT count(*) FROM victim WHERE k_$am = 2000"),
 		'1', "read-only pool_dir: existing indexes take inserts ($am)");
@@ -268,7 +270,7 @@ unlike(slurp_file($node->logfile), qr/terminated by signal/, 'no backend crashed
 # statement may crash the server or PANIC it: each works or fails with an index_corrupted ERROR
 # that names the index and says to REINDEX; REINDEX then makes it answer as the heap does.
 # Each access method's index is alone on its table, so an insert and a VACUUM reach it.
-my @ams = (@ordered, 'fbrtree_pm');
+my @ams = (@ordered, 'fbrtree_pm', 'hash_pm');
 my (%table, %index, %queries, %write);
 for my $am (@ordered)
 {
@@ -291,6 +293,17 @@ $queries{fbrtree_pm} = [
 	[ 'KNN', q{SELECT round(sum(d)::numeric, 6) FROM (SELECT b <-> point '(20.3,20.1)' AS d FROM rnd_fbrtree_pm ORDER BY b <-> point '(20.3,20.1)' LIMIT 10) s} ]];
 $write{fbrtree_pm} = q{INSERT INTO rnd_fbrtree_pm
 	SELECT i, box(point(i % 7, i % 11), point(i % 7 + 1, i % 11 + 1)) FROM generate_series(3001, 3400) i};
+# hash_pm: built over part of the rows, the rest inserted through its operation log (which the
+# pool holds from the first insert on)
+($table{hash_pm}, $index{hash_pm}) = ('rnd_hash_pm', 'rnd_hash_pm_k');
+$node->safe_psql('postgres', q{CREATE TABLE rnd_hash_pm (k int);
+	INSERT INTO rnd_hash_pm SELECT generate_series(1, 2500);
+	CREATE INDEX rnd_hash_pm_k ON rnd_hash_pm USING hash_pm (k);
+	INSERT INTO rnd_hash_pm SELECT generate_series(2501, 3000)});
+$queries{hash_pm} = [
+	[ 'lookup', 'SELECT count(*), sum(k) FROM rnd_hash_pm WHERE k = ANY (ARRAY[1, 77, 1500, 2600, 2999, 3000, 3001, 3399])' ],
+	[ 'IS NOT NULL walk', 'SELECT count(*), sum(k) FROM rnd_hash_pm WHERE k IS NOT NULL' ]];
+$write{hash_pm} = 'INSERT INTO rnd_hash_pm SELECT generate_series(3001, 3400)';
 
 sub postmaster_pid
 {
@@ -390,6 +403,31 @@ my @cases = (
 	[ '16 kB of zeroes', 8, 9 ],
 	[ 'one flipped offset', 10 .. 12 ]);
 
+# The first scans, an insert, VACUUM and the verifier of the access method's damaged index each
+# survive; then REINDEX makes it answer as the heap does.
+sub exercise
+{
+	my ($name, $am) = @_;
+	my ($t, $i) = ($table{$am}, $index{$am});
+	survives("$name: $i: first $_->[0]", $i, $BY_INDEX . $_->[1]) for @{ $queries{$am} };
+	survives("$name: $i: insert", $i, $write{$am});
+	$node->safe_psql('postgres', "DELETE FROM $t WHERE k % 7 = 0");
+	survives("$name: $i: VACUUM", $i, "VACUUM $t");
+	survives("$name: $i: verifier", $i, "SELECT ${am}_check('$i', true)");
+
+	$node->safe_psql('postgres', "REINDEX INDEX $i");
+	for my $q (@{ $queries{$am} })
+	{
+		is($node->safe_psql('postgres', $BY_INDEX . $q->[1]),
+			$node->safe_psql('postgres', $BY_HEAP . $q->[1]),
+			"$name: $i: after REINDEX the $q->[0] answers as the heap does");
+	}
+	$node->safe_psql('postgres', "SELECT ${am}_check('$i', true)");
+	# back to the rows the next case starts from
+	$node->safe_psql('postgres', "DELETE FROM $t WHERE k > 3000");
+	return;
+}
+
 for my $case (@cases)
 {
 	my ($kind, @seeds) = @$case;
@@ -406,28 +444,103 @@ for my $case (@cases)
 		$log_from = -s $node->logfile;
 		$node->start;
 		$pid = postmaster_pid();
-		for my $am (@ams)
-		{
-			my ($t, $i) = ($table{$am}, $index{$am});
-			survives("$name: $i: first $_->[0]", $i, $BY_INDEX . $_->[1])
-			  for @{ $queries{$am} };
-			survives("$name: $i: insert", $i, $write{$am});
-			$node->safe_psql('postgres', "DELETE FROM $t WHERE k % 7 = 0");
-			survives("$name: $i: VACUUM", $i, "VACUUM $t");
-			survives("$name: $i: verifier", $i, "SELECT ${am}_check('$i', true)");
-
-			$node->safe_psql('postgres', "REINDEX INDEX $i");
-			for my $q (@{ $queries{$am} })
-			{
-				is($node->safe_psql('postgres', $BY_INDEX . $q->[1]),
-					$node->safe_psql('postgres', $BY_HEAP . $q->[1]),
-					"$name: $i: after REINDEX the $q->[0] answers as the heap does");
-			}
-			$node->safe_psql('postgres', "SELECT ${am}_check('$i', true)");
-			# back to the rows the next case starts from
-			$node->safe_psql('postgres', "DELETE FROM $t WHERE k > 3000");
-		}
+		exercise($name, $_) for @ams;
 	}
+}
+
+# hash_pm's own structures, each damaged where it lies (the pool's roots name them; the layouts
+# are pmhash_meta and pmhash_block in src/core/hash/pmhash_internal.h, pm_uno_dir in
+# src/core/tips/uno.h, pm_olog and pm_olog_lane in src/core/tips/olog.h): its meta block, the
+# segment table in it, a segment of bucket offsets, chain blocks, the UNO logs' directory, and
+# the operation log's directory, lanes and segments.  The server is stopped right after an
+# insert (immediate: no checkpoint, no shutdown), so the first use also recovers from the
+# damaged logs.
+sub word_at
+{
+	my ($path, $at) = @_;
+	open(my $fh, '<', $path) or die "open $path: $!";
+	binmode $fh;
+	seek($fh, $at, 0) or die "seek $path: $!";
+	read($fh, my $bytes, 8) == 8 or die "read $path at $at";
+	close($fh);
+	return unpack('Q<', $bytes);
+}
+sub word_to { overwrite_at($_[0], $_[1], pack('Q<', $_[2])) }
+# pool root i: pm_pool_header.roots, after the 96 bytes of the static part and 4 mutable words
+sub root_of { return word_at($_[0], 128 + 8 * $_[1]) }
+sub hash_meta { return root_of($_[0], 0) }
+sub hash_segment { return word_at($_[0], hash_meta($_[0]) + 4288) }    # pmhash_meta.seg[0]
+sub hash_bucket { return word_at($_[0], hash_segment($_[0]) + 8 * $_[1]) }
+sub uno_dir { return root_of($_[0], 4) }
+sub olog_dir
+{
+	my $at = root_of($_[0], 3);
+	die "no operation log in $_[0]" unless $at;
+	return $at;
+}
+# the operation log's lanes (pm_olog.lane[], after 64 bytes), those in use
+sub olog_lanes
+{
+	my ($path) = @_;
+	my $dir = olog_dir($path);
+	my $n = unpack('V', pack('Q<', word_at($path, $dir)));
+	return grep { $_ } map { word_at($path, $dir + 64 + 8 * $_) } 0 .. ($n > 64 ? 63 : $n - 1);
+}
+my @hash_cases = (
+	[ 'meta block: magic' => sub { overwrite_at($_[0], hash_meta($_[0]), 'GARBAGE!') } ],
+	[ 'meta block: version and minimum depth' => sub { overwrite_at($_[0], hash_meta($_[0]) + 8, random_bytes(8)) } ],
+	[ 'meta block: bucket count' => sub { word_to($_[0], hash_meta($_[0]) + 72, 1 << 40) } ],
+	[ 'meta block: 512 random bytes' => sub { overwrite_at($_[0], hash_meta($_[0]) + 64, random_bytes(512)) } ],
+	[ 'segment table: an offset past the pool' => sub { word_to($_[0], hash_meta($_[0]) + 4288, 1 << 50) } ],
+	[ 'segment table: an offset into the segment' => sub {
+		word_to($_[0], hash_meta($_[0]) + 4288, hash_segment($_[0]) + 8) } ],
+	[ 'segment table: random words' => sub { overwrite_at($_[0], hash_meta($_[0]) + 4288, random_bytes(64)) } ],
+	[ 'segment: random bucket offsets' => sub { overwrite_at($_[0], hash_segment($_[0]), random_bytes(128)) } ],
+	[ 'segment: a bucket pointing at another\'s block' => sub {
+		word_to($_[0], hash_segment($_[0]) + 8 * 3, hash_bucket($_[0], 5)) } ],
+	[ 'chain block: random header' => sub { overwrite_at($_[0], hash_bucket($_[0], 0), random_bytes(32)) } ],
+	[ 'chain block: entry count past its capacity' => sub {
+		overwrite_at($_[0], hash_bucket($_[0], 1) + 28, pack('V', 1000)) } ],
+	[ 'chain block: linked to itself' => sub { word_to($_[0], hash_bucket($_[0], 2) + 8, hash_bucket($_[0], 2)) } ],
+	[ 'chain block: linked past the pool' => sub { word_to($_[0], hash_bucket($_[0], 4) + 8, 1 << 45) } ],
+	[ 'chain block: random entries' => sub { overwrite_at($_[0], hash_bucket($_[0], 6) + 64, random_bytes(960)) } ],
+	[ 'UNO directory: magic' => sub { overwrite_at($_[0], uno_dir($_[0]), 'GARBAGE!') } ],
+	[ 'UNO directory: appliers and log sizes' => sub { overwrite_at($_[0], uno_dir($_[0]) + 8, random_bytes(16)) } ],
+	# host_pos[] at 192, ulog[] at 704, mlog[] at 4800: heads claiming records, chains anywhere
+	[ 'UNO directory: host positions' => sub { overwrite_at($_[0], uno_dir($_[0]) + 192, random_bytes(512)) } ],
+	[ 'UNO directory: log heads' => sub { overwrite_at($_[0], uno_dir($_[0]) + 704, random_bytes(8192)) } ],
+	[ 'operation log: directory' => sub { overwrite_at($_[0], olog_dir($_[0]), random_bytes(8)) } ],
+	[ 'operation log: lane offsets' => sub { overwrite_at($_[0], olog_dir($_[0]) + 64, random_bytes(64)) } ],
+	[ 'operation log: lane positions' => sub {
+		overwrite_at($_[0], $_, random_bytes(8)) for olog_lanes($_[0]);
+		word_to($_[0], $_ + 64, word_at($_[0], $_ + 64) + 24) for olog_lanes($_[0]);
+	} ],
+	[ 'operation log: segment heads' => sub {
+		for my $lane (olog_lanes($_[0]))
+		{
+			my $head = word_at($_[0], $lane + 136);
+			overwrite_at($_[0], $head, random_bytes(16)) if $head;
+		}
+	} ],
+	[ 'operation log: records' => sub {
+		for my $lane (olog_lanes($_[0]))
+		{
+			my $head = word_at($_[0], $lane + 136);
+			overwrite_at($_[0], $head + 16, random_bytes(256)) if $head;
+		}
+	} ]);
+for my $n (0 .. $#hash_cases)
+{
+	my ($kind, $damage) = @{ $hash_cases[$n] };
+	my $path = pool_of($index{hash_pm});
+	$node->safe_psql('postgres', $write{hash_pm});
+	$node->stop('immediate');
+	srand(7000 + $n);
+	$damage->($path);
+	$log_from = -s $node->logfile;
+	$node->start;
+	$pid = postmaster_pid();
+	exercise($kind, 'hash_pm');
 }
 note(join(', ', map { "$_: $outcomes{$_}" } sort keys %outcomes) . ' statements after damage');
 

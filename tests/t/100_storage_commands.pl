@@ -1,10 +1,10 @@
 # Every PostgreSQL 15 command that creates, moves, copies or drops an index's files, on a table
-# with an nbtree_pm and an fbrtree_pm index: each SET TABLESPACE form, REINDEX in each form
-# (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, SET UNLOGGED and SET
+# with an nbtree_pm, an fbrtree_pm and a hash_pm index: each SET TABLESPACE form, REINDEX in
+# each form (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, SET UNLOGGED and SET
 # LOGGED, partition DETACH/ATTACH, CREATE DATABASE ... TEMPLATE, ALTER DATABASE ... SET
 # TABLESPACE, DROP DATABASE.  Transactional
 # ones run once rolled back and once committed.  After each: an INSERT, counts through each index equal to a
-# sequential scan's, both indexes verified with heapallindexed, and no pool without its index.
+# sequential scan's, every index verified with heapallindexed, and no pool without its index.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -24,17 +24,20 @@ my $setup = q{
 	INSERT INTO m SELECT g, point(g % 100, g / 100) FROM generate_series(1, 5000) g;
 	CREATE INDEX m_k ON m USING nbtree_pm (k);
 	CREATE INDEX m_p ON m USING fbrtree_pm (p);
+	CREATE INDEX m_h ON m USING hash_pm ((k % 100));
 	CREATE TABLE pt (k int, p point) PARTITION BY RANGE (k);
 	CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (MINVALUE) TO (2500);
 	CREATE TABLE pt2 PARTITION OF pt FOR VALUES FROM (2500) TO (MAXVALUE);
 	INSERT INTO pt SELECT * FROM m;
 	CREATE INDEX pt_k ON pt USING nbtree_pm (k);
 	CREATE INDEX pt_p ON pt USING fbrtree_pm (p);
-	-- an INSERT (unless told not to), then "by nbtree_pm, by fbrtree_pm, by the heap" (equal
-	-- when right); every pm_index index of the table verified, every heap tuple indexed
+	CREATE INDEX pt_h ON pt USING hash_pm ((k % 100));
+	-- an INSERT (unless told not to), then "by nbtree_pm, by fbrtree_pm, by hash_pm, by the
+	-- heap" (equal when right); every pm_index index of the table verified, every heap tuple
+	-- indexed
 	CREATE FUNCTION verify(t regclass, do_insert boolean DEFAULT true) RETURNS text LANGUAGE plpgsql AS $$
 	DECLARE
-	  by_k bigint; by_p bigint; by_heap bigint; i regclass; am name;
+	  by_k bigint; by_p bigint; by_h bigint; by_heap bigint; i regclass; am name;
 	BEGIN
 	  IF do_insert THEN
 	    EXECUTE format('INSERT INTO %s VALUES (-1, point(-1, -1))', t);
@@ -43,6 +46,8 @@ my $setup = q{
 	  PERFORM set_config('enable_bitmapscan', 'off', true);
 	  EXECUTE format('SELECT count(*) FROM %s WHERE k >= -1', t) INTO by_k;
 	  EXECUTE format('SELECT count(*) FROM %s WHERE p <@ box(point(-10, -10), point(1e6, 1e6))', t) INTO by_p;
+	  EXECUTE format('SELECT count(*) FROM %s WHERE (k %% 100) = ANY (ARRAY(SELECT generate_series(-99, 99)))', t)
+	    INTO by_h;
 	  PERFORM set_config('enable_seqscan', 'on', true);
 	  PERFORM set_config('enable_indexscan', 'off', true);
 	  PERFORM set_config('enable_indexonlyscan', 'off', true);
@@ -55,14 +60,15 @@ my $setup = q{
 	     WHERE x.indrelid IN (SELECT t UNION ALL SELECT relid FROM pg_partition_tree(t) WHERE isleaf)
 	       AND c.relkind = 'i' LOOP
 	    IF am = 'nbtree_pm' THEN PERFORM nbtree_pm_check(i, true);
-	    ELSIF am = 'fbrtree_pm' THEN PERFORM fbrtree_pm_check(i, true); END IF;
+	    ELSIF am = 'fbrtree_pm' THEN PERFORM fbrtree_pm_check(i, true);
+	    ELSIF am = 'hash_pm' THEN PERFORM hash_pm_check(i, true); END IF;
 	  END LOOP;
-	  RETURN format('%s %s %s', by_k, by_p, by_heap);
+	  RETURN format('%s %s %s %s', by_k, by_p, by_h, by_heap);
 	END $$;};
 $node->safe_psql('postgres', $setup);
 
-# "n n n": the three counts agree
-sub agrees { my ($r) = @_; return $r =~ /^(\d+) \1 \1$/; }
+# "n n n n": the four counts agree
+sub agrees { my ($r) = @_; return $r =~ /^(\d+) \1 \1 \1$/; }
 
 # Pools in pm_index_pools() that no index of their database owns.
 sub orphans

@@ -36,7 +36,7 @@ my $node = pm_node('os_crash', 'pm_index.startup_load_workers = 0');
 $node->safe_psql('postgres', 'CREATE DATABASE other');
 $node->safe_psql('other', 'CREATE EXTENSION pm_index');
 my %indexes = (
-	postgres => [ 't_k', 't_b', 'f_k' ],
+	postgres => [ 't_k', 't_b', 't_h', 'f_k' ],
 	other => ['u_k']);
 $node->safe_psql(
 	'postgres', q{
@@ -45,6 +45,7 @@ $node->safe_psql(
 	  FROM generate_series(1, 30000) g;
 	CREATE INDEX t_k ON t USING nbtree_pm (k);
 	CREATE INDEX t_b ON t USING fbrtree_pm (b);
+	CREATE INDEX t_h ON t USING hash_pm ((k % 1000));
 	VACUUM ANALYZE t;
 	-- an index that client sessions can build and a background worker cannot (its
 	-- application_name is empty): the build worker fails on it and must go on
@@ -68,6 +69,7 @@ $node->safe_psql(
 my %probes = (
 	t_k => [ 'postgres', 'SELECT count(*), sum(k) FROM t WHERE k BETWEEN 1000 AND 40000' ],
 	t_b => [ 'postgres', q{SELECT count(*), sum(k) FROM t WHERE b && box '((10,10),(120,60))'} ],
+	t_h => [ 'postgres', 'SELECT count(*), sum(k) FROM t WHERE (k % 1000) = ANY (ARRAY[1, 7, 500, 999])' ],
 	u_k => [ 'other', 'SELECT count(*), sum(k) FROM u WHERE k > 5000' ]);
 
 sub filenode
@@ -95,8 +97,8 @@ sub answers_right
 	}
 	is( $node->safe_psql(
 			'postgres', q{SELECT count(*) FROM (SELECT nbtree_pm_check('t_k', true),
-				fbrtree_pm_check('t_b', true)) s}),
-		'1', "$what: t_k and t_b verify, every heap tuple indexed");
+				fbrtree_pm_check('t_b', true), hash_pm_check('t_h', true)) s}),
+		'1', "$what: t_k, t_b and t_h verify, every heap tuple indexed");
 	my $q = 'SELECT count(*), sum(k) FROM f WHERE indexed_in_sessions(k) <= 500';
 	is($node->safe_psql('postgres', "$BY_INDEX$q"), $node->safe_psql('postgres', "$BY_HEAP$q"),
 		"$what: f_k answers as the heap does");
@@ -221,7 +223,7 @@ $node->wait_for_log(qr/pm_index: index "t_k" is built again from its table in th
 pass('the first insert replaced the torn pool, and the log says so');
 is( $node->safe_psql(
 		'postgres', q{SELECT string_agg(DISTINCT state, ',') FROM pm_index_pools()
-		  WHERE index IN ('t_k'::regclass, 't_b'::regclass, 'f_k'::regclass)}),
+		  WHERE index IN ('t_k'::regclass, 't_b'::regclass, 't_h'::regclass, 'f_k'::regclass)}),
 	'building', 'pm_index_pools() shows the replaced pools building');
 for my $index (sort keys %probes)
 {
@@ -229,7 +231,7 @@ for my $index (sort keys %probes)
 	is($node->safe_psql($db, "$BY_INDEX$q"), $node->safe_psql($db, "$BY_HEAP$q"),
 		"while $index is being built its probe answers as the heap does");
 }
-$node->safe_psql('postgres', 'REINDEX INDEX f_k; REINDEX INDEX t_k; REINDEX INDEX t_b');
+$node->safe_psql('postgres', 'REINDEX INDEX f_k; REINDEX INDEX t_k; REINDEX INDEX t_b; REINDEX INDEX t_h');
 $node->safe_psql('other', 'REINDEX INDEX u_k');
 ok(!-e $torn->{$_}, "REINDEX removed the pool of $_") for sort keys %$torn;
 answers_right('OS crash, REINDEX by hand');
@@ -250,8 +252,8 @@ for my $index (sort keys %probes)
 	pass("a background worker built $index");
 }
 # f_k comes first in the worker's order (its relfilenode is the lowest of the database's): the
-# worker logged its failure and went on with t_b and t_k.
-ok($before->{f_k} < $before->{t_b} && $before->{f_k} < $before->{t_k},
+# worker logged its failure and went on with t_b, t_k and t_h.
+ok($before->{f_k} < $before->{t_b} && $before->{f_k} < $before->{t_k} && $before->{f_k} < $before->{t_h},
 	'f_k was the first index of its database the worker took');
 $node->wait_for_log(
 	qr/pm_index: building the index with relfilenode $before->{f_k} failed: this index is built in client sessions only/,

@@ -1,5 +1,5 @@
 # What a DBA's usual tools see of the indexes, and what they cost: pg_stat_user_indexes counts
-# their scans as it counts btree's and GiST's, pg_stat_progress_create_index reports the tuples
+# their scans as it counts btree's, GiST's and hash's, pg_stat_progress_create_index reports the tuples
 # of a build, and a backend's address space grows with the pools it uses, not by a fixed
 # maximum per pool.
 use strict;
@@ -18,10 +18,12 @@ my @ordered = ordered_ams($node);
 # ---- idx_scan: every plan shape counts one scan, as the built-in index on the same table does
 # (a range in the middle of the histogram: at its ends the planner probes btree indexes itself,
 # which idx_scan counts too)
-my %builtin = (nbtree_pm => 'btree', fbrtree_pm => 'gist');
+my %builtin = (nbtree_pm => 'btree', fbrtree_pm => 'gist', hash_pm => 'hash');
 $builtin{$_} = 'btree' for @ordered;
 my %column = (fbrtree_pm => 'p');
-my %where = (fbrtree_pm => "p <@ box '((0,0),(50,50))'");
+# (hash_pm: one value; the hash access method cannot take an array, and each of its values is a
+# scan of its own in idx_scan)
+my %where = (fbrtree_pm => "p <@ box '((0,0),(50,50))'", hash_pm => 'k = 5050');
 
 sub idx_scans
 {
@@ -100,6 +102,8 @@ for my $am (@ordered, 'fbrtree_pm')
 	ok($max_done <= 1500000, "$am: tuples_done stays within tuples_total ($max_done)");
 	ok($max_done > 0, "$am: tuples_done moves during the load") if $am ne 'fbrtree_pm';
 }
+# hash_pm inserts into its table as the build scans the heap: it has no load phase to watch
+$node->safe_psql('postgres', 'CREATE INDEX big_hash_pm ON big USING hash_pm (k)');
 
 # ---- sizes and states, cluster-wide
 $node->safe_psql('postgres', 'CREATE DATABASE other');
@@ -120,7 +124,7 @@ is( $node->safe_psql(
 		WHERE index = 'big_fbrtree_pm'::regclass}),
 	'fbrtree_pm|ready', 'and this database\'s, by name');
 # the view's DRAM bytes and entries are what pm_index_stats() finds by walking each index
-for my $am (@ordered, 'fbrtree_pm')
+for my $am (@ordered, 'fbrtree_pm', 'hash_pm')
 {
 	is( $node->safe_psql(
 			'postgres', qq{SELECT i.dram_bytes = s.dram_bytes, i.entries = s.entries, i.entries
@@ -220,7 +224,7 @@ $limited->stop;
 
 # ---- a pool at its maximum size: an ERROR that says what to do, and doing it works
 $node->safe_psql('postgres', q{ALTER SYSTEM SET pm_index.max_pool_size = '16MB'; SELECT pg_reload_conf()});
-for my $am (@ordered, 'fbrtree_pm')
+for my $am (@ordered, 'fbrtree_pm', 'hash_pm')
 {
 	my $col = $column{$am} // 'k';
 	$node->safe_psql('postgres', qq{CREATE TABLE capped_$am (k int8, p point);
@@ -235,15 +239,14 @@ for my $am (@ordered, 'fbrtree_pm')
 	is($node->safe_psql('postgres', "SELECT count(*) FROM capped_$am"), '0', "$am: the insert rolled back");
 }
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET pm_index.max_pool_size; SELECT pg_reload_conf()});
-for my $am (@ordered, 'fbrtree_pm')
+for my $am (@ordered, 'fbrtree_pm', 'hash_pm')
 {
 	my $col = $column{$am} // 'k';
 	$node->safe_psql('postgres', "REINDEX INDEX capped_${am}_idx");
 	$node->safe_psql('postgres',
 		"INSERT INTO capped_$am SELECT g, point(g % 1000, g / 1000) FROM generate_series(1, 2000000) g");
-	is($node->safe_psql('postgres', $am eq 'fbrtree_pm'
-			? "SET enable_seqscan = off; SELECT count(*) FROM capped_$am WHERE p <@ box '((0,0),(1000,3000))'"
-			: "SET enable_seqscan = off; SELECT count(*) FROM capped_$am WHERE k > 0"),
+	my $all = { fbrtree_pm => q{p <@ box '((0,0),(1000,3000))'}, hash_pm => 'k IS NOT NULL' }->{$am} // 'k > 0';
+	is($node->safe_psql('postgres', "SET enable_seqscan = off; SELECT count(*) FROM capped_$am WHERE $all"),
 		'2000000', "$am: after raising the setting and a REINDEX the same insert fits");
 }
 

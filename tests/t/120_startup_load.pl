@@ -22,17 +22,19 @@ for my $db ('postgres', 'second')
 		CREATE INDEX t_n ON t USING nbtree_pm (k);
 		CREATE INDEX t_q ON t USING phast_pm (k);
 		CREATE INDEX t_f ON t USING fbrtree_pm (p);
+		CREATE INDEX t_h ON t USING hash_pm ((k % 1000));
 		VACUUM ANALYZE t;});
 }
 my $states = q{SELECT string_agg(dram_state, ',' ORDER BY dram_state) FROM pm_index_indexes};
 my $sweeper_done = q{SELECT count(*) = 0 FROM pg_stat_activity
 	WHERE backend_type IN ('pm_index pool sweeper', 'pm_index load')};
 my $queries = 'SELECT (SELECT count(*) FROM t WHERE k BETWEEN 1000 AND 1999), '
-  . "(SELECT count(*) FROM t WHERE p <@ box '((0,0),(99,99))')";
+  . "(SELECT count(*) FROM t WHERE p <@ box '((0,0),(99,99))'), "
+  . '(SELECT count(*) FROM t WHERE (k % 1000) = ANY (ARRAY[1, 7, 500]))';
 
 my $offset = -s $node->logfile;
 $node->restart;
-ok($node->poll_query_until('postgres', "SELECT ($states) = 'ready,ready,ready,ready,ready,ready'"),
+ok($node->poll_query_until('postgres', "SELECT ($states) = '" . join(',', ('ready') x 8) . "'"),
 	'after a restart every index of both databases is ready without a query touching it');
 my $log = slurp_file($node->logfile, $offset);
 like($log, qr/pm_index: worker \d of 2 loaded \d+ indexes of database/, 'the load workers say what they did');
@@ -45,7 +47,7 @@ for my $db ('postgres', 'second')
 $node->append_conf('postgresql.conf', 'pm_index.startup_load_workers = 0');
 $node->restart;
 ok($node->poll_query_until('postgres', $sweeper_done), 'the sweeper has finished');
-is($node->safe_psql('postgres', $states), join(',', ('not loaded') x 6),
+is($node->safe_psql('postgres', $states), join(',', ('not loaded') x 8),
 	'with no load workers the indexes wait for their first use');
 is($node->safe_psql('postgres', "SET enable_seqscan = off; $queries"),
 	$node->safe_psql('postgres', "$BY_HEAP $queries"), 'which loads them and answers');

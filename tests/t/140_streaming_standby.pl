@@ -90,8 +90,8 @@ $standby->poll_query_until('postgres', "SELECT pg_get_wal_replay_pause_state() =
 is( $standby->safe_psql(
 		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
 		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
-		fbrtree_pm_check('t_pz', true)}),
-	'|||||',
+		fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)}),
+	'||||||',
 	'every verifier passes on the standby, every heap tuple indexed');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 my ($rc, $stdout, $stderr) = $standby->psql('postgres', q{SELECT nbtree_pm_check('t_k')});
@@ -100,7 +100,7 @@ like($stderr, qr/needs WAL replay paused.*HINT:  Run SELECT pg_wal_replay_pause/
 
 # As many entries per index as the primary's.
 my $entries = q{SELECT string_agg(i || '=' || (pm_index_stats(i::regclass)).entries, ' ' ORDER BY i)
-	FROM unnest('{t_id,t_s,t_k,t_v,t_bx,t_pz}'::text[]) i};
+	FROM unnest('{t_id,t_s,t_k,t_v,t_bx,t_pz,t_h}'::text[]) i};
 is($standby->safe_psql('postgres', $entries), $primary->safe_psql('postgres', $entries),
 	'the standby holds as many entries per index as the primary');
 
@@ -131,6 +131,7 @@ my $records = $primary->safe_psql(
 		WHERE resource_manager = 'pm_index' ORDER BY start_lsn});
 like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; nbtree_pm; 1 entry$/m, 'pg_walinspect shows an insert');
 like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; fbrtree_pm; 1 entry$/m, 'of each access method');
+like($records, qr/^INSERT\|rel \d+\/\d+\/\d+; hash_pm; 1 entry$/m, 'hash_pm\'s too');
 like($records, qr/^DELETE\|rel \d+\/\d+\/\d+; phast_pm; \d+ entr/m, 'and VACUUM\'s deletes');
 # pg_waldump, a frontend program, cannot load the library's descriptions: it lists the records
 # under the resource manager's id.
@@ -272,7 +273,8 @@ my %after_promotion = (
 	t_s => q{s LIKE 'promoted%' AND s >= 'promoted' AND s < 'promotee'},
 	t_v => 'v < 0',
 	t_bx => q{bx && box '((-200,-200),(-1,-1))'},
-	t_id => 'id > 0');
+	t_id => 'id > 0',
+	t_h => '(v % 1000) = ANY (ARRAY[-1, -50, -100, 7])');
 my @differ;
 for my $index (sort keys %after_promotion)
 {
@@ -291,8 +293,8 @@ like($stderr, qr/duplicate key value violates unique constraint "t_id"/,
 is( $standby->safe_psql(
 		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
 		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
-		fbrtree_pm_check('t_pz', true)}),
-	'|||||',
+		fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)}),
+	'||||||',
 	'every verifier passes on the new primary');
 $load->finish;
 
