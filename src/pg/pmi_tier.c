@@ -337,7 +337,8 @@ pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg)
 			continue;
 		l = pm_olog_lane_at(h->pool, o, lane);
 		tail = pm_load(&l->tail);
-		pos = pm_load(&l->applied);
+		/* below it the structure has them (durable or not yet) */
+		pos = pmi_tier_lane_from(h->slotno, h->pool, o, lane);
 		if (tail <= pos)
 			continue;
 		/* a lane's bytes bound its records' with their lengths */

@@ -150,6 +150,8 @@ pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_o
 		pm_olog_set_applied(pool, o, lane, upto);
 	else
 	{
+		/* a scan that reads it finds the batch in the structure (pmi_tier_foreach_pending) */
+		pg_write_barrier();
 		s->tier_lane[lane].consumed = upto;
 		pg_atomic_write_u32(&s->tier_uncheckpointed, 1);
 	}
