@@ -40,20 +40,6 @@ LANGUAGE sql AS $$
                        format('pm_diff.hh_%s', pm_diff.tname(t)), shapes)
 $$;
 
--- The right-hand types of t's operators in its hash_pm operator family, t first.
-CREATE FUNCTION pm_diff.hash_arg_types(t regtype) RETURNS SETOF regtype
-LANGUAGE sql STABLE AS $$
-  SELECT r FROM (
-    SELECT DISTINCT ao.amoprighttype::regtype AS r
-      FROM pg_opclass oc
-      JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'hash_pm'
-      JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype
-     WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault
-       -- a name compared with a column in a collation not name's ("C") has two collations
-       AND (t = pm_diff.base(t) OR ao.amoprighttype = oc.opcintype)) s
-   ORDER BY r <> pm_diff.base(t), r
-$$;
-
 CREATE FUNCTION pm_diff.hash_run(t regtype, nrandom int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -64,17 +50,10 @@ DECLARE
   rows_of text := 'SELECT id || %L || coalesce(v::text, %L) FROM %%1$s WHERE %s';
 BEGIN
   CREATE TEMP TABLE IF NOT EXISTS diff_args (x text);
-  FOR a IN SELECT pm_diff.hash_arg_types(t) LOOP
+  FOR a IN SELECT pm_diff.arg_types(t, 'hash_pm') LOOP
     TRUNCATE diff_args;
     INSERT INTO diff_args SELECT pm_diff.args(t, a, nrandom);
-    FOR op IN
-      SELECT o.oprname
-        FROM pg_opclass oc
-        JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'hash_pm'
-        JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype AND ao.amoprighttype = a
-        JOIN pg_operator o ON o.oid = ao.amopopr
-       WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault
-    LOOP
+    FOR op IN SELECT * FROM pm_diff.operators(t, 'hash_pm', a) LOOP
       FOR v IN SELECT x FROM diff_args LOOP
         PERFORM pm_diff.check_hash(format(rows_of, ':', 'NULL',
                                           replace(format('v %s %s', op.oprname, pm_diff.lit(v, a)), '%', '%%')),

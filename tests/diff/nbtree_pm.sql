@@ -285,18 +285,31 @@ BEGIN
   END LOOP;
 END $$;
 
--- The right-hand types of t's operators in its nbtree_pm operator family, t first.
-CREATE FUNCTION pm_diff.arg_types(t regtype) RETURNS SETOF regtype
+-- The right-hand types of t's operators in its operator family of access method am, t first.
+CREATE FUNCTION pm_diff.arg_types(t regtype, am text DEFAULT 'nbtree_pm') RETURNS SETOF regtype
 LANGUAGE sql STABLE AS $$
   SELECT r FROM (
     SELECT DISTINCT ao.amoprighttype::regtype AS r
       FROM pg_opclass oc
-      JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
+      JOIN pg_am ON pg_am.oid = oc.opcmethod AND pg_am.amname = am
       JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype
      WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault AND ao.amoppurpose = 's'
        -- a name compared with a column in a collation not name's ("C") has two collations
        AND (t = pm_diff.base(t) OR ao.amoprighttype = oc.opcintype)) s
    ORDER BY r <> pm_diff.base(t), r
+$$;
+
+-- The search operators of t's operator family of access method am whose right-hand type is a,
+-- by strategy.
+CREATE FUNCTION pm_diff.operators(t regtype, am text, a regtype) RETURNS TABLE (oprname name)
+LANGUAGE sql STABLE AS $$
+  SELECT o.oprname
+    FROM pg_opclass oc
+    JOIN pg_am ON pg_am.oid = oc.opcmethod AND pg_am.amname = am
+    JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype AND ao.amoprighttype = a
+    JOIN pg_operator o ON o.oid = ao.amopopr
+   WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault AND ao.amoppurpose = 's'
+   ORDER BY ao.amopstrategy
 $$;
 
 -- Values of type a to compare with a column of type t: a's edges, random values, and (when
@@ -546,15 +559,7 @@ BEGIN
   FOR a IN SELECT pm_diff.arg_types(t) LOOP
     TRUNCATE diff_args;
     INSERT INTO diff_args SELECT pm_diff.args(t, a, nrandom);
-    FOR op IN
-      SELECT o.oprname
-        FROM pg_opclass oc
-        JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
-        JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype AND ao.amoprighttype = a
-        JOIN pg_operator o ON o.oid = ao.amopopr
-       WHERE oc.opcintype = pm_diff.base(t) AND oc.opcdefault AND ao.amoppurpose = 's'
-       ORDER BY ao.amopstrategy
-    LOOP
+    FOR op IN SELECT * FROM pm_diff.operators(t, 'nbtree_pm', a) LOOP
       FOR v IN SELECT x FROM diff_args LOOP
         PERFORM pm_diff.check_where(format('v %s %s', op.oprname, pm_diff.lit(v, a)), t, ord);
       END LOOP;
