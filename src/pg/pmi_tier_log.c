@@ -13,6 +13,7 @@
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -174,6 +175,41 @@ end_exclusive_at_exit(int code, Datum arg)
 		pmi_tier_exclusive_end(exclusive_slotno);
 }
 
+/*
+ * Lanes that wait for their appliers go first: a long series of exclusions
+ * (VACUUM's walk of a large table, a run of buckets at a time) would
+ * otherwise keep the replay workers out for its whole length, while the
+ * lanes fill and every scan copies what waits.  The running workers are
+ * woken, and given until one of them starts a batch (at most TIER_YIELD_MS).
+ */
+#define TIER_YIELD_MS	20
+
+static void
+yield_to_appliers(PmiSlot *s)
+{
+	TimestampTz start;
+	bool		woken = false;
+
+	if (pg_atomic_read_u64(&s->tier_pending) == 0)
+		return;
+	for (int id = 0; id < PMI_TIER_MAX_WORKERS; id++)
+	{
+		Latch	   *latch = pmi_shared->tier_latch[id];
+
+		if (latch != NULL)
+		{
+			SetLatch(latch);
+			woken = true;
+		}
+	}
+	if (!woken)
+		return;
+	start = GetCurrentTimestamp();
+	while (pg_atomic_read_u64(&s->tier_appliers) == 0 && pg_atomic_read_u64(&s->tier_pending) != 0 &&
+		   !TimestampDifferenceExceeds(start, GetCurrentTimestamp(), TIER_YIELD_MS))
+		pg_usleep(200L);
+}
+
 void
 pmi_tier_exclusive_begin(int slotno)
 {
@@ -186,6 +222,7 @@ pmi_tier_exclusive_begin(int slotno)
 		before_shmem_exit(end_exclusive_at_exit, 0);
 		exit_hook = true;
 	}
+	yield_to_appliers(s);
 	while (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
 	{
 		CHECK_FOR_INTERRUPTS();
