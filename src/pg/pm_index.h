@@ -183,7 +183,9 @@ extern bool pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const Pm
 							const void *entry);
 extern void pmi_tier_foreach_pending(PmiIndex *h, PmiTierRecordFn fn, void *arg);
 extern void pmi_tier_drain(PmiIndex *h, const char *name);
+extern bool pmi_tier_exclusive_try(int slotno);
 extern void pmi_tier_exclusive_begin(int slotno);
+extern void pmi_tier_wake_worker(int id);
 extern void pmi_tier_exclusive_end(int slotno);
 extern void pmi_tier_checkpoint(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
 								const char *name);

@@ -175,15 +175,6 @@ start_worker(int id)
 	return true;
 }
 
-static void
-wake_worker(int id)
-{
-	Latch	   *latch = pmi_shared->tier_latch[id];
-
-	if (latch != NULL)
-		SetLatch(latch);
-}
-
 /* PmiEntryChangeFn: the append of the prepared record, in the critical section. */
 static pm_errcode
 tier_append(PmiIndex *h, const void *entry, pm_error *err)
@@ -265,7 +256,7 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 			(void) start_worker(0);
 		/* a worker that replays goes on while lanes wait; one that sleeps is woken */
 		if (rc == PM_ERR_LIMIT || (rc == PM_OK && t->lane_was_idle))
-			wake_worker(0);
+			pmi_tier_wake_worker(0);
 		if (rc != PM_ERR_LIMIT)
 			break;
 
@@ -692,20 +683,17 @@ static void
 checkpoint_slot(int slotno, uint32 generation)
 {
 	PmiSlot    *s = pmi_slot(slotno);
-	uint32		expected = 0;
 	char		name[64];
 
-	if (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
+	if (!pmi_tier_exclusive_try(slotno))
 		return;
-	/* a dropped index's closer waits for this flag (pmi_tier_close) */
+	/* a dropped index's closer waits for the exclusion to end (pmi_tier_close) */
 	if (pg_atomic_read_u32(&s->tier_closed) != 0 || s->state != PMI_SLOT_READY ||
 		s->generation != generation)
 	{
 		pmi_tier_exclusive_end(slotno);
 		return;
 	}
-	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
-		pg_usleep(100L);
 	snprintf(name, sizeof(name), "with relfilenode %u", s->rnode.node.relNode);
 	PG_TRY();
 	{
@@ -809,7 +797,7 @@ adapt_workers(uint64 *appended_before, uint64 *applied_before)
 	for (uint32 id = 1; id < active; id++)
 	{
 		if (start_worker(id))
-			wake_worker(id);
+			pmi_tier_wake_worker(id);
 	}
 }
 

@@ -158,12 +158,6 @@ pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_o
 	}
 }
 
-/*
- * Exclude every applier of the index in registry slot slotno, waiting for
- * those at work to finish their batch: a structure that UNO logging makes
- * durable is checkpointed, and changed outside the lanes, with no applier
- * at work (PmiAmOps.checkpoint).
- */
 static int	exclusive_slotno = -1;	/* the slot this process excludes
 										 * appliers from */
 
@@ -173,6 +167,16 @@ end_exclusive_at_exit(int code, Datum arg)
 {
 	if (exclusive_slotno >= 0)
 		pmi_tier_exclusive_end(exclusive_slotno);
+}
+
+/* Wake replay worker id if it runs. */
+void
+pmi_tier_wake_worker(int id)
+{
+	Latch	   *latch = pmi_shared->tier_latch[id];
+
+	if (latch != NULL)
+		SetLatch(latch);
 }
 
 /*
@@ -188,21 +192,16 @@ static void
 yield_to_appliers(PmiSlot *s)
 {
 	TimestampTz start;
-	bool		woken = false;
+	bool		running = false;
 
 	if (pg_atomic_read_u64(&s->tier_pending) == 0)
 		return;
 	for (int id = 0; id < PMI_TIER_MAX_WORKERS; id++)
 	{
-		Latch	   *latch = pmi_shared->tier_latch[id];
-
-		if (latch != NULL)
-		{
-			SetLatch(latch);
-			woken = true;
-		}
+		running |= pmi_shared->tier_latch[id] != NULL;
+		pmi_tier_wake_worker(id);
 	}
-	if (!woken)
+	if (!running)
 		return;
 	start = GetCurrentTimestamp();
 	while (pg_atomic_read_u64(&s->tier_appliers) == 0 && pg_atomic_read_u64(&s->tier_pending) != 0 &&
@@ -210,8 +209,14 @@ yield_to_appliers(PmiSlot *s)
 		pg_usleep(200L);
 }
 
-void
-pmi_tier_exclusive_begin(int slotno)
+/*
+ * Exclude every applier of the index in registry slot slotno unless another
+ * process does (false), waiting for those at work to finish their batch: a
+ * structure that UNO logging makes durable is checkpointed, and changed
+ * outside the lanes, with no applier at work (PmiAmOps.checkpoint).
+ */
+bool
+pmi_tier_exclusive_try(int slotno)
 {
 	PmiSlot    *s = pmi_slot(slotno);
 	uint32		expected = 0;
@@ -222,16 +227,24 @@ pmi_tier_exclusive_begin(int slotno)
 		before_shmem_exit(end_exclusive_at_exit, 0);
 		exit_hook = true;
 	}
-	yield_to_appliers(s);
-	while (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
-	{
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(100L);
-		expected = 0;
-	}
+	if (!pg_atomic_compare_exchange_u32(&s->tier_exclusive, &expected, 1))
+		return false;
 	exclusive_slotno = slotno;
 	while (pg_atomic_read_u64(&s->tier_appliers) != 0)
 		pg_usleep(100L);
+	return true;
+}
+
+/* pmi_tier_exclusive_try, waiting for another process's exclusion to end. */
+void
+pmi_tier_exclusive_begin(int slotno)
+{
+	yield_to_appliers(pmi_slot(slotno));
+	while (!pmi_tier_exclusive_try(slotno))
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(100L);
+	}
 }
 
 void
