@@ -118,15 +118,17 @@ BEGIN
   RETURN eq;
 END $$;
 
--- Compare q (with %1$s for the table) on the tested table under each shape with the oracle
+-- Compare q (with %1$s for the table) on each tested table (its index in index_names) under
+-- each shape with the oracle
 -- table (same rows, a built-in index: the "builtin" shape) and a sequential scan.  The plan must
 -- use the tested index as the shape says; "anyplan" (index and bitmap scans on, sequential scans
 -- off) takes whatever plan comes, for queries that may use the index only where it cannot lose
 -- a row.  The sequential scan is the truth: where the built-in
 -- index differs from it, that is recorded as kind 'builtin differs' (GiST has known quirks).
 -- Ordered answers are compared as arrays of answer_type.
-CREATE FUNCTION pm_diff.check(q text, answer_type regtype, tested text, index_name text, oracle text,
-                              shapes text[], ordered boolean DEFAULT false)
+CREATE FUNCTION pm_diff.check_tables(q text, answer_type regtype, tested_tables text[],
+                                     index_names text[], oracle text, shapes text[],
+                                     ordered boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -136,37 +138,51 @@ DECLARE
   got text;
   plan text;
   want_node text;
+  tested text;
+  index_name text;
 BEGIN
   IF NOT pm_diff.same_order(by_seq, by_builtin, answer_type) THEN
     PERFORM pm_diff.fail('builtin differs', format(q, oracle), by_builtin, by_seq);
   END IF;
-  FOREACH shape IN ARRAY shapes LOOP
-    plan := pm_diff.plan(format(q, tested), shape);
-    want_node := CASE shape
-      WHEN 'index' THEN 'Index Scan% using ' || index_name
-      WHEN 'indexonly' THEN 'Index Only Scan% using ' || index_name
-      WHEN 'parallel' THEN 'Parallel Index Scan% using ' || index_name
-      WHEN 'parallelonly' THEN 'Parallel Index Only Scan% using ' || index_name
-      WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
-      WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
-      WHEN 'anyplan' THEN ''
-      ELSE '% ' || index_name
-    END;
-    IF plan NOT LIKE '%' || want_node || '%' THEN
-      -- costs cannot force a parallel plan for every query (a few rows gain nothing from one):
-      -- those are checked where the planner takes them, and 090 requires that it did
-      IF shape NOT LIKE 'parallel%' THEN
-        PERFORM pm_diff.fail('plan ' || shape, format(q, tested), plan, want_node);
+  FOR i IN 1 .. cardinality(tested_tables) LOOP
+    tested := tested_tables[i];
+    index_name := index_names[i];
+    FOREACH shape IN ARRAY shapes LOOP
+      plan := pm_diff.plan(format(q, tested), shape);
+      want_node := CASE shape
+        WHEN 'index' THEN 'Index Scan% using ' || index_name
+        WHEN 'indexonly' THEN 'Index Only Scan% using ' || index_name
+        WHEN 'parallel' THEN 'Parallel Index Scan% using ' || index_name
+        WHEN 'parallelonly' THEN 'Parallel Index Only Scan% using ' || index_name
+        WHEN 'bitmap' THEN 'Bitmap Index Scan on ' || index_name
+        WHEN 'merge' THEN 'Merge Join%' || index_name || '%' || index_name
+        WHEN 'anyplan' THEN ''
+        ELSE '% ' || index_name
+      END;
+      IF plan NOT LIKE '%' || want_node || '%' THEN
+        -- costs cannot force a parallel plan for every query (a few rows gain nothing from one):
+        -- those are checked where the planner takes them, and 090 requires that it did
+        IF shape NOT LIKE 'parallel%' THEN
+          PERFORM pm_diff.fail('plan ' || shape, format(q, tested), plan, want_node);
+        END IF;
+        CONTINUE;
       END IF;
-      CONTINUE;
-    END IF;
-    PERFORM pm_diff.count(shape);
-    got := pm_diff.answer(format(q, tested), shape, ordered);
-    IF (ordered AND NOT pm_diff.same_order(got, by_seq, answer_type)) OR (NOT ordered AND got <> by_seq) THEN
-      PERFORM pm_diff.fail(shape, format(q, tested), got, by_seq);
-    END IF;
+      PERFORM pm_diff.count(shape);
+      got := pm_diff.answer(format(q, tested), shape, ordered);
+      IF (ordered AND NOT pm_diff.same_order(got, by_seq, answer_type)) OR (NOT ordered AND got <> by_seq) THEN
+        PERFORM pm_diff.fail(shape, format(q, tested), got, by_seq);
+      END IF;
+    END LOOP;
   END LOOP;
 END $$;
+
+-- pm_diff.check_tables of one tested table.
+CREATE FUNCTION pm_diff.check(q text, answer_type regtype, tested text, index_name text, oracle text,
+                              shapes text[], ordered boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql AS $$
+  SELECT pm_diff.check_tables(q, answer_type, ARRAY[tested], ARRAY[index_name], oracle, shapes, ordered)
+$$;
 
 
 -- The oracle's table of type t, built-in index of method oracle_am: the edges twice, 8 NULLs,

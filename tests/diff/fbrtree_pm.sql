@@ -20,6 +20,10 @@
 -- of any SRID) and through an expression index (ST_Centroid(v)), and on n-D values clustered in
 -- X Y Z whose M values lie far from each other and from the probes'.  Answers compared are
 -- counted per class of tables (pm_diff.class_counts: the tag).
+--
+-- Each class and variant has a tiered twin, pm_diff.fbt_<tag>: the same rows inserted after its
+-- index was made WITH (tiered = on), read while they wait in its operation log (090 pauses the
+-- replay workers), by the same queries.
 
 -- Boundary values of a type that both fbrtree_pm and GiST can hold, as literals.
 CREATE FUNCTION pm_diff.fbr_edges(t regtype) RETURNS text[]
@@ -191,9 +195,20 @@ LANGUAGE sql STABLE AS $$
   SELECT pm_diff.tname(t) || coalesce('_' || substring(class FROM '_ops_(.*)$'), '')
 $$;
 
--- The tables of one operator class: the same rows in fbr_<tag> (fbrtree_pm) and gist_<tag>
--- (GiST), nrandom random rows besides the edges, NULLs and a run of 80 duplicates (longer
--- than a node).
+-- The tiered twin of pm_diff.fbr_<tag>: its rows, inserted after its index (indexed as the
+-- column definition gives) was made.
+CREATE FUNCTION pm_diff.fbr_tiered_twin(tag text, column_def text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE pm_diff.fbt_%s AS SELECT * FROM pm_diff.gist_%s WITH NO DATA', tag, tag);
+  EXECUTE format('CREATE INDEX fbt_%s_v ON pm_diff.fbt_%s USING fbrtree_pm (%s) WITH (tiered = on)',
+                 tag, tag, column_def);
+  EXECUTE format('INSERT INTO pm_diff.fbt_%s SELECT * FROM pm_diff.gist_%s', tag, tag);
+END $$;
+
+-- The tables of one operator class: the same rows in fbr_<tag> (fbrtree_pm), its tiered twin
+-- and gist_<tag> (GiST), nrandom random rows besides the edges, NULLs and a run of 80
+-- duplicates (longer than a node).
 CREATE FUNCTION pm_diff.fbr_setup_type(t regtype, nrandom int, class text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -208,6 +223,7 @@ BEGIN
   EXECUTE format('CREATE TABLE pm_diff.fbr_%s AS SELECT * FROM pm_diff.gist_%s', n, n);
   EXECUTE format('CREATE INDEX fbr_%s_v ON pm_diff.fbr_%s USING fbrtree_pm (v %s)', n, n,
                  coalesce(class, ''));
+  PERFORM pm_diff.fbr_tiered_twin(n, format('v %s', coalesce(class, '')));
 END $$;
 
 -- The tables of a geometry variant, as fbr_setup_type makes a class's, indexed on its
@@ -229,21 +245,27 @@ BEGIN
   EXECUTE format('CREATE TABLE pm_diff.fbr_%s AS SELECT * FROM pm_diff.gist_%s', var.tag, var.tag);
   EXECUTE format('CREATE INDEX fbr_%s_v ON pm_diff.fbr_%s USING fbrtree_pm ((%s) %s)', var.tag, var.tag,
                  var.expr, coalesce(var.class, ''));
+  PERFORM pm_diff.fbr_tiered_twin(var.tag, format('(%s) %s', var.expr, coalesce(var.class, '')));
 END $$;
 
 -- The tables the concurrent pass writes for type t.
 CREATE FUNCTION pm_diff.fbr_tables(t regtype) RETURNS text[]
 LANGUAGE sql STABLE AS $$
-  SELECT ARRAY[format('pm_diff.fbr_%s', pm_diff.tname(t)), format('pm_diff.gist_%s', pm_diff.tname(t))]
+  SELECT ARRAY[format('pm_diff.fbr_%s', pm_diff.tname(t)), format('pm_diff.fbt_%s', pm_diff.tname(t)),
+               format('pm_diff.gist_%s', pm_diff.tname(t))]
 $$;
 
--- Check q on the tables tagged tag.
+-- Check q on the tables tagged tag (and the tiered twin where there is one).
 CREATE FUNCTION pm_diff.fbr_check(q text, tag text, answer_type regtype, shapes text[],
                                   ordered boolean DEFAULT false)
 RETURNS void
 LANGUAGE sql AS $$
-  SELECT pm_diff.check(q, answer_type, format('pm_diff.fbr_%s', tag), format('fbr_%s_v', tag),
-                       format('pm_diff.gist_%s', tag), shapes, ordered)
+  SELECT pm_diff.check_tables(q, answer_type,
+                              ARRAY(SELECT format('pm_diff.%s_%s', p, tag) FROM unnest('{fbr,fbt}'::text[]) p
+                                     WHERE to_regclass(format('pm_diff.%s_%s', p, tag)) IS NOT NULL ORDER BY p),
+                              ARRAY(SELECT format('%s_%s_v', p, tag) FROM unnest('{fbr,fbt}'::text[]) p
+                                     WHERE to_regclass(format('pm_diff.%s_%s', p, tag)) IS NOT NULL ORDER BY p),
+                              format('pm_diff.gist_%s', tag), shapes, ordered)
 $$;
 
 -- The operators of an fbrtree_pm operator class of t (class NULL: the default one): purpose

@@ -173,8 +173,10 @@ for my $ord (split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.
 	}
 }
 
-# fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's
+# fbrtree_pm: the sequential scan is the truth; where GiST differs from it, that is GiST's.
+# The rows of the tiered twins (pm_diff.fbt_*) wait in their logs while they are read.
 diag('differential: PostGIS is not installed, geometry is not compared') unless $postgis;
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pm_index.debug_tier_pause = on; SELECT pg_reload_conf()');
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_setup_type(t, $rows, class) FROM pm_diff.fbr_classes()");
 $node->safe_psql('postgres', 'VACUUM ANALYZE');
 for my $c (split /\n/, $node->safe_psql('postgres',
@@ -183,7 +185,7 @@ for my $c (split /\n/, $node->safe_psql('postgres',
 	my ($t, $class, $tag) = split /\|/, $c, -1;
 	my $class_arg = $class eq '' ? 'NULL' : "'$class'";
 	$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_type('$t', @{[ 4 * $values ]}, $class_arg)");
-	report("query LIKE '%pm_diff.fbr\\_$tag %' AND kind <> 'builtin differs'");
+	report("query LIKE '%pm_diff.fb_\\_$tag %' AND kind <> 'builtin differs'");
 }
 # geometry of SRIDs 4326 and 3857 in untyped and typed columns and through an expression index,
 # n-D values whose M ranges differ (tests/diff/fbrtree_pm.sql, pm_diff.fbr_variants)
@@ -195,9 +197,14 @@ if ($postgis)
 	for my $tag (@variants)
 	{
 		$node->safe_psql('postgres', "$setseed SELECT pm_diff.fbr_run_variant('$tag', $values)");
-		report("query LIKE '%pm_diff.fbr\\_$tag %' AND kind <> 'builtin differs'");
+		report("query LIKE '%pm_diff.fb_\\_$tag %' AND kind <> 'builtin differs'");
 	}
 }
+is( $node->safe_psql(
+		'postgres', q{SELECT bool_and(l.waiting_entries > 0) FROM pg_class c, LATERAL pm_index_tier_lag(c.oid) l
+		 WHERE c.relkind = 'i' AND c.relname LIKE 'fbt\_%'}),
+	't', 'the tiered fbrtree_pm indexes were read with their rows waiting in their logs');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pm_index.debug_tier_pause = off; SELECT pg_reload_conf()');
 diag('differential: GiST differs from a sequential scan in '
 	  . $node->safe_psql('postgres', q{SELECT count(*) FROM pm_diff.failures WHERE kind = 'builtin differs'})
 	  . ' fbrtree_pm checks (fbrtree_pm answers as the sequential scan)');

@@ -28,11 +28,12 @@ is($primary->safe_psql('postgres',
 
 $primary->safe_psql(
 	'postgres', setseed() . q{
-	CREATE TABLE t (id bigserial, k int4, v int8, s text COLLATE "C");
+	CREATE TABLE t (id bigserial, k int4, v int8, s text COLLATE "C", p point);
 	CREATE INDEX t_k ON t USING nbtree_pm (k) WITH (tiered = on);
 	CREATE INDEX t_v ON t USING phast_pm (v) WITH (tiered = on);
 	CREATE INDEX t_s ON t USING nbtree_pm (s) WITH (tiered = on);
-	INSERT INTO t (k, v, s) SELECT k, k * 7, 'prefix_common_' || k
+	CREATE INDEX t_p ON t USING fbrtree_pm (p) WITH (tiered = on);
+	INSERT INTO t (k, v, s, p) SELECT k, k * 7, 'prefix_common_' || k, point(k % 1000, k / 1000)
 	  FROM (SELECT (random() * 100000)::int AS k FROM generate_series(1, 20000)) g;
 });
 ok($primary->poll_query_until('postgres',
@@ -40,17 +41,21 @@ ok($primary->poll_query_until('postgres',
 	'the inserts started a replay worker, which shows in pg_stat_activity');
 
 my $checks = 'SELECT nbtree_pm_check($$t_k$$, true); SELECT phast_pm_check($$t_v$$, true); '
-  . 'SELECT nbtree_pm_check($$t_s$$, true);';
+  . 'SELECT nbtree_pm_check($$t_s$$, true); SELECT fbrtree_pm_check($$t_p$$, true);';
+# the distances of the 50 points nearest one: the same whichever of equally near rows come
+my $nearest = q{SELECT string_agg(d::text, ',') FROM (SELECT p <-> point '(250,50)' d FROM t ORDER BY 1 LIMIT 50) n;};
 my $index_sql = 'SELECT count(*), count(DISTINCT ctid) FROM t WHERE k > 0; '
   . 'SELECT count(*), count(DISTINCT ctid) FROM t WHERE v >= 0; '
-  . q{SELECT count(*), count(DISTINCT ctid) FROM t WHERE s >= 'prefix_common_5';};
+  . q{SELECT count(*), count(DISTINCT ctid) FROM t WHERE s >= 'prefix_common_5'; }
+  . q{SELECT count(*), count(DISTINCT ctid) FROM t WHERE p <@ box '((0,0),(500,60))'; } . $nearest;
 my $seq_sql = 'SELECT count(*), count(*) FROM t WHERE k > 0; SELECT count(*), count(*) FROM t WHERE v >= 0; '
-  . q{SELECT count(*), count(*) FROM t WHERE s >= 'prefix_common_5';};
+  . q{SELECT count(*), count(*) FROM t WHERE s >= 'prefix_common_5'; }
+  . q{SELECT count(*), count(*) FROM t WHERE p <@ box '((0,0),(500,60))'; } . $nearest;
 
 my $script = $primary->basedir . '/insert.sql';
 append_to_file($script, <<'SQL');
 \set k random(1, 100000)
-INSERT INTO t (k, v, s) SELECT :k + g, (:k + g) * 7, 'prefix_common_' || (:k + g) FROM generate_series(1, 20) g;
+INSERT INTO t (k, v, s, p) SELECT :k + g, (:k + g) * 7, 'prefix_common_' || (:k + g), point((:k + g) % 1000, (:k + g) / 1000) FROM generate_series(1, 20) g;
 DELETE FROM t WHERE id IN (SELECT id FROM t WHERE k = :k LIMIT 1);
 SQL
 
@@ -68,15 +73,15 @@ sub pause_workers
 }
 pause_workers($primary, 'on');
 $primary->safe_psql('postgres',
-	q{INSERT INTO t (k, v, s) SELECT g, g * 7, 'prefix_common_' || g FROM generate_series(200001, 205000) g});
-ok($primary->safe_psql('postgres', q{SELECT waiting_entries FROM pm_index_tier_lag('t_k')}) >= 5000,
-	'the inserts wait in the log');
+	q{INSERT INTO t (k, v, s, p) SELECT g, g * 7, 'prefix_common_' || g, point(g % 1000, g / 1000) FROM generate_series(200001, 205000) g});
+ok($primary->safe_psql('postgres', q{SELECT min(l.waiting_entries) FROM unnest('{t_k,t_p}'::regclass[]) i, pm_index_tier_lag(i) l}) >= 5000,
+	'the inserts wait in the logs');
 $primary->stop('immediate');
 $primary->start;
 is($primary->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $index_sql"),
 	$primary->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $seq_sql"),
 	'after a crash with every insert in the log, index scans count what sequential scans count');
-is($primary->safe_psql('postgres', $checks), "\n\n", 'and the indexes verify');
+is($primary->safe_psql('postgres', $checks), "\n\n\n", 'and the indexes verify');
 is($primary->safe_psql('postgres', q{SELECT waiting_entries, waiting_bytes FROM pm_index_tier_lag('t_k')}),
 	'0|0', 'the first use applied the log');
 
@@ -90,13 +95,13 @@ $standby->append_conf('postgresql.conf', "primary_slot_name = 'standby'");
 $standby->start;
 $primary->safe_psql('postgres', 'REINDEX TABLE t');
 $primary->safe_psql('postgres',
-	q{INSERT INTO t (k, v, s) SELECT g, g * 7, 'prefix_common_' || g FROM generate_series(300001, 303000) g});
+	q{INSERT INTO t (k, v, s, p) SELECT g, g * 7, 'prefix_common_' || g, point(g % 1000, g / 1000) FROM generate_series(300001, 303000) g});
 catch_up($primary, $standby);
 my $on_primary = $primary->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $index_sql");
 ok($primary->safe_psql('postgres', q{SELECT waiting_entries FROM pm_index_tier_lag('t_s')}) >= 3000,
 	'the primary\'s inserts wait in its log');
 $standby->poll_query_until('postgres',
-	q{SELECT count(*) = 3 FROM pm_index_indexes WHERE pool_state <> 'building' AND index IS NOT NULL})
+	q{SELECT count(*) = 4 FROM pm_index_indexes WHERE pool_state <> 'building' AND index IS NOT NULL})
   or die 'the standby\'s pools are not built';
 is($standby->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $index_sql"),
 	$on_primary, 'the standby answers as the primary');

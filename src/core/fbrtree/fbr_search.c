@@ -96,8 +96,8 @@ item_set_free(item_set *s)
  * copies 40 bytes, not the 72 of an item).  New room is zeroed, so the rest
  * reads 0 unless the caller put something there.
  */
-static bool
-results_add(fbr_results *r, const fbr_item *it, int dims)
+bool
+fbr_results_add(fbr_results *r, const fbr_item *it, int dims)
 {
 	if (r->n == r->cap)
 	{
@@ -179,7 +179,7 @@ walk_leaf(walk *w, const fbr_item *items, int count, int level)
 		return;
 	}
 	for (int i = 0; i < count; i++)
-		if (w->consistent(w->arg, &items[i].box, true) && !results_add(w->out, &items[i], w->t->dims))
+		if (w->consistent(w->arg, &items[i].box, true) && !fbr_results_add(w->out, &items[i], w->t->dims))
 			w->oom = true;
 }
 

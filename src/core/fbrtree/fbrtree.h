@@ -166,6 +166,8 @@ typedef struct fbr_results
 extern pm_errcode fbr_search(fbr_tree *t, fbr_consistent_fn consistent, void *arg,
 							 fbr_results *out, pm_error *err);
 extern void fbr_results_free(fbr_results *r);
+/* append an item's first dims coordinates and payload; false if out of memory */
+extern bool fbr_results_add(fbr_results *r, const fbr_item *it, int dims);
 
 /*
  * Lower bound of the distance from the query to anything inside box

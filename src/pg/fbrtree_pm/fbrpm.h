@@ -161,6 +161,8 @@ extern char *fbrpm_phasename(int64 phasenum);
 
 /* fbrpm_index.c: fbrtree_pm's PmiAmOps */
 extern const PmiAmOps fbrpm_am_ops;
+extern int	fbrpm_item_cmp(const fbr_item *x, const fbr_item *y, int dims);
+extern int	fbrpm_logged_item(const char *data, Size len, fbr_item *item, pm_error *err);
 
 /* A handle's two trees (its am_state). */
 typedef struct FbrpmTrees

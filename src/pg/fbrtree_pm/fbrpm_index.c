@@ -123,32 +123,41 @@ fbrpm_make_entry(void *context, const Datum *values, const bool *isnull, ItemPoi
 	(void) fbrpm_entry(context, values[0], isnull[0], tid, entry);
 }
 
-static int
-cmp_double(double a, double b)
+/*
+ * Items by payload (a TID is indexed once), then by the bits of their
+ * boxes' first dims coordinates: a total order in which only the same
+ * entry compares equal, whatever the coordinates (NaN, -0).
+ */
+int
+fbrpm_item_cmp(const fbr_item *x, const fbr_item *y, int dims)
 {
-	return a < b ? -1 : a > b;
+	if (x->payload != y->payload)
+		return x->payload < y->payload ? -1 : 1;
+	for (int d = 0; d < dims; d++)
+	{
+		uint64		a[2],
+					b[2];
+
+		memcpy(&a[0], &x->box.min[d], sizeof(double));
+		memcpy(&a[1], &x->box.max[d], sizeof(double));
+		memcpy(&b[0], &y->box.min[d], sizeof(double));
+		memcpy(&b[1], &y->box.max[d], sizeof(double));
+		if (a[0] != b[0])
+			return a[0] < b[0] ? -1 : 1;
+		if (a[1] != b[1])
+			return a[1] < b[1] ? -1 : 1;
+	}
+	return 0;
 }
 
-/* By payload (a TID is indexed once), then box. */
+/*
+ * PmiAmOps.entry_cmp: coordinates past a tree's dimensions are 0 in every
+ * entry it hands out (fbrpm_entry, fbr_search into a fresh buffer)
+ */
 static int
 fbrpm_entry_cmp(const void *a, const void *b)
 {
-	const fbr_item *x = a;
-	const fbr_item *y = b;
-	int			c;
-
-	if (x->payload != y->payload)
-		return x->payload < y->payload ? -1 : 1;
-
-	/*
-	 * coordinates past a tree's dimensions are 0 in every entry (fbrpm_entry,
-	 * fbr_search)
-	 */
-	for (int d = 0; d < FBR_MAX_DIMS; d++)
-		if ((c = cmp_double(x->box.min[d], y->box.min[d])) != 0 ||
-			(c = cmp_double(x->box.max[d], y->box.max[d])) != 0)
-			return c;
-	return 0;
+	return fbrpm_item_cmp(a, b, FBR_MAX_DIMS);
 }
 
 static bool
@@ -217,11 +226,33 @@ insert_once(fbr_tree *t, const fbr_item *item, pm_error *err)
 
 	rc = fbr_search(t, contains_box, &b, &found, err);
 	for (size_t i = 0; rc == PM_OK && i < found.n && !there; i++)
-		there = fbrpm_entry_cmp(&found.items[i], item) == 0;
+		there = fbrpm_item_cmp(&found.items[i], item, t->dims) == 0;
 	fbr_results_free(&found);
 	if (rc != PM_OK || there)
 		return rc;
 	return fbr_insert(t, item, err);
+}
+
+/*
+ * An entry as fbrpm_log_entry wrote it, its coordinates past dims 0.
+ * Returns the dimensions it was logged with, or 0 (err set) if the bytes
+ * are no such entry.
+ */
+int
+fbrpm_logged_item(const char *data, Size len, fbr_item *item, pm_error *err)
+{
+	int			dims = (int) (len / sizeof(double) - 1) / 2;
+
+	if (len % sizeof(double) != 0 || dims < 2 || dims > FBR_MAX_DIMS)
+	{
+		pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged fbrtree_pm entry has %zu bytes", len);
+		return 0;
+	}
+	memset(item, 0, sizeof(*item));
+	memcpy(item->box.min, data, dims * sizeof(double));
+	memcpy(item->box.max, data + dims * sizeof(double), dims * sizeof(double));
+	memcpy(&item->payload, data + 2 * dims * sizeof(double), sizeof(item->payload));
+	return dims;
 }
 
 /* PmiAmOps.replay_entry: a record replayed again after a restart adds nothing. */
@@ -233,15 +264,10 @@ fbrpm_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *da
 	fbr_item	item;
 	fbr_tree   *t;
 	bool		there;
+	int			dims = fbrpm_logged_item(data, len, &item, err);
 
-	int			dims = (int) (len / sizeof(double) - 1) / 2;
-
-	if (len % sizeof(double) != 0 || dims < 2 || dims > FBR_MAX_DIMS)
-		return pm_error_set(err, PM_ERR_CORRUPT, 0, "a logged fbrtree_pm entry has %zu bytes", len);
-	memset(&item, 0, sizeof(item));
-	memcpy(item.box.min, data, dims * sizeof(double));
-	memcpy(item.box.max, data + dims * sizeof(double), dims * sizeof(double));
-	memcpy(&item.payload, data + 2 * dims * sizeof(double), sizeof(item.payload));
+	if (dims == 0)
+		return err->code;
 	t = (item.payload & FBRPM_PAYLOAD_SIDE) ? &trees->side : &trees->spatial;
 	if (dims != t->dims)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
@@ -353,6 +379,7 @@ fbrpm_note_entries(Relation index, void *state, const PmiNote *notes, int n, Pmi
 
 static const PmiReloption fbrpm_reloptions[] = {
 	{"fillfactor", "Packs fbrtree_pm nodes at build to this percentage", FBRPM_DEFAULT_FILLFACTOR, 10, 100},
+	PMI_TIERED_RELOPTION,
 };
 
 const PmiAmOps fbrpm_am_ops = {

@@ -5,10 +5,14 @@
  *	  particular order.  An ordered scan (ORDER BY value <-> point) walks
  *	  the tree best-first (fbr_knn_*) one entry per call, and returns the
  *	  operator's exact distance, so no reordering is needed; NULLs follow
- *	  the rest, as in GiST.  The core's result arrays and KNN iterator live
- *	  outside PostgreSQL's memory contexts: a reset callback on the scan's
- *	  context releases them (and the KNN iterator's epoch) if the query ends
- *	  in an error.
+ *	  the rest, as in GiST.  A tiered index's entries that wait in its
+ *	  operation log are copied before the trees are read and merged in: the
+ *	  qualifying ones added to the matches, or returned among the walk's at
+ *	  their distances; an entry applied in between is read twice and
+ *	  returned once (an entry is its own identity).  The core's result
+ *	  arrays and KNN iterator live outside PostgreSQL's memory contexts: a
+ *	  reset callback on the scan's context releases them (and the KNN
+ *	  iterator's epoch) if the query ends in an error.
  */
 #include "fbrpm.h"
 
@@ -51,6 +55,20 @@ typedef struct FbrpmScanOpaqueData
 								 * early: */
 	fbr_item	peek;
 	double		peek_distance;
+	/* the walk's tree is done; entries may still wait (below) */
+	bool		knn_tree_done;
+
+	/*
+	 * ordered scans of a tiered index: the qualifying entries that waited in
+	 * its log when the walk began, by entry (to drop the walk's copies) and
+	 * by distance (to merge them into the walk)
+	 */
+	fbr_item   *knn_waiting;
+	struct WaitingByDistance *knn_order;
+	int			knn_nwaiting;
+	int			knn_next_waiting;
+	MemoryContext waitcxt;		/* the copies of waiting entries, reset by
+								 * rescan (made on first use) */
 	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on
 								 * first use) */
 	MemoryContext distctx;		/* ordered scans: values rebuilt for
@@ -66,6 +84,21 @@ typedef struct FbrpmScanOpaqueData
 } FbrpmScanOpaqueData;
 
 typedef FbrpmScanOpaqueData *FbrpmScanOpaque;
+
+typedef struct WaitingByDistance
+{
+	double		distance;
+	int			item;			/* in knn_waiting */
+} WaitingByDistance;
+
+/* The entries waiting in an index's operation log, as a scan copied them. */
+typedef struct Waiting
+{
+	IndexScanDesc scan;
+	fbr_item   *items;
+	int			n;
+	int			cap;
+} Waiting;
 
 /* One finished scan's result buffer, kept for the next scan of this backend. */
 static fbr_results spare_results;
@@ -151,6 +184,13 @@ fbrpm_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderby
 	so->last_bound = 0;
 	so->empties_inline = false;
 	so->peeked = false;
+	so->knn_tree_done = false;
+	so->knn_waiting = NULL;
+	so->knn_order = NULL;
+	so->knn_nwaiting = 0;
+	so->knn_next_waiting = 0;
+	if (so->waitcxt)
+		MemoryContextReset(so->waitcxt);
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
@@ -214,25 +254,143 @@ scan_distance(void *arg, const fbr_box *box, bool is_leaf)
 	return d;
 }
 
-/* Append the qualifying entries of the spatial tree and of the side tree to so->results. */
+/* The dimensions of an item's tree: NULLs and EMPTYs are in the 2-D side tree. */
+static int
+item_dims(FbrpmScanOpaque so, const fbr_item *item)
+{
+	return (item->payload & FBRPM_PAYLOAD_SIDE) ? 2 : fbrpm_trees(so->h)->spatial.dims;
+}
+
+static int
+cmp_items(const void *a, const void *b, void *arg)
+{
+	return fbrpm_item_cmp(a, b, item_dims(arg, a));
+}
+
+static int
+cmp_distances(const void *a, const void *b)
+{
+	double		x = ((const WaitingByDistance *) a)->distance;
+	double		y = ((const WaitingByDistance *) b)->distance;
+
+	return x < y ? -1 : x > y;
+}
+
+/* PmiTierRecordFn: decode a waiting entry */
+static void
+copy_waiting(void *arg, const PmiNote *note, const char *entry, Size len)
+{
+	Waiting    *w = arg;
+	pm_error	err;
+
+	if (w->n == w->cap)
+	{
+		w->cap = Max(w->cap * 2, 64);
+		w->items = w->items == NULL ?
+			palloc_extended(sizeof(fbr_item) * w->cap, MCXT_ALLOC_HUGE) :
+			repalloc_huge(w->items, sizeof(fbr_item) * w->cap);
+	}
+	if (fbrpm_logged_item(entry, len, &w->items[w->n], &err) == 0)
+		pmi_report(&err, w->scan->indexRelation);
+	w->n++;
+}
+
+/*
+ * The entries waiting in the index's operation log, sorted by cmp_items, in
+ * so->waitcxt; none (and no allocation) if the index has none waiting.
+ */
+static void
+copy_waiting_entries(IndexScanDesc scan, Waiting *w)
+{
+	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	MemoryContext old;
+
+	memset(w, 0, sizeof(*w));
+	w->scan = scan;
+	if (so->waitcxt == NULL)
+		so->waitcxt = AllocSetContextCreate(GetMemoryChunkContext(so),
+											"fbrtree_pm waiting entries", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(so->waitcxt);
+	pmi_tier_foreach_pending(so->h, copy_waiting, w);
+	MemoryContextSwitchTo(old);
+	if (w->n > 1)
+		qsort_arg(w->items, w->n, sizeof(fbr_item), cmp_items, so);
+}
+
+/* Whether a waiting entry answers the scan. */
+static bool
+waiting_qualifies(FbrpmScanOpaque so, const fbr_item *item, bool spatial, uint64 side_flags)
+{
+	if (item->payload & FBRPM_PAYLOAD_SIDE)
+		return (item->payload & side_flags) != 0;
+	return spatial && scan_consistent(so, &item->box, true);
+}
+
+/*
+ * Append to so->results the waiting entries of one tree (the side tree or
+ * the spatial one) that answer the scan and are not among that tree's
+ * matches, results[from..] (which hold those applied since the copy).
+ */
+static void
+add_waiting(FbrpmScanOpaque so, const Waiting *w, size_t from, bool side, bool spatial,
+			uint64 side_flags)
+{
+	bool	   *found;
+
+	if (w->n == 0)
+		return;
+	found = palloc0(sizeof(bool) * w->n);
+	for (size_t i = from; i < so->results.n; i++)
+	{
+		fbr_item   *hit = bsearch_arg(&so->results.items[i], w->items, w->n, sizeof(fbr_item),
+									  cmp_items, so);
+
+		if (hit != NULL)
+			found[hit - w->items] = true;
+	}
+	for (int j = 0; j < w->n; j++)
+	{
+		const fbr_item *item = &w->items[j];
+
+		if (found[j] || ((item->payload & FBRPM_PAYLOAD_SIDE) != 0) != side ||
+			!waiting_qualifies(so, item, spatial, side_flags))
+			continue;
+		if (!fbr_results_add(&so->results, item, item_dims(so, item)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+	}
+	pfree(found);
+}
+
+/*
+ * Append the qualifying entries of the spatial tree and of the side tree to
+ * so->results, with those waiting in the operation log.
+ */
 static void
 collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
 	size_t		from;
+	Waiting		w;
 	pm_error	err;
 
 	take_spare_results(so);
 	if (so->interlock)
 		pmi_scan_hold(so->h, &so->hold);
+	copy_waiting_entries(scan, &w);
+	from = so->results.n;
 	if (spatial && fbr_search(&fbrpm_trees(so->h)->spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
+	if (spatial)
+		add_waiting(so, &w, from, false, spatial, side_flags);
 	if (side_flags == 0)
 		return;
 	from = so->results.n;
 	if (fbr_search(&fbrpm_trees(so->h)->side, fbrpm_accept_all, NULL, &so->results, &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
+	add_waiting(so, &w, from, true, spatial, side_flags);
 
 	/*
 	 * keep the qualifying ones, EMPTY before NULL (the order of their
@@ -287,6 +445,62 @@ place_empties(IndexScanDesc scan)
 	so->next = 0;
 	so->empties_inline = true;
 	so->side_flags &= ~FBRPM_PAYLOAD_EMPTY;
+}
+
+/*
+ * An ordered scan's waiting entries: those that answer it, with their
+ * distances, copied before the walk begins.
+ */
+static void
+order_waiting(IndexScanDesc scan)
+{
+	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	Waiting		w;
+	int			n = 0;
+
+	copy_waiting_entries(scan, &w);
+	for (int j = 0; j < w.n; j++)
+		if (waiting_qualifies(so, &w.items[j], true, 0))
+			w.items[n++] = w.items[j];
+	if (n == 0)
+		return;
+	so->knn_waiting = w.items;
+	so->knn_nwaiting = n;
+	so->knn_order = MemoryContextAlloc(so->waitcxt, sizeof(WaitingByDistance) * n);
+	for (int j = 0; j < n; j++)
+	{
+		so->knn_order[j].item = j;
+		so->knn_order[j].distance = scan_distance(so, &w.items[j].box, true);
+	}
+	qsort(so->knn_order, n, sizeof(WaitingByDistance), cmp_distances);
+}
+
+/*
+ * The best-first walk's next entry into so->peek, unless it has one there:
+ * false at its end.  An entry copied from the log is skipped: it is
+ * returned from the copy.
+ */
+static bool
+peek_tree(IndexScanDesc scan)
+{
+	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
+	pm_error	err;
+
+	while (!so->peeked && !so->knn_tree_done)
+	{
+		so->peeked = fbr_knn_next(so->knn, &so->peek, &so->peek_distance, &err);
+		if (!so->peeked)
+		{
+			if (err.code != PM_OK)
+				pmi_report(&err, scan->indexRelation);
+			so->knn_tree_done = true;
+		}
+		else if (so->knn_nwaiting > 0 &&
+				 bsearch_arg(&so->peek, so->knn_waiting, so->knn_nwaiting, sizeof(fbr_item),
+							 cmp_items, so) != NULL)
+			so->peeked = false;
+	}
+	return so->peeked;
 }
 
 static void
@@ -366,6 +580,8 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		fbr_item	item;
 		double		distance;
+		bool		peeked;
+		const WaitingByDistance *waiting;
 
 		if (!so->started)
 		{
@@ -379,26 +595,36 @@ fbrpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 			}
 			if (so->interlock)
 				pmi_scan_hold(so->h, &so->hold);
+			order_waiting(scan);
 			so->knn = fbr_knn_begin(&fbrpm_trees(so->h)->spatial, scan_consistent, so,
 									scan_distance, so, &err);
 			if (so->knn == NULL)
 				pmi_report(&err, scan->indexRelation);
 			place_empties(scan);
 		}
-		if (!so->peeked)
-		{
-			so->peeked = fbr_knn_next(so->knn, &so->peek, &so->peek_distance, &err);
-			if (!so->peeked && err.code != PM_OK)
-				pmi_report(&err, scan->indexRelation);
-		}
+		peeked = peek_tree(scan);
+		waiting = so->knn_next_waiting < so->knn_nwaiting ?
+			&so->knn_order[so->knn_next_waiting] : NULL;
+		/* the nearer of the walk's next entry and the log's */
+		if (waiting != NULL && (!peeked || waiting->distance < so->peek_distance))
+			peeked = false;
+		else
+			waiting = NULL;
 		/* an EMPTY whose distance the next box's bound passes comes first */
 		if (so->empties_inline && so->next < so->results.n &&
-			(!so->peeked || so->peek_distance > so->empty_distance))
+			((!peeked && waiting == NULL) ||
+			 (peeked ? so->peek_distance : waiting->distance) > so->empty_distance))
 		{
 			item = so->results.items[so->next++];
 			distance = so->empty_distance;
 		}
-		else if (so->peeked)
+		else if (waiting != NULL)
+		{
+			item = so->knn_waiting[waiting->item];
+			distance = waiting->distance;
+			so->knn_next_waiting++;
+		}
+		else if (peeked)
 		{
 			item = so->peek;
 			distance = so->peek_distance;
