@@ -18,7 +18,8 @@ import sys
 from collections import OrderedDict, defaultdict
 
 # none: the same table without an index (the insert suites), what an index costs is measured against
-KIND_ORDER = ["btree", "nbtree_pm", "phast_pm", "hash", "hash_pm", "gist", "spgist", "fbrtree_pm", "none"]
+KIND_ORDER = ["btree", "nbtree_pm", "nbtree_pm_tiered", "phast_pm", "phast_pm_tiered", "hash", "hash_pm", "gist", "spgist",
+              "fbrtree_pm", "fbrtree_pm_tiered", "none"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
@@ -381,6 +382,30 @@ def recovery_section(directory, plot, out):
              "title columnheader(i)\n", {"rec.dat": rows_})
 
 
+def cpu_section(directory, out):
+    rows = read_csv(directory, "cpu.csv")
+    if not rows:
+        return
+    out.append("## CPU by role in the insert suites\n")
+    out.append("CPU milliseconds per transaction (user + system, bench/lib/cpusplit.py): the client "
+               "backends', the replay workers' (tiered kinds and hash_pm: until what waits is "
+               "applied) and the rest of the server's (WAL writer, checkpointer); median of the "
+               "runs. What an index costs a transaction in CPU is its total against the no-index "
+               "table's (`none`); where the clients have every core, that is what bounds TPS.\n")
+    out.append("| suite | clients | index | clients ms | workers ms | other ms | total ms |")
+    out.append("|---|---:|---|---:|---:|---:|---:|")
+    groups = group_by(rows, lambda r: (r["suite"], int(r["clients"]), r["kind"]))
+    for key in sorted(groups, key=lambda k: (k[0], k[1], kind_key(k[2]))):
+        per_xact = {part: statistics.median(1000 * float(r[f"{part}_cpu_s"]) / max(int(r["xacts"]), 1)
+                                            for r in groups[key])
+                    for part in ("client", "worker", "other")}
+        total = statistics.median(1000 * sum(float(r[f"{p}_cpu_s"]) for p in ("client", "worker", "other"))
+                                  / max(int(r["xacts"]), 1) for r in groups[key])
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {per_xact['client']:.3f} | "
+                   f"{per_xact['worker']:.3f} | {per_xact['other']:.3f} | {total:.3f} |")
+    out.append("")
+
+
 def ready_section(directory, out):
     rows = read_csv(directory, "ready.csv")
     if not rows:
@@ -531,6 +556,7 @@ def main():
     build_size_section(directory, plot, out)
     recovery_section(directory, plot, out)
     ready_section(directory, out)
+    cpu_section(directory, out)
     data_build_section(directory, out)
     data_build_section(directory, out, "geo_build.csv", "Spatial CREATE INDEX",
                           "Data: `geography` points around GeoNames' 34,006 cities of 15,000 people or "

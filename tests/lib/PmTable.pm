@@ -1,6 +1,7 @@
 # The table the replication and backup tests share: one column and one index per access method
 # (nbtree_pm unique and on text, phast_pm, fbrtree_pm on boxes and on 3-D PostGIS points, whose
-# pool holds 4-D boxes, hash_pm on an expression of v), a condition only each index serves, the
+# pool holds 4-D boxes, hash_pm on an expression of v, tiered nbtree_pm and fbrtree_pm indexes on
+# expressions, whose inserts wait in their operation logs), a condition only each index serves, the
 # answers through every index and through the heap, and a pgbench write load over it (inserts,
 # updates that move rows, deletes, VACUUM).
 package PmTable;
@@ -12,7 +13,8 @@ use IPC::Run;
 use PostgreSQL::Test::Utils;
 use PmNode;
 
-our @EXPORT = qw(create_table %QUERIES answers_differ at_one_replay_point start_write_load);
+our @EXPORT =
+  qw(create_table %QUERIES $INDEXES verify_sql verified answers_differ at_one_replay_point start_write_load);
 
 # Each index, a condition only it serves.
 our %QUERIES = (
@@ -22,9 +24,39 @@ our %QUERIES = (
 	t_v => 'v BETWEEN -7 AND 70000',
 	t_h => '(v % 1000) = ANY (ARRAY[7, 14, 21, 700, 999])',
 	t_bx => q{bx && box '((100,100),(400,600))'},
-	t_pz => q{pz &&& ST_3DMakeBox(ST_MakePoint(100, 100, 0), ST_MakePoint(400, 600, 500))});
+	t_pz => q{pz &&& ST_3DMakeBox(ST_MakePoint(100, 100, 0), ST_MakePoint(400, 600, 500))},
+	t_kt => 'k * 2 BETWEEN 10 AND 1800',
+	t_ct => q{center(bx) <@ box '((100,100),(400,600))'});
 
-# Table t with 20,000 rows and its seven indexes, in database postgres of the node.
+# Each index's access method.
+our %AM = (
+	t_id => 'nbtree_pm',
+	t_s => 'nbtree_pm',
+	t_k => 'nbtree_pm',
+	t_v => 'phast_pm',
+	t_h => 'hash_pm',
+	t_bx => 'fbrtree_pm',
+	t_pz => 'fbrtree_pm',
+	t_kt => 'nbtree_pm',
+	t_ct => 'fbrtree_pm');
+
+# The indexes' names, sorted, comma-separated.
+our $INDEXES = join(',', sort keys %AM);
+
+# A query of the verifiers (heapallindexed) of the indexes named, every index by default; what
+# it returns when they pass is verified(the same names).
+sub verify_sql
+{
+	my @indexes = @_ ? @_ : sort keys %AM;
+	return 'SELECT ' . join(', ', map { "$AM{$_}_check('$_', true)" } @indexes);
+}
+
+sub verified
+{
+	return '|' x ((@_ ? scalar @_ : scalar keys %AM) - 1);
+}
+
+# Table t with 20,000 rows and its indexes, in database postgres of the node.
 sub create_table
 {
 	my ($node) = @_;
@@ -35,6 +67,8 @@ sub create_table
 		CREATE TABLE t (id serial, k int4, s text, v int8, bx box, pz geometry(PointZ));
 		CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
 		CREATE INDEX t_s ON t USING nbtree_pm (s);
+		CREATE INDEX t_kt ON t USING nbtree_pm ((k * 2)) WITH (tiered = on);
+		CREATE INDEX t_ct ON t USING fbrtree_pm (center(bx)) WITH (tiered = on);
 		INSERT INTO t (k, s, v, bx, pz)
 		  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
 		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1)),

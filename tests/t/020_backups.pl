@@ -27,8 +27,8 @@ $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 create_table($primary);
 $primary->safe_psql('postgres', 'CREATE TABLE plain (k int4); CREATE INDEX plain_k ON plain USING nbtree_pm (k)');
-my $building = q{SELECT string_agg(i::text, ',' ORDER BY i::text) FROM pm_index_pools() p
-	JOIN unnest('{t_id,t_s,t_k,t_v,t_bx,t_pz,t_h}'::regclass[]) i ON p.index = i WHERE p.state = 'building'};
+my $building = qq{SELECT string_agg(i::text, ',' ORDER BY i::text) FROM pm_index_pools() p
+	JOIN unnest('\{$INDEXES\}'::regclass[]) i ON p.index = i WHERE p.state = 'building'};
 
 # Does the node plan each index (with sequential scans off)?
 sub planned
@@ -60,18 +60,16 @@ sub built
 	my ($node, $what) = @_;
 	ok($node->poll_query_until('postgres', "SELECT ($building) IS NULL"),
 		"$what: the background builds end");
-	is(planned($node), 't_bx,t_h,t_id,t_k,t_pz,t_s,t_v', "$what: every index is planned again");
+	is(planned($node), $INDEXES, "$what: every index is planned again");
 	compare($node, $what);
 	my $checks;
 	at_one_replay_point(
 		$node,
 		sub {
 			$checks = $node->safe_psql(
-				'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
-				nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
-				fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)});
+				'postgres', verify_sql());
 		});
-	is($checks, '||||||', "$what: every verifier passes, every heap tuple indexed");
+	is($checks, verified(), "$what: every verifier passes, every heap tuple indexed");
 }
 
 # A prepared transaction's rows, inserted before the backup, committed after the restore: the build
@@ -107,7 +105,7 @@ $restored->init_from_backup($primary, 'base');
 # (a copy must not archive into the primary's archive, which PITR below restores from)
 $restored->append_conf('postgresql.conf', 'archive_mode = off');
 $restored->start;
-is($restored->safe_psql('postgres', $building), 't_bx,t_h,t_id,t_k,t_pz,t_s,t_v',
+is($restored->safe_psql('postgres', $building), $INDEXES,
 	'restored: every pool is being built (a prepared transaction older than the start is open)');
 is(planned($restored), '', 'restored: the planner uses none of them meanwhile');
 compare($restored, 'restored, pools being built');
@@ -129,7 +127,7 @@ is($restored->safe_psql('postgres', "${BY_INDEX}SELECT string_agg(s, ',' ORDER B
 ok($restored->log_contains(qr/pm_index: built index "t_bx" from its table/),
 	'restored: the server log says which index was built');
 $restored->restart;
-is(planned($restored), 't_bx,t_h,t_id,t_k,t_pz,t_s,t_v', 'restored: after a restart the built pools are used');
+is(planned($restored), $INDEXES, 'restored: after a restart the built pools are used');
 
 # 2. PITR to the named restore point, then promoted.
 my $pitr = PostgreSQL::Test::Cluster->new('pitr');
@@ -153,7 +151,7 @@ $standby->append_conf('postgresql.conf', 'archive_mode = off');
 $standby->start;
 $primary->safe_psql('postgres', q{UPDATE t SET k = k + 1 WHERE id % 7 = 0; DELETE FROM t WHERE id % 11 = 0});
 $primary->wait_for_catchup($standby);
-is($standby->safe_psql('postgres', $building), 't_bx,t_h,t_id,t_k,t_pz,t_s,t_v',
+is($standby->safe_psql('postgres', $building), $INDEXES,
 	'standby: every pool is being built');
 is(planned($standby), '', 'standby: the planner uses none of them meanwhile');
 compare($standby, 'standby, pools being built');
@@ -208,12 +206,12 @@ $primary->command_ok([ 'pg_restore', '-d', $primary->connstr('copy'), $dump ], '
 is( $primary->safe_psql(
 		'copy', q{SELECT string_agg(c.relname || ':' || a.amname, ' ' ORDER BY c.relname)
 		  FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname LIKE '%_pm'}),
-	'plain_k:nbtree_pm t_bx:fbrtree_pm t_h:hash_pm t_id:nbtree_pm t_k:nbtree_pm t_pz:fbrtree_pm t_s:nbtree_pm t_v:phast_pm',
+	'plain_k:nbtree_pm t_bx:fbrtree_pm t_ct:fbrtree_pm t_h:hash_pm t_id:nbtree_pm t_k:nbtree_pm t_kt:nbtree_pm '
+	  . 't_pz:fbrtree_pm t_s:nbtree_pm t_v:phast_pm',
 	'the restored database has every index');
 is( $primary->safe_psql(
-		'copy', q{SELECT nbtree_pm_check('t_k', true), fbrtree_pm_check('t_bx', true),
-		phast_pm_check('t_v', true), fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)}),
-	'||||', 'and they verify');
+		'copy', verify_sql(qw(t_k t_bx t_v t_pz t_h t_kt t_ct))),
+	verified(qw(t_k t_bx t_v t_pz t_h t_kt t_ct)), 'and they verify');
 
 $_->stop for ($primary, $restored, $pitr, $standby);
 # No server started from the backup says it reconciled an index after a crash (a reconciliation

@@ -1,10 +1,11 @@
 # Crash torture: 2 pgbench clients insert, update, delete, VACUUM and try duplicates in a table
 # with an nbtree_pm, an fbrtree_pm, a phast_pm, a unique nbtree_pm text index, a
-# multicolumn nbtree_pm index (an expression DESC, text, int8) and a hash_pm index on an
-# expression (its inserts through its operation log, applied by the replay workers); the server is
+# multicolumn nbtree_pm index (an expression DESC, text, int8), a hash_pm index on an
+# expression (its inserts through its operation log, applied by the replay workers), and tiered
+# nbtree_pm and fbrtree_pm indexes on expressions (WITH (tiered = on)); the server is
 # killed at random moments (SIGKILL of the postmaster, pg_ctl stop -m immediate and SIGKILL of
 # one pgbench backend in turn, synchronous_commit on and off in turn).  After every restart the
-# indexes verify against the heap (heapallindexed), 210 random predicates answer by index scan
+# indexes verify against the heap (heapallindexed), 250 random predicates answer by index scan
 # exactly what they answer by sequential scan, no TID comes back twice and no value of the
 # unique index is in two rows.
 # Then the targeted kills: during CREATE INDEX, REINDEX CONCURRENTLY and VACUUM, and inside an
@@ -37,6 +38,8 @@ $node->safe_psql(
 	CREATE UNIQUE INDEX tt_u ON tt USING nbtree_pm (u);
 	CREATE INDEX tt_m ON tt USING nbtree_pm ((k % 97) DESC, u, q);
 	CREATE INDEX tt_h ON tt USING hash_pm ((k % 1009));
+	CREATE INDEX tt_kt ON tt USING nbtree_pm ((k * 2)) WITH (tiered = on);
+	CREATE INDEX tt_pt ON tt USING fbrtree_pm (box(p, p)) WITH (tiered = on);
 	INSERT INTO tt (k, p, q, u) SELECT r, point(random() * 1000, random() * 1000), r, md5(r::text || random())
 	  FROM (SELECT (random() * 1e6)::int8 AS r FROM generate_series(1, 20000)) s;
 	-- a second row for a value the table has: the unique index refuses it (unless the row
@@ -98,10 +101,11 @@ sub kill_server
 	return;
 }
 
-# 210 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
+# 250 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
 # (fbrtree_pm windows), 20 on u (a unique text index), 20 on k % 97 and u or q (the
-# multicolumn index), 20 on k % 1009 (hash_pm: = and = ANY), each with count and sum(id): what
-# the indexes answer must be what the heap answers.
+# multicolumn index), 20 on k % 1009 (hash_pm: = and = ANY), 20 each on k * 2 and box(p, p)
+# (the tiered indexes), each with count and sum(id): what the indexes answer must be what the
+# heap answers.
 my @predicates;
 for my $i (1 .. 50)
 {
@@ -123,6 +127,9 @@ for my $i (1 .. 50)
 	  $i % 2 ? sprintf("k %% 1009 = %d", $a % 1009)
 	  : sprintf("k %% 1009 = ANY (ARRAY[%d, %d, %d])", $a % 1009, ($a + 337) % 1009, -1)
 	  if $i <= 20;
+	next if $i > 20;
+	push @predicates, sprintf('k * 2 BETWEEN %d AND %d', 2 * $a, 2 * $a + int(rand(100_000)));
+	push @predicates, sprintf("box(p, p) && box '((%.3f,%.3f),(%.3f,%.3f))'", $y, $x, $y + $w, $x + $w);
 }
 my $probe = join("\n",
 	map { "SELECT count(*), coalesce(sum(id), 0) FROM tt WHERE $_;" } @predicates);
@@ -135,7 +142,8 @@ sub verify
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
 		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);"
 		  . " SELECT nbtree_pm_check('tt_u', true); SELECT nbtree_pm_check('tt_m', true);"
-		  . " SELECT hash_pm_check('tt_h', true);");
+		  . " SELECT hash_pm_check('tt_h', true); SELECT nbtree_pm_check('tt_kt', true);"
+		  . " SELECT fbrtree_pm_check('tt_pt', true);");
 	push @problems, "check: $stderr" if $rc != 0;
 	my $by_index = $node->safe_psql('postgres', "$BY_INDEX\n$probe");
 	my $by_heap = $node->safe_psql('postgres', "$BY_HEAP\n$probe");
@@ -185,7 +193,7 @@ for my $cycle (1 .. $cycles)
 }
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
 is($violations, 0,
-	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 210 predicates as the heap does, no TID twice, no value of the unique index twice"
+	"$cycles kills under insert/update/delete/VACUUM load: every restart verifies, index scans answer 250 predicates as the heap does, no TID twice, no value of the unique index twice"
 );
 cmp_ok($acknowledged, '>', 0, "the load ran ($acknowledged transactions acknowledged)");
 

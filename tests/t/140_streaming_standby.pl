@@ -88,10 +88,8 @@ compare_at_pause('after the load and a VACUUM');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
 $standby->poll_query_until('postgres', "SELECT pg_get_wal_replay_pause_state() = 'paused'");
 is( $standby->safe_psql(
-		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
-		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
-		fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)}),
-	'||||||',
+		'postgres', verify_sql()),
+	verified(),
 	'every verifier passes on the standby, every heap tuple indexed');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 my ($rc, $stdout, $stderr) = $standby->psql('postgres', q{SELECT nbtree_pm_check('t_k')});
@@ -99,8 +97,8 @@ like($stderr, qr/needs WAL replay paused.*HINT:  Run SELECT pg_wal_replay_pause/
 	'a verifier refuses to run while replay changes the index');
 
 # As many entries per index as the primary's.
-my $entries = q{SELECT string_agg(i || '=' || (pm_index_stats(i::regclass)).entries, ' ' ORDER BY i)
-	FROM unnest('{t_id,t_s,t_k,t_v,t_bx,t_pz,t_h}'::text[]) i};
+my $entries = qq{SELECT string_agg(i || '=' || (pm_index_stats(i::regclass)).entries, ' ' ORDER BY i)
+	FROM unnest('\{$INDEXES\}'::text[]) i};
 is($standby->safe_psql('postgres', $entries), $primary->safe_psql('postgres', $entries),
 	'the standby holds as many entries per index as the primary');
 
@@ -274,7 +272,9 @@ my %after_promotion = (
 	t_v => 'v < 0',
 	t_bx => q{bx && box '((-200,-200),(-1,-1))'},
 	t_id => 'id > 0',
-	t_h => '(v % 1000) = ANY (ARRAY[-1, -50, -100, 7])');
+	t_h => '(v % 1000) = ANY (ARRAY[-1, -50, -100, 7])',
+	t_kt => 'k * 2 = 9998',
+	t_ct => q{center(bx) <@ box '((-200,-200),(-1,-1))'});
 my @differ;
 for my $index (sort keys %after_promotion)
 {
@@ -291,10 +291,8 @@ my $taken = $standby->safe_psql('postgres', "${BY_HEAP}SELECT min(id) FROM t");
 like($stderr, qr/duplicate key value violates unique constraint "t_id"/,
 	'the unique index enforces uniqueness on the new primary');
 is( $standby->safe_psql(
-		'postgres', q{SELECT nbtree_pm_check('t_id', true), nbtree_pm_check('t_s', true),
-		nbtree_pm_check('t_k', true), phast_pm_check('t_v', true), fbrtree_pm_check('t_bx', true),
-		fbrtree_pm_check('t_pz', true), hash_pm_check('t_h', true)}),
-	'||||||',
+		'postgres', verify_sql()),
+	verified(),
 	'every verifier passes on the new primary');
 $load->finish;
 

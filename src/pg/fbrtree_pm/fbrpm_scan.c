@@ -276,18 +276,23 @@ cmp_distances(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* PmiTierRecordFn: decode a waiting entry */
+/* PmiTierRecordFn: decode a waiting entry into so->waitcxt (made on first use) */
 static void
 copy_waiting(void *arg, const PmiNote *note, const char *entry, Size len)
 {
 	Waiting    *w = arg;
+	FbrpmScanOpaque so = (FbrpmScanOpaque) w->scan->opaque;
 	pm_error	err;
 
 	if (w->n == w->cap)
 	{
 		w->cap = Max(w->cap * 2, 64);
+		if (so->waitcxt == NULL)
+			so->waitcxt = AllocSetContextCreate(GetMemoryChunkContext(so),
+												"fbrtree_pm waiting entries",
+												ALLOCSET_SMALL_SIZES);
 		w->items = w->items == NULL ?
-			palloc_extended(sizeof(fbr_item) * w->cap, MCXT_ALLOC_HUGE) :
+			MemoryContextAllocExtended(so->waitcxt, sizeof(fbr_item) * w->cap, MCXT_ALLOC_HUGE) :
 			repalloc_huge(w->items, sizeof(fbr_item) * w->cap);
 	}
 	if (fbrpm_logged_item(entry, len, &w->items[w->n], &err) == 0)
@@ -303,16 +308,10 @@ static void
 copy_waiting_entries(IndexScanDesc scan, Waiting *w)
 {
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
-	MemoryContext old;
 
 	memset(w, 0, sizeof(*w));
 	w->scan = scan;
-	if (so->waitcxt == NULL)
-		so->waitcxt = AllocSetContextCreate(GetMemoryChunkContext(so),
-											"fbrtree_pm waiting entries", ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(so->waitcxt);
 	pmi_tier_foreach_pending(so->h, copy_waiting, w);
-	MemoryContextSwitchTo(old);
 	if (w->n > 1)
 		qsort_arg(w->items, w->n, sizeof(fbr_item), cmp_items, so);
 }
