@@ -284,6 +284,7 @@ extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_open_named(Relation index, const uint8 *uuid);
 extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
 extern void pmi_pool_forget(RelFileNodeBackend rnode);
+extern void pmi_pool_forget_removed(void);
 extern bool pmi_pool_building(const pm_pool *pool);
 
 /* pmi_fill.c */

@@ -566,6 +566,34 @@ pmi_pool_forget(RelFileNodeBackend rnode)
 }
 
 /*
+ * Drop this process's mappings of pools whose files were removed since it
+ * mapped them (their indexes' registry slots went first, so no handle of
+ * this process is current for them).  A removed pool's space comes back
+ * only when the last process lets its mapping go; a replay worker, which
+ * reads no relcache invalidations, calls this between rounds.
+ */
+void
+pmi_pool_forget_removed(void)
+{
+	HASH_SEQ_STATUS status;
+	PoolCacheEntry *e;
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	if (pool_cache == NULL)
+		return;
+	hash_seq_init(&status, pool_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+	{
+		format_pool_path(path, sizeof(path), e->rnode);
+		if (stat(path, &st) == 0 || errno != ENOENT)
+			continue;
+		cached_pool_close(e->pool);
+		hash_search(pool_cache, &e->rnode, HASH_REMOVE, NULL);
+	}
+}
+
+/*
  * Copy the pool of relfilenode from to the name of relfilenode to (through a
  * temporary file, synced, then renamed), or with move rename it.  Nothing
  * to do when from has no pool.  The caller makes sure nobody writes the

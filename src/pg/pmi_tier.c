@@ -897,6 +897,7 @@ pmi_tier_main(Datum arg)
 				pmi_shared->tier_latch[id] = MyLatch;
 				last_work = GetCurrentTimestamp();
 			}
+			pmi_pool_forget_removed();
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 TIER_NAP_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);

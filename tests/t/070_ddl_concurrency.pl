@@ -2,7 +2,10 @@
 # nbtree_pm, an fbrtree_pm, a phast_pm and a hash_pm index (each statement its own transaction, errors
 # tolerated, as an application retrying would) while a third runs REINDEX, REINDEX CONCURRENTLY,
 # ALTER TABLE (a rewrite), TRUNCATE, DROP INDEX and CREATE INDEX [CONCURRENTLY].  Afterwards the
-# indexes verify, answer as the heap does, and only live indexes have pools.  Then cancellations:
+# indexes verify, answer as the heap does, and only live indexes have pools.  The nbtree_pm,
+# phast_pm and fbrtree_pm indexes are made again WITH (tiered = on) in the first round, so the
+# second round's DDL meets indexes whose inserts go through their operation logs.  Then
+# cancellations:
 # statement_timeout in a long index scan (nbtree_pm's, and hash_pm's walk), pg_cancel_backend in a
 # long CREATE INDEX.
 use strict;
@@ -64,15 +67,15 @@ my @ddl = (
 	'ALTER TABLE d ALTER COLUMN k TYPE int8',
 	'REINDEX TABLE CONCURRENTLY d',
 	'DROP INDEX d_k',
-	'CREATE INDEX CONCURRENTLY d_k ON d USING nbtree_pm (k)',
+	'CREATE INDEX CONCURRENTLY d_k ON d USING nbtree_pm (k) WITH (tiered = on)',
 	'REINDEX INDEX CONCURRENTLY d_q',
 	'ALTER TABLE d ALTER COLUMN q TYPE int8',
 	'ALTER TABLE d ALTER COLUMN h TYPE int8',
 	'TRUNCATE d',
 	'DROP INDEX d_q',
-	'CREATE INDEX CONCURRENTLY d_q ON d USING phast_pm (q)',
+	'CREATE INDEX CONCURRENTLY d_q ON d USING phast_pm (q) WITH (tiered = on)',
 	'DROP INDEX d_p',
-	'CREATE INDEX d_p ON d USING fbrtree_pm (p)',
+	'CREATE INDEX d_p ON d USING fbrtree_pm (p) WITH (tiered = on)',
 	'DROP INDEX d_h',
 	'CREATE INDEX CONCURRENTLY d_h ON d USING hash_pm (h)',
 	'REINDEX INDEX d_h',

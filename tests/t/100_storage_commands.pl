@@ -1,5 +1,6 @@
 # Every PostgreSQL 15 command that creates, moves, copies or drops an index's files, on a table
-# with an nbtree_pm, an fbrtree_pm and a hash_pm index: each SET TABLESPACE form, REINDEX in
+# with an nbtree_pm, an fbrtree_pm and a hash_pm index (one of the first two tiered, its inserts
+# through its operation log, on each of a plain and a partitioned table): each SET TABLESPACE form, REINDEX in
 # each form (TABLESPACE too), CLUSTER, VACUUM FULL, TRUNCATE, ALTER COLUMN TYPE, SET UNLOGGED and SET
 # LOGGED, partition DETACH/ATTACH, CREATE DATABASE ... TEMPLATE, ALTER DATABASE ... SET
 # TABLESPACE, DROP DATABASE.  Transactional
@@ -23,13 +24,13 @@ my $setup = q{
 	CREATE TABLE m (k int, p point);
 	INSERT INTO m SELECT g, point(g % 100, g / 100) FROM generate_series(1, 5000) g;
 	CREATE INDEX m_k ON m USING nbtree_pm (k);
-	CREATE INDEX m_p ON m USING fbrtree_pm (p);
+	CREATE INDEX m_p ON m USING fbrtree_pm (p) WITH (tiered = on);
 	CREATE INDEX m_h ON m USING hash_pm ((k % 100));
 	CREATE TABLE pt (k int, p point) PARTITION BY RANGE (k);
 	CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (MINVALUE) TO (2500);
 	CREATE TABLE pt2 PARTITION OF pt FOR VALUES FROM (2500) TO (MAXVALUE);
 	INSERT INTO pt SELECT * FROM m;
-	CREATE INDEX pt_k ON pt USING nbtree_pm (k);
+	CREATE INDEX pt_k ON pt USING nbtree_pm (k) WITH (tiered = on);
 	CREATE INDEX pt_p ON pt USING fbrtree_pm (p);
 	CREATE INDEX pt_h ON pt USING hash_pm ((k % 100));
 	-- an INSERT (unless told not to), then "by nbtree_pm, by fbrtree_pm, by hash_pm, by the
