@@ -199,8 +199,10 @@ PGDLLEXPORT void pmi_tier_main(Datum arg);
 /* pmi_tier_log.c */
 extern pm_errcode pmi_tier_record_parts(const pm_pool *pool, const char *data, uint32 len,
 										PmiNote *note, PmiLoggedEntry *entry, pm_error *err);
-extern int	pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o,
-								int lane, uint64 pos, uint64 *applied_upto, pm_error *err);
+extern int	pmi_tier_apply_lane(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
+								const pm_olog *o, int lane, uint64 pos, uint64 *applied_upto,
+								pm_error *err);
+extern void pmi_tier_fresh_log(int slotno);
 extern uint64 pmi_tier_lane_from(int slotno, pm_pool *pool, const pm_olog *o, int lane);
 extern void pmi_tier_lane_applied(int slotno, pm_pool *pool, const PmiAmOps *ops, const pm_olog *o,
 								  int lane, uint64 upto);

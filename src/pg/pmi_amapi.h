@@ -55,6 +55,27 @@ typedef struct PmiNote
 } PmiNote;
 
 /*
+ * A heap TID in the low 48 bits of an entry's 64-bit word (its block above
+ * its offset), as the access methods store it, their own flags above; and
+ * back, whatever the flags.
+ */
+#define PMI_TID_BITS	((UINT64CONST(1) << 48) - 1)
+
+static inline uint64
+pmi_tid_pack(ItemPointer tid)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+}
+
+static inline void
+pmi_tid_unpack(uint64 word, ItemPointer tid)
+{
+	word &= PMI_TID_BITS;
+	ItemPointerSet(tid, (BlockNumber) (word >> 16), (OffsetNumber) (word & 0xffff));
+}
+
+/*
  * What a structure is formatted for (PmiAmOps.format): bytes of its access
  * method's, the same wherever the pool is made (they travel in the CREATE
  * WAL record and are read back from a pool), at most PMI_FORMAT_PARAM_MAX.
@@ -234,11 +255,14 @@ typedef struct PmiAmOps
 	 * Tiered writes' replay (pmi_tier_log.c): insert n logged entries, sorted
 	 * by their notes, as replay_entry would one by one, with no ERROR (NULL:
 	 * replay_entry is called for each).  applier is the lane being applied,
-	 * which one process at a time applies.  A failure leaves some of them
-	 * in; the caller applies all of them again later.
+	 * which one process at a time applies.  fresh: none of them can be in
+	 * the structure, so a structure whose insert would add a second copy of
+	 * an entry need not look for it first.  A failure leaves some of them
+	 * in; the caller applies all of them again later (not fresh).
 	 */
 	pm_errcode	(*replay_sorted) (const struct PmiAmOps *ops, void *state, int applier,
-								  const PmiLoggedEntry *entries, int n, pm_error *err);
+								  const PmiLoggedEntry *entries, int n, bool fresh,
+								  pm_error *err);
 
 	/*
 	 * A structure that is failure-atomic only through UNO logging

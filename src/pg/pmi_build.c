@@ -43,6 +43,7 @@ pmi_build_attach(PmiBuild *b)
 {
 	Assert(b->slotno < 0);
 	b->slotno = pmi_registry_attach(pmi_index_rnode(b->index), b->ops, &b->generation);
+	pmi_tier_fresh_log(b->slotno);
 	b->state = palloc0(b->ops->state_size);
 	b->ops->attach(b->state, b->pool, b->slotno, b->generation, 0);
 	return b->state;

@@ -560,4 +560,6 @@ pmi_tier_slot_init(PmiSlot *s, bool first)
 			pg_atomic_write_u64(words[i], 0);
 	}
 	memset(s->tier_lane, 0, sizeof(s->tier_lane));
+	for (int lane = 0; lane < PMI_TIER_LANES; lane++)
+		s->tier_lane[lane].fresh_from = PG_UINT64_MAX;
 }

@@ -31,6 +31,13 @@ typedef struct PmiTierLane
 	TimestampTz pending_since;	/* when the lane last had nothing to apply */
 	/* a structure checkpointed by UNO logging: applied, not yet durable */
 	uint64		consumed;
+
+	/*
+	 * Records at or past it have not been given to the structure since the
+	 * first use (nor can a background build have inserted their entries):
+	 * applied without looking for them first.  PG_UINT64_MAX: none is.
+	 */
+	uint64		fresh_from;
 } PmiTierLane;
 
 /* Registry slot states */

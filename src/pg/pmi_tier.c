@@ -543,7 +543,7 @@ pmi_tier_drain(PmiIndex *h, const char *name)
 			}
 			PG_TRY();
 			{
-				n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane,
+				n = pmi_tier_apply_lane(h->slotno, h->pool, h->ops, h->am_state, o, lane,
 										pmi_tier_lane_from(h->slotno, h->pool, o, lane),
 										&applied, &err);
 				if (err.code == PM_ERR_LIMIT && h->ops->checkpoint != NULL)
@@ -628,7 +628,7 @@ replay_lane(int slotno, int lane)
 	o = pm_olog_of(h->pool);
 	if (o == NULL)
 		return 0;
-	n = pmi_tier_apply_lane(h->pool, h->ops, h->am_state, o, lane,
+	n = pmi_tier_apply_lane(slotno, h->pool, h->ops, h->am_state, o, lane,
 							pmi_tier_lane_from(slotno, h->pool, o, lane), &applied, &err);
 	if (err.code == PM_ERR_LIMIT && h->ops->checkpoint != NULL)
 	{

@@ -63,13 +63,18 @@ cmp_record(const void *a, const void *b)
  * cached path; *applied_upto is where the batch ended.  By the lane's
  * applier, which records how far it applied (pmi_tier_lane_applied).
  * Returns how many were applied; a failure is returned in *err, and the
- * batch is applied again later (applying again is harmless).
+ * batch is applied again later (applying again is harmless).  A batch of
+ * records never given to the structure before is applied as fresh (no
+ * entry of it can be there), which spares a structure that would insert a
+ * second copy of an entry its search for it.
  */
 int
-pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o, int lane,
-		   uint64 pos, uint64 *applied_upto, pm_error *err)
+pmi_tier_apply_lane(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, const pm_olog *o,
+					int lane, uint64 pos, uint64 *applied_upto, pm_error *err)
 {
+	PmiTierLane *tl = &pmi_slot(slotno)->tier_lane[lane];
 	pm_olog_lane *l = pm_olog_lane_at(pool, o, lane);
+	bool		fresh;
 	uint64		tail = pm_load(&l->tail);
 	TierRecord *batch;
 	int			n = 0;
@@ -98,6 +103,15 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 	}
 	if (err->code == PM_OK)
 	{
+		/*
+		 * Once given to the structure, these records are never fresh again;
+		 * none is while a background build fills the pool.
+		 */
+		if (pmi_pool_building(pool))
+			tl->fresh_from = PG_UINT64_MAX;
+		fresh = pos >= tl->fresh_from;
+		if (tl->fresh_from != PG_UINT64_MAX)
+			tl->fresh_from = Max(tl->fresh_from, c.pos);
 		qsort(batch, n, sizeof(TierRecord), cmp_record);
 		if (ops->replay_sorted != NULL)
 		{
@@ -107,7 +121,7 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 			{
 				entries[i] = batch[i].entry;
 			}
-			(void) ops->replay_sorted(ops, state, lane, entries, n, err);
+			(void) ops->replay_sorted(ops, state, lane, entries, n, fresh, err);
 		}
 		else
 			for (int i = 0; i < n && err->code == PM_OK; i++)
@@ -123,6 +137,14 @@ pmi_tier_apply_lane(pm_pool *pool, const PmiAmOps *ops, void *state, const pm_ol
 		return 0;
 	*applied_upto = c.pos;
 	return n;
+}
+
+/* A new pool's log: every record it will hold is fresh (pmi_tier_apply_lane). */
+void
+pmi_tier_fresh_log(int slotno)
+{
+	for (int lane = 0; lane < PMI_TIER_LANES; lane++)
+		pmi_slot(slotno)->tier_lane[lane].fresh_from = 0;
 }
 
 /*
@@ -314,11 +336,21 @@ pmi_tier_checkpoint(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state,
 void
 pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, const char *name)
 {
+	PmiSlot    *s = pmi_slot(slotno);
 	const pm_olog *o;
 	pm_error	err;
 
+	/*
+	 * Past what is applied here, records are fresh (pmi_tier_apply_lane);
+	 * in a pool that a background build fills, none is: the build may
+	 * insert a waiting record's entry first.
+	 */
 	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
+	{
+		if (!pmi_pool_building(pool))
+			pmi_tier_fresh_log(slotno);
 		return;
+	}
 	if (pm_olog_validate(pool, &err) != PM_OK)
 		pmi_report_core_error(ERROR, &err, name);
 	o = pm_olog_of(pool);
@@ -334,7 +366,7 @@ pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, co
 			uint64		upto;
 
 			CHECK_FOR_INTERRUPTS();
-			(void) pmi_tier_apply_lane(pool, ops, state, o, lane, pos, &upto, &err);
+			(void) pmi_tier_apply_lane(slotno, pool, ops, state, o, lane, pos, &upto, &err);
 
 			/*
 			 * an UNO applier's logs are full: what is applied made durable,
@@ -352,6 +384,8 @@ pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, co
 			pos = upto;
 			pmi_tier_lane_applied(slotno, pool, ops, o, lane, pos);
 		}
+		if (lane < PMI_TIER_LANES)
+			s->tier_lane[lane].fresh_from = pmi_pool_building(pool) ? PG_UINT64_MAX : pos;
 	}
 }
 

@@ -48,8 +48,7 @@
  */
 #define FBRPM_GEOGRAPHY_SLACK 0.001
 
-/* payload: heap TID in the low 48 bits, flags above (side tree entries only) */
-#define FBRPM_TID_MASK		((UINT64_C(1) << 48) - 1)
+/* payload: heap TID in the low 48 bits (pmi_tid_pack), flags above (side tree entries only) */
 #define FBRPM_PAYLOAD_NULL	(UINT64_C(1) << 48)
 #define FBRPM_PAYLOAD_EMPTY (UINT64_C(1) << 49) /* a value with no box
 												 * (PostGIS EMPTY) */
@@ -151,7 +150,6 @@ extern double fbrpm_value_distance(const FbrpmOrderBy *ob, Datum value, bool *is
 extern bool fbrpm_exact_distances(const FbrpmOpclass *oc);
 extern bool fbrpm_exact_entries(const FbrpmOpclass *oc);
 extern void fbrpm_side_box(ItemPointer tid, fbr_box *box);
-extern void fbrpm_payload_tid(uint64 payload, ItemPointer tid);
 extern uint64 fbrpm_note_key(const fbr_box *box);
 extern void fbrpm_note_window(uint64 note_key, fbr_box *window);
 

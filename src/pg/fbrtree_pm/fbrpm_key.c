@@ -56,7 +56,6 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-static uint64 fbrpm_payload(ItemPointer tid);
 
 /* PostGIS's type modifier: SRID in bits 8..28 (signed), geometry type in bits 2..7, Z, M */
 #define GEOM_TYPMOD_SRID(t)		((((t) & 0x0FFFFF00) - ((t) & 0x10000000)) >> 8)
@@ -262,7 +261,7 @@ fbrpm_entry(const FbrpmOpclass *oc, Datum value, bool isnull, ItemPointer tid, f
 
 	if (!isnull && !datum_box(oc, oc->type, value, &item->box))
 		flags = FBRPM_PAYLOAD_EMPTY;
-	item->payload = fbrpm_payload(tid) | flags;
+	item->payload = pmi_tid_pack(tid) | flags;
 	if (flags != 0)
 	{
 		fbrpm_side_box(tid, &item->box);
@@ -877,19 +876,6 @@ fbrpm_side_box(ItemPointer tid, fbr_box *box)
 	memset(box, 0, sizeof(*box));
 	box->min[0] = box->max[0] = ItemPointerGetBlockNumber(tid);
 	box->min[1] = box->max[1] = ItemPointerGetOffsetNumber(tid);
-}
-
-static uint64
-fbrpm_payload(ItemPointer tid)
-{
-	return ((uint64) ItemPointerGetBlockNumber(tid) << 16) | ItemPointerGetOffsetNumber(tid);
-}
-
-void
-fbrpm_payload_tid(uint64 payload, ItemPointer tid)
-{
-	ItemPointerSet(tid, (BlockNumber) ((payload & FBRPM_TID_MASK) >> 16),
-				   (OffsetNumber) (payload & 0xffff));
 }
 
 /*

@@ -508,7 +508,7 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 	FbrpmScanOpaque so = (FbrpmScanOpaque) scan->opaque;
 	bool		isnull = (item->payload & FBRPM_PAYLOAD_NULL) != 0;
 
-	fbrpm_payload_tid(item->payload, &scan->xs_heaptid);
+	pmi_tid_unpack(item->payload, &scan->xs_heaptid);
 	scan->xs_recheck = !fbrpm_exact_entries(&so->oc);
 	if (scan->xs_want_itup)
 	{
@@ -672,7 +672,7 @@ fbrpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointerData tid;
 
-		fbrpm_payload_tid(so->results.items[i].payload, &tid);
+		pmi_tid_unpack(so->results.items[i].payload, &tid);
 		tbm_add_tuples(tbm, &tid, 1, !fbrpm_exact_entries(&so->oc));
 	}
 	n = so->results.n;

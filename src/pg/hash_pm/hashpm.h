@@ -21,8 +21,8 @@
 #include "uno.h"
 
 /*
- * An entry: the value's 32-bit hash code and the heap TID (block << 16 |
- * offset).  A NULL is indexed too, with hash code 0 and HASHPM_REST_NULL
+ * An entry: the value's 32-bit hash code and the heap TID (pmi_tid_pack).
+ * A NULL is indexed too, with hash code 0 and HASHPM_REST_NULL
  * set, so that every heap tuple has its entry (VACUUM, the verifier).
  */
 typedef struct HashpmEntry
@@ -33,7 +33,6 @@ typedef struct HashpmEntry
 } HashpmEntry;
 
 #define HASHPM_REST_NULL	(UINT64CONST(1) << 63)
-#define HASHPM_REST_TID		((UINT64CONST(1) << 48) - 1)
 
 /* buckets of an empty index: the table grows by linear hashing from there */
 #define HASHPM_MIN_DEPTH	4

@@ -23,9 +23,7 @@
 uint64
 hashpm_rest(ItemPointer tid, bool isnull)
 {
-	return (isnull ? HASHPM_REST_NULL : 0) |
-		((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
+	return (isnull ? HASHPM_REST_NULL : 0) | pmi_tid_pack(tid);
 }
 
 static pm_errcode
@@ -205,9 +203,7 @@ hashpm_entry_cmp(const void *a, const void *b)
 static bool
 hashpm_entry_tid(const void *entry, ItemPointer tid)
 {
-	uint64		rest = ((const HashpmEntry *) entry)->rest & HASHPM_REST_TID;
-
-	ItemPointerSet(tid, (BlockNumber) (rest >> 16), (OffsetNumber) (rest & 0xffff));
+	pmi_tid_unpack(((const HashpmEntry *) entry)->rest, tid);
 	return true;
 }
 
@@ -375,7 +371,7 @@ hashpm_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *d
 /* A lane's batch, as the lane's UNO applier. */
 static pm_errcode
 hashpm_replay_sorted(const PmiAmOps *ops, void *state, int applier,
-					 const PmiLoggedEntry *entries, int n, pm_error *err)
+					 const PmiLoggedEntry *entries, int n, bool fresh, pm_error *err)
 {
 	HashpmState *st = state;
 

@@ -313,13 +313,6 @@ collect(IndexScanDesc scan)
 	}
 }
 
-static void
-rest_tid(uint64 rest, ItemPointer tid)
-{
-	rest &= HASHPM_REST_TID;
-	ItemPointerSet(tid, (BlockNumber) (rest >> 16), (OffsetNumber) (rest & 0xffff));
-}
-
 /*
  * A TID a damaged pool made up is not handed to the heap, which would fail
  * on a block past its end (a bitmap heap scan skips those itself).
@@ -349,7 +342,7 @@ hashpm_gettuple(IndexScanDesc scan, ScanDirection dir)
 		collect(scan);
 	if (so->next >= so->nrests)
 		return false;
-	rest_tid(so->rests[so->next++], &scan->xs_heaptid);
+	pmi_tid_unpack(so->rests[so->next++], &scan->xs_heaptid);
 	check_tid(scan, &scan->xs_heaptid);
 	scan->xs_recheck = true;
 	return true;
@@ -369,7 +362,7 @@ hashpm_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 		while (batch < lengthof(tids) && so->next < so->nrests)
 		{
-			rest_tid(so->rests[so->next++], &tids[batch]);
+			pmi_tid_unpack(so->rests[so->next++], &tids[batch]);
 			check_tid(scan, &tids[batch++]);
 		}
 		tbm_add_tuples(tbm, tids, batch, true);

@@ -213,7 +213,6 @@ typedef struct OrdColumn
 /* ord_scalar.c */
 extern bool ord_type_supported(Oid typid);
 extern bool ord_index_wide(Relation index);
-extern void ord_rest_tid(uint64 rest, ItemPointer tid);
 
 /* ord_string.c */
 extern uint64 ord_entry_rest(const OrdKey *k);
@@ -315,8 +314,8 @@ extern void ord_insert_entry(Relation index, void *context, void *state, const D
 extern void ord_log_entry(const pm_pool *pool, const void *entry, StringInfo out);
 extern pm_errcode ord_logged_entry(const char *data, Size len, OrdKey *k, pm_error *err);
 extern pm_errcode ord_replay_sorted(const PmiAmOps *ops, void *state, int applier,
-								   const PmiLoggedEntry *entries,
-								   int n, pm_error *err);
+								   const PmiLoggedEntry *entries, int n, bool fresh,
+								   pm_error *err);
 extern pm_errcode ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data,
 								   Size len, pm_error *err);
 extern void ord_note_entries(Relation index, void *state, const PmiNote *notes, int n,

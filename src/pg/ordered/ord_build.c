@@ -274,7 +274,7 @@ unique_so_far(BuildState *bs, const OrdKey *sk)
 {
 	ItemPointerData tid;
 
-	ord_rest_tid(ord_entry_rest(sk), &tid);
+	pmi_tid_unpack(ord_entry_rest(sk), &tid);
 	if (bs->ndead > 0 &&
 		bsearch(&tid, bs->dead, bs->ndead, sizeof(ItemPointerData), cmp_tid) != NULL)
 		return true;

@@ -61,7 +61,7 @@ ord_entry_tid(const void *entry, ItemPointer tid)
 
 	if (rest == 0 || rest > ORD_REST_MAX)
 		return false;
-	ord_rest_tid(rest, tid);
+	pmi_tid_unpack(rest, tid);
 	return true;
 }
 
@@ -161,7 +161,7 @@ ord_replay_entry(const PmiAmOps *ops, void *state, bool insert, const char *data
  */
 pm_errcode
 ord_replay_sorted(const PmiAmOps *ops, void *state, int applier, const PmiLoggedEntry *entries,
-				  int n, pm_error *err)
+				  int n, bool fresh, pm_error *err)
 {
 	const OrdOps *oo = &ord_am(ops)->ord;
 	OrdKey	   *keys = palloc(sizeof(OrdKey) * Max(n, 1));

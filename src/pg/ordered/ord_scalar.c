@@ -188,13 +188,5 @@ ord_decode(Oid typid, uint64 key)
 uint64
 ord_rest(ItemPointer tid, bool isnull)
 {
-	return (isnull ? ORD_REST_NULL : 0) |
-		((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
-}
-
-void
-ord_rest_tid(uint64 rest, ItemPointer tid)
-{
-	ItemPointerSet(tid, (BlockNumber) ((rest >> 16) & 0xffffffff), (OffsetNumber) (rest & 0xffff));
+	return (isnull ? ORD_REST_NULL : 0) | pmi_tid_pack(tid);
 }

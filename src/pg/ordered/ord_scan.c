@@ -365,7 +365,7 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!step(so, dir, &e))
 		return false;
 	rest = ord_entry_rest(&e);
-	ord_rest_tid(rest, &scan->xs_heaptid);
+	pmi_tid_unpack(rest, &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
@@ -395,7 +395,7 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	count_scan(scan);
 	while (step(so, ForwardScanDirection, &e))
 	{
-		ord_rest_tid(ord_entry_rest(&e), &tids[n++]);
+		pmi_tid_unpack(ord_entry_rest(&e), &tids[n++]);
 		if (n == ORD_BATCH_MAX)
 		{
 			tbm_add_tuples(tbm, tids, n, false);

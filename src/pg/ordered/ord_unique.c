@@ -97,7 +97,7 @@ find_conflict(Relation index, PmiIndex *h, const pm_key_order *order,
 
 			if (pm_key_cmp_by(order, &b->e[i], lo) < 0 || pm_key_cmp_by(order, &b->e[i], hi) > 0)
 				continue;
-			ord_rest_tid(ord_entry_rest(&b->e[i]), &tid);
+			pmi_tid_unpack(ord_entry_rest(&b->e[i]), &tid);
 			if (ItemPointerEquals(&tid, self))
 				continue;
 			if (!table_index_fetch_tuple_check(heapRel, &tid, &dirty, &all_dead))
