@@ -7,8 +7,8 @@ Samples the postmaster's children every 0.2 s until it gets SIGTERM, then prints
 "clients,workers,other": the CPU seconds (user + system) of the client backends (those with a
 client address in their title: "[local]" or a host), of pm_index's replay workers ("pm_index
 tier replay") and of the rest (WAL writer, checkpointer, ...) since the first sample, after
-which it creates READY_FILE (start the measured work then). A process
-that exits between samples loses at most 0.2 s of its CPU. Standard library only; Linux /proc.
+which it creates READY_FILE (start the measured work then). A process that exits between
+samples loses at most 0.2 s of its CPU. Standard library only; Linux /proc.
 """
 
 import os

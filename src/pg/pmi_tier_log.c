@@ -342,12 +342,15 @@ pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, co
 
 	/*
 	 * Past what is applied here, records are fresh (pmi_tier_apply_lane);
-	 * in a pool that a background build fills, none is: the build may
-	 * insert a waiting record's entry first.
+	 * in a pool that a background build fills, none is (the slot's
+	 * PG_UINT64_MAX stays): the build may insert a waiting record's entry
+	 * first.
 	 */
+	bool		building = pmi_pool_building(pool);
+
 	if (pm_pool_root(pool, PM_OLOG_ROOT) == 0)
 	{
-		if (!pmi_pool_building(pool))
+		if (!building)
 			pmi_tier_fresh_log(slotno);
 		return;
 	}
@@ -384,8 +387,8 @@ pmi_tier_recover(int slotno, pm_pool *pool, const PmiAmOps *ops, void *state, co
 			pos = upto;
 			pmi_tier_lane_applied(slotno, pool, ops, o, lane, pos);
 		}
-		if (lane < PMI_TIER_LANES)
-			s->tier_lane[lane].fresh_from = pmi_pool_building(pool) ? PG_UINT64_MAX : pos;
+		if (!building)
+			s->tier_lane[lane].fresh_from = pos;
 	}
 }
 

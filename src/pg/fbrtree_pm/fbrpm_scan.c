@@ -382,8 +382,7 @@ collect(IndexScanDesc scan, bool spatial, uint64 side_flags)
 	if (spatial && fbr_search(&fbrpm_trees(so->h)->spatial, scan_consistent, so, &so->results,
 							  &err) != PM_OK)
 		pmi_report(&err, scan->indexRelation);
-	if (spatial)
-		add_waiting(so, &w, from, false, spatial, side_flags);
+	add_waiting(so, &w, from, false, spatial, side_flags);
 	if (side_flags == 0)
 		return;
 	from = so->results.n;
