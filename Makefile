@@ -35,12 +35,8 @@ PROVE_TESTS = tests/t/*.pl
 PROVE_FLAGS = -I tests/lib
 
 # make PM_ASSERTS=1 (tests/run does): pm_assert() checks on, in the extension and every test
-# binary.  A stamp per mode makes switching modes rebuild everything.
+# binary.
 ASSERT_FLAGS = $(if $(PM_ASSERTS),-DPM_ASSERT_CHECKING)
-BUILD_MODE_STAMP = .build-mode-$(if $(PM_ASSERTS),asserts,plain)
-$(BUILD_MODE_STAMP):
-	@rm -f .build-mode-*
-	@touch $@
 
 PG_CPPFLAGS = $(ASSERT_FLAGS) -I$(srcdir)/src/pg $(CORE_INCLUDES) -DPM_INDEX_VERSION=\"$(EXTVERSION)\"
 # Keep build-machine paths out of the library (debug info, __FILE__).
@@ -54,9 +50,18 @@ override with_llvm = no
 
 PG_CONFIG ?= pg_config
 # pgxs.mk reads EXTRA_CLEAN when it is included
-EXTRA_CLEAN = tmp_check tests/unit/bin tests/unit/asan tests/fuzz/bin bench/bin .build-mode-* src/core/crashsim.o bench/core/*.o tests/regress_out
+EXTRA_CLEAN = tmp_check tests/unit/bin tests/unit/asan tests/fuzz/bin bench/bin .build-mode src/core/crashsim.o bench/core/*.o tests/regress_out
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# .build-mode names the PostgreSQL major and the assert mode of the objects; it is rewritten,
+# and so rebuilds everything, when either changes.  (PostgreSQL's .SECONDARY makes a missing
+# stamp file rebuild nothing, hence one file with contents.)
+BUILD_MODE = pg$(MAJORVERSION)-$(if $(PM_ASSERTS),asserts,plain)
+ifneq ($(BUILD_MODE),$(shell cat .build-mode 2>/dev/null))
+$(shell echo '$(BUILD_MODE)' >.build-mode)
+endif
+BUILD_MODE_STAMP = .build-mode
 
 # the version the library reports comes from the control file
 src/pg/pmi_inspect.o: pm_index.control

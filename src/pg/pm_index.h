@@ -13,10 +13,7 @@
 
 #include "postgres.h"
 
-/* The access-method, storage and WAL APIs it uses are PostgreSQL 15's. */
-#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
-#error "pm_index builds for PostgreSQL 15 only: set PG_CONFIG to a PostgreSQL 15 pg_config"
-#endif
+#include "pmi_compat.h"
 
 #include "access/genam.h"
 #include "access/transam.h"
@@ -31,7 +28,6 @@
 #include "storage/block.h"
 #include "storage/itemptr.h"
 #include "storage/lockdefs.h"
-#include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
 #include "alloc.h"
@@ -92,7 +88,7 @@ extern void pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *
 							   const uint8 *uuid);
 extern void pmi_read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid);
 extern pm_pool *pmi_create_pool(Relation index, const PmiAmOps *ops);
-extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops,
+extern pm_pool *pmi_create_pool_for(RelFileLocatorBackend rlocator, const PmiAmOps *ops,
 									const uint8 *uuid, uint64 flags,
 									const PmiFormatParam *format_param, const char *index_name);
 
@@ -104,7 +100,7 @@ extern pm_pool *pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *op
 typedef struct PmiFirstUse
 {
 	Relation	index;			/* NULL: replay */
-	RelFileNodeBackend rnode;
+	RelFileLocatorBackend rlocator;
 	const char *name;
 	const PmiAmOps *ops;
 	const uint8 *meta_uuid;		/* the metapage's (index only) */
@@ -115,18 +111,18 @@ extern void pmi_publish_ready(int slotno, uint64 dram_root);
 
 /* pmi_handle.c */
 extern PmiIndex *pmi_index_open(Relation index, const PmiAmOps *ops);
-extern PmiIndex *pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops,
+extern PmiIndex *pmi_index_open_for_replay(RelFileLocatorBackend rlocator, const PmiAmOps *ops,
 										   const char *name);
 extern bool pmi_index_plannable(Relation index, bool *transient);
 extern void pmi_scan_check_built(PmiIndex *h, Relation index);
-extern void pmi_report(const pm_error *err, Relation index) pg_attribute_noreturn();
+pg_noreturn extern void pmi_report(const pm_error *err, Relation index);
 extern void pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
 extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
 
 /* pmi_check.c */
 extern void pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops);
-extern void pmi_report_corrupt(Relation index, const char *detail) pg_attribute_noreturn();
+pg_noreturn extern void pmi_report_corrupt(Relation index, const char *detail);
 
 /* An access method's SQL function name(index regclass, heapallindexed bool): pmi_check. */
 #define PMI_CHECK_FUNCTION(name, ops) \
@@ -193,7 +189,7 @@ extern pm_errcode pmi_tier_checkpoint_held(int slotno, pm_pool *pool, const PmiA
 										   void *state, pm_error *err);
 extern void pmi_tier_insert_direct(Relation index, PmiIndex *h, const void *entry,
 								   PmiEntryChangeFn insert);
-extern void pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
+extern void pmi_tier_copy_pool(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move);
 PGDLLEXPORT void pmi_tier_main(Datum arg);
 
 /* pmi_tier_log.c */
@@ -239,21 +235,21 @@ extern const char pmi_address_space_hint[];
 
 /* pmi_pool.c */
 extern const char *pmi_pool_dir(void);
-extern RelFileNodeBackend pmi_index_rnode(Relation index);
-extern char *pmi_pool_path(RelFileNodeBackend rnode);
-extern void pmi_pool_remove(RelFileNodeBackend rnode);
-extern bool pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode);
-extern bool pmi_relfilenode_exists(RelFileNodeBackend rnode);
+extern RelFileLocatorBackend pmi_index_rnode(Relation index);
+extern char *pmi_pool_path(RelFileLocatorBackend rlocator);
+extern void pmi_pool_remove(RelFileLocatorBackend rlocator);
+extern bool pmi_parse_pool_name(const char *name, RelFileLocatorBackend *rlocator);
+extern bool pmi_relfilenode_exists(RelFileLocatorBackend rlocator);
 extern List *pmi_list_pools(Oid dbid, int elevel);
 
 /* A pm_index index of the current database and the relfilenode its pool is named after. */
 typedef struct PmiIndexPool
 {
 	Oid			relid;
-	RelFileNodeBackend rnode;
+	RelFileLocatorBackend rlocator;
 } PmiIndexPool;
 
-extern RelFileNodeBackend pmi_class_rnode(Form_pg_class c);
+extern RelFileLocatorBackend pmi_class_rnode(Form_pg_class c);
 extern List *pmi_list_index_pools(bool other_sessions);
 
 /* Why an index's pool file is not there: a message (also pm_index_pools().detail), a detail, a hint. */
@@ -265,7 +261,7 @@ typedef struct PmiMissingPool
 	const char *hint;
 } PmiMissingPool;
 
-extern void pmi_report_missing_pool(const char *path, const char *index_name) pg_attribute_noreturn();
+pg_noreturn extern void pmi_report_missing_pool(const char *path, const char *index_name);
 
 /* What monitoring says of a pool file (pm_index_pools(), the start's WARNINGs). */
 typedef struct PmiPoolCondition
@@ -280,12 +276,12 @@ typedef struct PmiPoolCondition
 } PmiPoolCondition;
 
 extern void pmi_pool_condition(const char *path, bool temporary, PmiPoolCondition *c);
-extern void pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
+extern void pmi_pool_copy(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move);
 extern bool pmi_ensure_pool_dir(int elevel);
 extern pm_pool *pmi_pool_open(Relation index);
 extern pm_pool *pmi_pool_open_named(Relation index, const uint8 *uuid);
-extern pm_pool *pmi_pool_lookup(RelFileNodeBackend rnode);
-extern void pmi_pool_forget(RelFileNodeBackend rnode);
+extern pm_pool *pmi_pool_lookup(RelFileLocatorBackend rlocator);
+extern void pmi_pool_forget(RelFileLocatorBackend rlocator);
 extern void pmi_pool_forget_removed(void);
 extern bool pmi_pool_building(const pm_pool *pool);
 
@@ -310,8 +306,8 @@ extern void pmi_trust_init(void);
 extern bool pmi_start_database_worker(Oid dbid, const char *function, const char *name,
 									  const char *type, const void *extra, Size extra_len,
 									  BackgroundWorkerHandle **handle);
-typedef bool (*PmiWorkerIndexFn) (RelFileNodeBackend rnode, void *arg);
-extern bool pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void *arg,
+typedef bool (*PmiWorkerIndexFn) (RelFileLocatorBackend rlocator, void *arg);
+extern bool pmi_worker_index_transaction(RelFileLocatorBackend rlocator, PmiWorkerIndexFn fn, void *arg,
 										 const char *doing, MemoryContext errcxt);
 
 /* pmi_load.c */
@@ -323,16 +319,16 @@ PGDLLEXPORT void pmi_load_main(Datum arg);
 extern pm_epoch_handle *pmi_epoch(void);
 extern pm_alloc *pmi_dram(void);
 extern void pmi_registry_init_backend(void);
-extern int	pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops,
+extern int	pmi_registry_attach(RelFileLocatorBackend rlocator, const PmiAmOps *ops,
 								uint32 *generation);
-extern void pmi_registry_release(RelFileNodeBackend rnode);
-extern int	pmi_registry_find(RelFileNodeBackend rnode);
+extern void pmi_registry_release(RelFileLocatorBackend rlocator);
+extern int	pmi_registry_find(RelFileLocatorBackend rlocator);
 extern void pmi_tier_close(int slotno);
 extern void pmi_tier_slot_init(PmiSlot *s, bool first);
 extern void pmi_lifecycle_init(void);
-extern void pmi_note_pool_created(RelFileNodeBackend rnode);
-extern bool pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position);
-extern TransactionId pmi_registry_ready_xmin(RelFileNodeBackend rnode);
+extern void pmi_note_pool_created(RelFileLocatorBackend rlocator);
+extern bool pmi_registry_replayed_before_start(RelFileLocatorBackend rlocator, uint64 *position);
+extern TransactionId pmi_registry_ready_xmin(RelFileLocatorBackend rlocator);
 extern void pmi_registry_set_ready_xmin(int slotno, TransactionId xmin);
 extern bool pmi_registry_claim_fill(int slotno);
 

@@ -12,7 +12,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/itemptr.h"
-#include "storage/relfilenode.h"
+#include "pmi_compat.h"
 #include "utils/relcache.h"
 
 #include "alloc.h"
@@ -342,7 +342,7 @@ struct PmiShape
 /* This backend's handle on one index: pool, registry slot, tree. */
 struct PmiIndex
 {
-	RelFileNodeBackend rnode;	/* hash key */
+	RelFileLocatorBackend rlocator;	/* hash key */
 	const PmiAmOps *ops;
 	int			slotno;
 	uint32		generation;

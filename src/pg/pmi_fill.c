@@ -60,7 +60,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 #include "utils/wait_event.h"
 
@@ -73,19 +72,19 @@ FullTransactionId pmi_fill_xid_bound = {0};
 #define FILL_RETRY_MS	10000
 
 /*
- * Does the pool of rnode need a build: is it being built, or, on a primary,
+ * Does the pool of rlocator need a build: is it being built, or, on a primary,
  * torn by an OS crash (its first user replaces it: pmi_first_use.c)?  False if
  * its header cannot be read.
  */
 static bool
-pool_needs_build(RelFileNodeBackend rnode)
+pool_needs_build(RelFileLocatorBackend rlocator)
 {
-	char	   *path = pmi_pool_path(rnode);
+	char	   *path = pmi_pool_path(rlocator);
 	pm_pool_header hdr;
 	pm_error	err;
 	bool		needs;
 
-	needs = !RelFileNodeBackendIsTemp(rnode) &&
+	needs = !RelFileLocatorBackendIsTemp(rlocator) &&
 		pm_pool_read_header(path, &hdr, NULL, &err) == PM_OK &&
 		((hdr.flags & PM_POOL_FLAG_BUILDING) != 0 ||
 		 (!RecoveryInProgress() && pm_header_torn(&hdr, pm_current_boot())));
@@ -130,10 +129,10 @@ pmi_replace_copied_pools(void)
 
 	foreach(lc, pools)
 	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
-		char	   *path = pmi_pool_path(rnode);
-		char	   *name = psprintf("with relfilenode %u/%u/%u", rnode.node.spcNode,
-									rnode.node.dbNode, rnode.node.relNode);
+		RelFileLocatorBackend rlocator = *(RelFileLocatorBackend *) lfirst(lc);
+		char	   *path = pmi_pool_path(rlocator);
+		char	   *name = psprintf("with relfilenode %u/%u/%u", rlocator.locator.spcOid,
+									rlocator.locator.dbOid, rlocator.locator.relNumber);
 		pm_pool_header hdr;
 		const PmiAmOps *ops;
 		pm_error	err;
@@ -142,7 +141,7 @@ pmi_replace_copied_pools(void)
 		 * a temporary index's pool went with its backend: the sweep removes
 		 * it
 		 */
-		if (RelFileNodeBackendIsTemp(rnode) ||
+		if (RelFileLocatorBackendIsTemp(rlocator) ||
 			pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK ||
 			(ops = pmi_am_of_kind(hdr.owner.kind)) == NULL)
 			continue;
@@ -151,7 +150,7 @@ pmi_replace_copied_pools(void)
 			PmiFormatParam param;
 
 			copied_format_param(path, ops, &param);
-			pm_pool_close(pmi_create_pool_for(rnode, ops, hdr.uuid, PM_POOL_FLAG_BUILDING, &param,
+			pm_pool_close(pmi_create_pool_for(rlocator, ops, hdr.uuid, PM_POOL_FLAG_BUILDING, &param,
 											  name));
 			replaced++;
 		}
@@ -198,10 +197,10 @@ pmi_launch_fills(void)
 
 	foreach(lc, pmi_list_pools(InvalidOid, ERROR))
 	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
+		RelFileLocatorBackend rlocator = *(RelFileLocatorBackend *) lfirst(lc);
 
-		if (pool_needs_build(rnode))
-			databases = list_append_unique_oid(databases, rnode.node.dbNode);
+		if (pool_needs_build(rlocator))
+			databases = list_append_unique_oid(databases, rlocator.locator.dbOid);
 	}
 	foreach(lc, databases)
 	{
@@ -332,9 +331,9 @@ fill(Relation heap, Relation index, PmiIndex *h)
 	return rows;
 }
 
-/* Build the index of rnode if its pool is still being built (a database worker's step). */
+/* Build the index of rlocator if its pool is still being built (a database worker's step). */
 static bool
-fill_index(RelFileNodeBackend rnode, void *arg)
+fill_index(RelFileLocatorBackend rlocator, void *arg)
 {
 	Oid			indexid;
 	Oid			heapid;
@@ -344,8 +343,8 @@ fill_index(RelFileNodeBackend rnode, void *arg)
 	double		rows;
 	LOCKMODE	lockmode;
 
-	indexid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ? InvalidOid :
-								 rnode.node.spcNode, rnode.node.relNode);
+	indexid = RelidByRelfilenumber(rlocator.locator.spcOid == MyDatabaseTableSpace ? InvalidOid :
+								 rlocator.locator.spcOid, rlocator.locator.relNumber);
 	if (!OidIsValid(indexid) || !OidIsValid(heapid = IndexGetRelation(indexid, true)))
 		return false;
 
@@ -361,7 +360,7 @@ fill_index(RelFileNodeBackend rnode, void *arg)
 	if (index == NULL)
 		return false;
 	heap = table_open(heapid, NoLock);
-	if (!RelFileNodeBackendEquals(pmi_index_rnode(index), rnode) || pmi_index_am(index) == NULL)
+	if (!RelFileLocatorBackendEquals(pmi_index_rnode(index), rlocator) || pmi_index_am(index) == NULL)
 	{
 		relation_close(index, NoLock);
 		table_close(heap, NoLock);
@@ -407,13 +406,13 @@ fill_database(Oid dbid, MemoryContext errcxt)
 
 	foreach(lc, pools)
 	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
+		RelFileLocatorBackend rlocator = *(RelFileLocatorBackend *) lfirst(lc);
 
 		CHECK_FOR_INTERRUPTS();
-		if (!pool_needs_build(rnode))
+		if (!pool_needs_build(rlocator))
 			continue;
-		(void) pmi_worker_index_transaction(rnode, fill_index, NULL, "building", errcxt);
-		left += pool_needs_build(rnode);
+		(void) pmi_worker_index_transaction(rlocator, fill_index, NULL, "building", errcxt);
+		left += pool_needs_build(rlocator);
 	}
 	list_free_deep(pools);
 	return left;

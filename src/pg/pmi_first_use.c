@@ -79,7 +79,7 @@ replace_torn_pool(const PmiFirstUse *fu, const uint8 *uuid)
 	PmiFormatParam param;
 
 	pmi_format_param(fu->index, fu->ops, &param);
-	pm_pool_close(pmi_create_pool_for(fu->rnode, fu->ops, uuid, PM_POOL_FLAG_BUILDING, &param,
+	pm_pool_close(pmi_create_pool_for(fu->rlocator, fu->ops, uuid, PM_POOL_FLAG_BUILDING, &param,
 									  fu->name));
 	ereport(LOG,
 			(errmsg("pm_index: index \"%s\" is built again from its table in the background",
@@ -109,7 +109,7 @@ first_use(const PmiFirstUse *fu, int slotno, uint32 generation)
 		if (pool->torn && !RecoveryInProgress())
 			pool = replace_torn_pool(fu, uuid);
 	}
-	else if ((pool = pmi_pool_lookup(fu->rnode)) == NULL)
+	else if ((pool = pmi_pool_lookup(fu->rlocator)) == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
 				 errmsg("index %s has no pool file", fu->name)));

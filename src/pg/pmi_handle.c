@@ -85,17 +85,17 @@ remap_between_operations(pm_pool *pool, const char *index_name)
 
 /* Is this backend's handle still the live one for its slot? */
 static inline bool
-handle_current(PmiIndex *h, RelFileNodeBackend rnode)
+handle_current(PmiIndex *h, RelFileLocatorBackend rlocator)
 {
 	PmiSlot    *s = pmi_slot(h->slotno);
 
 	return h->pool != NULL && s->state == PMI_SLOT_READY && s->generation == h->generation &&
-		RelFileNodeBackendEquals(s->rnode, rnode);
+		RelFileLocatorBackendEquals(s->rlocator, rlocator);
 }
 
-/* This backend's handle of rnode, for an index of access method ops (not yet open). */
+/* This backend's handle of rlocator, for an index of access method ops (not yet open). */
 static PmiIndex *
-handle_entry(RelFileNodeBackend rnode, const PmiAmOps *ops, bool *found)
+handle_entry(RelFileLocatorBackend rlocator, const PmiAmOps *ops, bool *found)
 {
 	PmiIndex   *h;
 
@@ -103,13 +103,13 @@ handle_entry(RelFileNodeBackend rnode, const PmiAmOps *ops, bool *found)
 	{
 		HASHCTL		ctl;
 
-		ctl.keysize = sizeof(RelFileNodeBackend);
+		ctl.keysize = sizeof(RelFileLocatorBackend);
 		ctl.entrysize = sizeof(PmiIndex);
 		ctl.hcxt = TopMemoryContext;
 		handles = hash_create("pm_index handles", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		before_shmem_exit(publish_all_at_exit, 0);
 	}
-	h = hash_search(handles, &rnode, HASH_ENTER, found);
+	h = hash_search(handles, &rlocator, HASH_ENTER, found);
 	if (!*found)
 	{
 		h->pending_inserts = h->pending_deletes = h->pending_flushes = h->pending_fences = 0;
@@ -135,7 +135,7 @@ handle_attach(PmiIndex *h, const PmiFirstUse *fu)
 		h->am_state = MemoryContextAllocZero(TopMemoryContext, fu->ops->state_size);
 		h->ops = fu->ops;
 	}
-	h->slotno = pmi_registry_attach(fu->rnode, fu->ops, &h->generation);
+	h->slotno = pmi_registry_attach(fu->rlocator, fu->ops, &h->generation);
 	pmi_ensure_ready(fu, h->slotno, h->generation);
 	s = pmi_slot(h->slotno);
 	if (s->generation != h->generation || s->state != PMI_SLOT_READY)
@@ -176,8 +176,8 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	bool		found;
 	uint8		uuid[16];
 	pm_pool    *pool;
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	PmiFirstUse fu = {index, rnode, RelationGetRelationName(index), ops, uuid};
+	RelFileLocatorBackend rlocator = pmi_index_rnode(index);
+	PmiFirstUse fu = {index, rlocator, RelationGetRelationName(index), ops, uuid};
 
 	/*
 	 * Fast path: the handle cached in the relcache entry, which any
@@ -186,15 +186,15 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	if (index->rd_amcache != NULL)
 	{
 		h = *(PmiIndex **) index->rd_amcache;
-		if (handle_current(h, rnode))
+		if (handle_current(h, rlocator))
 		{
 			remap_between_operations(h->pool, fu.name);
 			return h;
 		}
 		index->rd_amcache = NULL;
 	}
-	h = handle_entry(rnode, ops, &found);
-	if (found && handle_current(h, rnode) && pmi_pool_open(index) == h->pool)
+	h = handle_entry(rlocator, ops, &found);
+	if (found && handle_current(h, rlocator) && pmi_pool_open(index) == h->pool)
 		goto cache;
 	pmi_read_metapage(index, ops, uuid);
 	handle_attach(h, &fu);
@@ -211,7 +211,7 @@ pmi_index_open(Relation index, const PmiAmOps *ops)
 	pmi_am_attach(ops, h->am_state, pool, h->slotno, h->generation, pmi_slot(h->slotno)->dram_root,
 				  fu.name);
 	h->pool = pool;
-	pm_recon_cursor_init(&h->recon_cursor, MyProc->pgprocno);
+	pm_recon_cursor_init(&h->recon_cursor, MyProcNumber);
 cache:
 	index->rd_amcache = MemoryContextAlloc(index->rd_indexcxt, sizeof(PmiIndex *));
 	*(PmiIndex **) index->rd_amcache = h;
@@ -226,19 +226,19 @@ cache:
  * came from the same records.  The caller found the pool there and trusted.
  */
 PmiIndex *
-pmi_index_open_for_replay(RelFileNodeBackend rnode, const PmiAmOps *ops, const char *name)
+pmi_index_open_for_replay(RelFileLocatorBackend rlocator, const PmiAmOps *ops, const char *name)
 {
 	PmiIndex   *h;
 	bool		found;
-	PmiFirstUse fu = {NULL, rnode, name, ops, NULL};
+	PmiFirstUse fu = {NULL, rlocator, name, ops, NULL};
 
-	h = handle_entry(rnode, ops, &found);
-	if (!(found && handle_current(h, rnode) && pmi_pool_lookup(rnode) == h->pool))
+	h = handle_entry(rlocator, ops, &found);
+	if (!(found && handle_current(h, rlocator) && pmi_pool_lookup(rlocator) == h->pool))
 	{
 		pm_pool    *pool;
 
 		handle_attach(h, &fu);
-		pool = pmi_pool_lookup(rnode);
+		pool = pmi_pool_lookup(rlocator);
 		if (pool == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_FILE),
@@ -281,8 +281,8 @@ pmi_scan_check_built(PmiIndex *h, Relation index)
 bool
 pmi_index_plannable(Relation index, bool *transient)
 {
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
-	pm_pool    *pool = pmi_pool_lookup(rnode);
+	RelFileLocatorBackend rlocator = pmi_index_rnode(index);
+	pm_pool    *pool = pmi_pool_lookup(rlocator);
 	TransactionId ready_xmin;
 	uint64		replayed;
 
@@ -295,7 +295,7 @@ pmi_index_plannable(Relation index, bool *transient)
 		*transient = true;
 		return false;
 	}
-	ready_xmin = pmi_registry_ready_xmin(rnode);
+	ready_xmin = pmi_registry_ready_xmin(rlocator);
 	if (TransactionIdIsValid(ready_xmin) && TransactionIdPrecedes(TransactionXmin, ready_xmin))
 	{
 		*transient = true;
@@ -305,7 +305,7 @@ pmi_index_plannable(Relation index, bool *transient)
 		return true;
 	if (pmi_pool_untrusted(pool))
 		return false;
-	if (!pmi_registry_replayed_before_start(rnode, &replayed))
+	if (!pmi_registry_replayed_before_start(rlocator, &replayed))
 		replayed = pm_load(&pool->hdr->host_position);
 	return GetXLogReplayRecPtr(NULL) >= replayed;
 }

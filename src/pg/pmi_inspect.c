@@ -53,7 +53,7 @@ pm_index_version(PG_FUNCTION_ARGS)
  * row of an aborted transaction names.
  */
 static bool
-catalog_names_relfilenode(RelFileNodeBackend rnode)
+catalog_names_relfilenode(RelFileLocatorBackend rlocator)
 {
 	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
 	ScanKeyData key[2];
@@ -62,10 +62,10 @@ catalog_names_relfilenode(RelFileNodeBackend rnode)
 	bool		named = false;
 
 	ScanKeyInit(&key[0], Anum_pg_class_reltablespace, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(rnode.node.spcNode == MyDatabaseTableSpace ?
-								 InvalidOid : rnode.node.spcNode));
+				ObjectIdGetDatum(rlocator.locator.spcOid == MyDatabaseTableSpace ?
+								 InvalidOid : rlocator.locator.spcOid));
 	ScanKeyInit(&key[1], Anum_pg_class_relfilenode, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(rnode.node.relNode));
+				ObjectIdGetDatum(rlocator.locator.relNumber));
 	scan = systable_beginscan(pg_class, ClassTblspcRelfilenodeIndexId, true, SnapshotAny, 2, key);
 	while (!named && HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
@@ -112,7 +112,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 	{
 		Datum		values[POOLS_COLS] = {0};
 		bool		nulls[POOLS_COLS] = {0};
-		RelFileNodeBackend rnode;
+		RelFileLocatorBackend rlocator;
 		char	   *path;
 		struct stat st;
 		PmiPoolCondition c;
@@ -122,7 +122,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 		bool		is_tmp = len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!is_tmp && !pmi_parse_pool_name(de->d_name, &rnode))
+		if (!is_tmp && !pmi_parse_pool_name(de->d_name, &rlocator))
 			continue;
 		path = psprintf("%s/%s", dir, de->d_name);
 		if (stat(path, &st) != 0)
@@ -137,7 +137,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 			continue;
 		}
 		nulls[1] = true;
-		if (rnode.node.dbNode == MyDatabaseId)
+		if (rlocator.locator.dbOid == MyDatabaseId)
 		{
 			int			i = 0;
 
@@ -145,7 +145,7 @@ pm_index_pools(PG_FUNCTION_ARGS)
 			{
 				PmiIndexPool *ip = lfirst(lc);
 
-				if (RelFileNodeBackendEquals(ip->rnode, rnode))
+				if (RelFileLocatorBackendEquals(ip->rlocator, rlocator))
 				{
 					values[1] = ObjectIdGetDatum(ip->relid);
 					nulls[1] = false;
@@ -155,10 +155,10 @@ pm_index_pools(PG_FUNCTION_ARGS)
 				i++;
 			}
 		}
-		values[2] = ObjectIdGetDatum(rnode.node.dbNode);
-		values[3] = ObjectIdGetDatum(rnode.node.relNode);
+		values[2] = ObjectIdGetDatum(rlocator.locator.dbOid);
+		values[3] = ObjectIdGetDatum(rlocator.locator.relNumber);
 		nulls[5] = nulls[6] = nulls[8] = true;
-		pmi_pool_condition(path, RelFileNodeBackendIsTemp(rnode), &c);
+		pmi_pool_condition(path, RelFileLocatorBackendIsTemp(rlocator), &c);
 		if (c.header_valid)
 		{
 			values[5] = CStringGetTextDatum(pm_mode_name((pm_mode) c.hdr.mode));
@@ -170,8 +170,8 @@ pm_index_pools(PG_FUNCTION_ARGS)
 			}
 		}
 		/* an orphan is garbage whatever its header says */
-		if (!pmi_relfilenode_exists(rnode) ||
-			(rnode.node.dbNode == MyDatabaseId && nulls[1] && !catalog_names_relfilenode(rnode)))
+		if (!pmi_relfilenode_exists(rlocator) ||
+			(rlocator.locator.dbOid == MyDatabaseId && nulls[1] && !catalog_names_relfilenode(rlocator)))
 		{
 			c.state = "orphan";
 			c.detail = NULL;
@@ -199,12 +199,12 @@ pm_index_pools(PG_FUNCTION_ARGS)
 
 		if (has_pool[foreach_current_index(lc)])
 			continue;
-		path = pmi_pool_path(ip->rnode);
-		pmi_pool_condition(path, RelFileNodeBackendIsTemp(ip->rnode), &c);
+		path = pmi_pool_path(ip->rlocator);
+		pmi_pool_condition(path, RelFileLocatorBackendIsTemp(ip->rlocator), &c);
 		values[0] = CStringGetTextDatum(path);
 		values[1] = ObjectIdGetDatum(ip->relid);
-		values[2] = ObjectIdGetDatum(ip->rnode.node.dbNode);
-		values[3] = ObjectIdGetDatum(ip->rnode.node.relNode);
+		values[2] = ObjectIdGetDatum(ip->rlocator.locator.dbOid);
+		values[3] = ObjectIdGetDatum(ip->rlocator.locator.relNumber);
 		nulls[4] = nulls[5] = nulls[6] = true;
 		values[7] = CStringGetTextDatum(c.state);
 		values[8] = CStringGetTextDatum(c.detail);
@@ -240,13 +240,13 @@ pm_index_loaded(PG_FUNCTION_ARGS)
 		Datum		values[LOADED_COLS];
 		bool		nulls[LOADED_COLS] = {0};
 
-		if (s->state == PMI_SLOT_FREE || s->rnode.backend != InvalidBackendId)
+		if (s->state == PMI_SLOT_FREE || s->rlocator.backend != INVALID_PROC_NUMBER)
 			continue;			/* temporary indexes are their backend's
 								 * business */
 		ops = pmi_am_of_number(s->am);
-		values[0] = ObjectIdGetDatum(s->rnode.node.dbNode);
-		values[1] = ObjectIdGetDatum(s->rnode.node.spcNode);
-		values[2] = ObjectIdGetDatum(s->rnode.node.relNode);
+		values[0] = ObjectIdGetDatum(s->rlocator.locator.dbOid);
+		values[1] = ObjectIdGetDatum(s->rlocator.locator.spcOid);
+		values[2] = ObjectIdGetDatum(s->rlocator.locator.relNumber);
 		values[3] = CStringGetTextDatum(ops->amname);
 		values[4] = CStringGetTextDatum(s->state == PMI_SLOT_READY ? "ready" :
 										s->state == PMI_SLOT_BUILDING ? "building" : "not built");
@@ -408,11 +408,11 @@ pm_index_tier_lag(PG_FUNCTION_ARGS)
 	if (((Form_pg_class) GETSTRUCT(tup))->relkind == RELKIND_INDEX &&
 		pmi_am_ops(((Form_pg_class) GETSTRUCT(tup))->relam) != NULL)
 	{
-		RelFileNodeBackend rnode = pmi_class_rnode((Form_pg_class) GETSTRUCT(tup));
+		RelFileLocatorBackend rlocator = pmi_class_rnode((Form_pg_class) GETSTRUCT(tup));
 
-		slotno = pmi_registry_find(rnode);
+		slotno = pmi_registry_find(rlocator);
 		if (slotno >= 0 && pmi_slot(slotno)->state == PMI_SLOT_READY)
-			pool = pmi_pool_lookup(rnode);
+			pool = pmi_pool_lookup(rlocator);
 	}
 	ReleaseSysCache(tup);
 	if (pool != NULL)

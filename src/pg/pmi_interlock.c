@@ -102,7 +102,7 @@ static void
 drop_hold(ScanHold *h)
 {
 	pg_atomic_fetch_sub_u32(counter(h->slot, h->epoch), 1);
-	pg_atomic_fetch_sub_u32(proc_holds(MyProc->pgprocno), 1);
+	pg_atomic_fetch_sub_u32(proc_holds(MyProcNumber), 1);
 	h->id = 0;
 }
 
@@ -150,7 +150,7 @@ pmi_scan_hold(PmiIndex *index, PmiScanHold *hold)
 	h = &holds[hold->index];
 	h->slot = slot;
 	h->subxid = GetCurrentSubTransactionId();
-	pg_atomic_fetch_add_u32(proc_holds(MyProc->pgprocno), 1);
+	pg_atomic_fetch_add_u32(proc_holds(MyProcNumber), 1);
 	h->epoch = add_hold(slot);
 	h->id = hold->id = ++last_hold_id;
 }
@@ -200,7 +200,8 @@ cancel_holders(Oid dbid)
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 
 		if (pg_atomic_read_u32(proc_holds(i)) != 0 && proc->pid != 0 && proc->databaseId == dbid)
-			(void) SendProcSignal(proc->pid, PROCSIG_RECOVERY_CONFLICT_SNAPSHOT, proc->backendId);
+			(void) SendProcSignal(proc->pid, PROCSIG_RECOVERY_CONFLICT_SNAPSHOT,
+								  PMI_PROCSIGNAL_TARGET(proc));
 	}
 	LWLockRelease(ProcArrayLock);
 }
@@ -237,7 +238,7 @@ pmi_wait_for_scans_in_recovery(PmiIndex *index, Oid dbid)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		HandleStartupProcInterrupts();
+		ProcessStartupProcInterrupts();
 	}
 }
 

@@ -32,7 +32,6 @@
 #include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -54,7 +53,7 @@ pools_to_load(Oid dbid)
 
 	foreach(lc, pools)
 	{
-		if (RelFileNodeBackendIsTemp(*(RelFileNodeBackend *) lfirst(lc)))
+		if (RelFileLocatorBackendIsTemp(*(RelFileLocatorBackend *) lfirst(lc)))
 			pools = foreach_delete_current(pools, lc);
 	}
 	return pools;
@@ -129,12 +128,12 @@ pmi_launch_loads(void)
 
 	foreach(lc, pmi_list_pools(InvalidOid, LOG))
 	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
+		RelFileLocatorBackend rlocator = *(RelFileLocatorBackend *) lfirst(lc);
 
-		if (!RelFileNodeBackendIsTemp(rnode))
+		if (!RelFileLocatorBackendIsTemp(rlocator))
 		{
-			databases = list_append_unique_oid(databases, rnode.node.dbNode);
-			with_pools = list_append_unique_oid(with_pools, rnode.node.dbNode);
+			databases = list_append_unique_oid(databases, rlocator.locator.dbOid);
+			with_pools = list_append_unique_oid(with_pools, rlocator.locator.dbOid);
 		}
 	}
 	foreach(lc, databases)
@@ -184,9 +183,9 @@ warn_unusable_pools(void)
 		PmiIndexPool *ip = lfirst(lc);
 		PmiPoolCondition c;
 
-		if (RelFileNodeBackendIsTemp(ip->rnode))
+		if (RelFileLocatorBackendIsTemp(ip->rlocator))
 			continue;
-		pmi_pool_condition(pmi_pool_path(ip->rnode), false, &c);
+		pmi_pool_condition(pmi_pool_path(ip->rlocator), false, &c);
 		if (c.unusable)
 			ereport(WARNING,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -199,23 +198,23 @@ warn_unusable_pools(void)
 }
 
 /*
- * Open the index of rnode, which builds its DRAM layer; false if it is not
+ * Open the index of rlocator, which builds its DRAM layer; false if it is not
  * one of ours.  An index that cannot load now (its pool needs a rebuild, the
  * DRAM tier's cap is too low) is left for its first use, which reports why.
  */
 static bool
-load_index(RelFileNodeBackend rnode, void *arg)
+load_index(RelFileLocatorBackend rlocator, void *arg)
 {
 	Oid			indexid;
 	Relation	index;
 	const PmiAmOps *ops;
 
-	indexid = RelidByRelfilenode(rnode.node.spcNode == MyDatabaseTableSpace ? InvalidOid :
-								 rnode.node.spcNode, rnode.node.relNode);
+	indexid = RelidByRelfilenumber(rlocator.locator.spcOid == MyDatabaseTableSpace ? InvalidOid :
+								 rlocator.locator.spcOid, rlocator.locator.relNumber);
 	if (!OidIsValid(indexid) || (index = try_relation_open(indexid, AccessShareLock)) == NULL)
 		return false;
 	ops = pmi_am_ops(index->rd_rel->relam);
-	if (ops != NULL && RelFileNodeBackendEquals(pmi_index_rnode(index), rnode))
+	if (ops != NULL && RelFileLocatorBackendEquals(pmi_index_rnode(index), rlocator))
 		(void) pmi_index_open(index, ops);
 	relation_close(index, AccessShareLock);
 	return ops != NULL;
@@ -246,7 +245,7 @@ pmi_load_main(Datum arg)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (i++ % share.nworkers == share.worker &&
-			pmi_worker_index_transaction(*(RelFileNodeBackend *) lfirst(lc), load_index, NULL,
+			pmi_worker_index_transaction(*(RelFileLocatorBackend *) lfirst(lc), load_index, NULL,
 										 "loading at startup", errcxt))
 			loaded++;
 	}

@@ -27,7 +27,7 @@ pmi_write_metapage(Relation index, ForkNumber fork, const PmiAmOps *ops, const u
 		((PageHeader) page)->pd_lower = ((char *) PageGetContents(page) + sizeof(meta)) - (char *) page;
 		PageSetChecksumInplace(page, PMI_METAPAGE_BLKNO);
 		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, PMI_METAPAGE_BLKNO, (char *) page, true);
-		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+		log_newpage(&(RelationGetSmgr(index))->smgr_rlocator.locator, INIT_FORKNUM,
 					PMI_METAPAGE_BLKNO, page, true);
 		smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 		pfree(page);
@@ -81,16 +81,16 @@ pmi_read_metapage(Relation index, const PmiAmOps *ops, uint8 *uuid)
 }
 
 /*
- * Create and format the pool of relfilenode rnode, replacing a stale pool of
+ * Create and format the pool of relfilenode rlocator, replacing a stale pool of
  * a reused relfilenode (a crash before the orphan sweep); uuid NULL gives it
  * a new UUID, flags its header's (PM_POOL_FLAG_*) from the start,
  * format_param the structure's.  Returns it open; the caller closes it.
  */
 pm_pool *
-pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *uuid,
+pmi_create_pool_for(RelFileLocatorBackend rlocator, const PmiAmOps *ops, const uint8 *uuid,
 					uint64 flags, const PmiFormatParam *format_param, const char *index_name)
 {
-	char	   *path = pmi_pool_path(rnode);
+	char	   *path = pmi_pool_path(rlocator);
 	pm_pool_create_opts o = {0};
 	pm_pool    *pool;
 	pm_error	err;
@@ -99,16 +99,16 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 
 	(void) pmi_ensure_pool_dir(ERROR);
 	o.owner.system_id = GetSystemIdentifier();
-	o.owner.tablespace = rnode.node.spcNode;
-	o.owner.database = rnode.node.dbNode;
-	o.owner.relfilenode = rnode.node.relNode;
+	o.owner.tablespace = rlocator.locator.spcOid;
+	o.owner.database = rlocator.locator.dbOid;
+	o.owner.relfilenode = rlocator.locator.relNumber;
 	o.owner.kind = ops->kind;
 	o.mode = (pm_mode) pmi_persistence_guc;
 	o.max_size = (uint64) pmi_max_pool_mb << 20;
 	o.replace = true;
 	o.uuid = uuid;
 	o.flags = flags;
-	pmi_pool_forget(rnode);
+	pmi_pool_forget(rlocator);
 	if (pm_pool_create(path, &o, &pool, &err) != PM_OK)
 		pmi_report_core_error(ERROR, &err, index_name);
 	pm_alloc_attach_pool(&a, pool);
@@ -127,13 +127,13 @@ pmi_create_pool_for(RelFileNodeBackend rnode, const PmiAmOps *ops, const uint8 *
 pm_pool *
 pmi_create_pool(Relation index, const PmiAmOps *ops)
 {
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	RelFileLocatorBackend rlocator = pmi_index_rnode(index);
 	PmiFormatParam param;
 	pm_pool    *pool;
 
 	pmi_format_param(index, ops, &param);
-	pool = pmi_create_pool_for(rnode, ops, NULL, 0, &param, RelationGetRelationName(index));
+	pool = pmi_create_pool_for(rlocator, ops, NULL, 0, &param, RelationGetRelationName(index));
 
-	pmi_note_pool_created(rnode);
+	pmi_note_pool_created(rlocator);
 	return pool;
 }

@@ -56,7 +56,11 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static void
 assert_failed(const char *cond, const char *file, int line)
 {
+#if PG_VERSION_NUM >= 160000
+	ExceptionalCondition(cond, file, line);
+#else
 	ExceptionalCondition(cond, "FailedAssertion", file, line);
+#endif
 }
 
 /*

@@ -41,22 +41,33 @@ static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 RestrictInfo *
 pmi_derived_condition(PlannerInfo *root, RestrictInfo *rinfo, Expr *clause)
 {
+#if PG_VERSION_NUM >= 160000
+	return make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->has_clone,
+							 rinfo->is_clone, false, rinfo->security_level,
+							 rinfo->required_relids, rinfo->incompatible_relids,
+							 rinfo->outer_relids);
+#else
 	return make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->outerjoin_delayed,
 							 false, rinfo->security_level, rinfo->required_relids,
 							 rinfo->outer_relids, rinfo->nullable_relids);
+#endif
 }
 
 /*
  * "b = true" or "b = false" for a boolean key column used as a condition:
- * the planner turns "WHERE b", "NOT b", "b IS TRUE" and "b IS FALSE" into
+ * PostgreSQL 15 turns "WHERE b", "NOT b", "b IS TRUE" and "b IS FALSE" into
  * such index conditions only for btree's and hash's boolean operator
- * families (IsBooleanOpfamily in PostgreSQL 15).  The derived condition is
- * exact.  equality is the access method's strategy number of =.
+ * families (IsBooleanOpfamily); later majors do it for every operator family
+ * with the boolean = in it, and so derive nothing here.  The derived
+ * condition is exact.  equality is the access method's strategy number of =.
  */
 List *
 pmi_boolean_condition(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo,
 					  StrategyNumber equality)
 {
+#if PG_VERSION_NUM >= 160000
+	return NIL;
+#else
 	Node	   *clause = (Node *) rinfo->clause;
 	Node	   *column = clause;
 	bool		value = true;
@@ -89,6 +100,7 @@ pmi_boolean_condition(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinf
 							(Expr *) makeBoolConst(value, false), InvalidOid, InvalidOid);
 	set_opfuncid((OpExpr *) derived);
 	return list_make1(pmi_derived_condition(root, rinfo, derived));
+#endif
 }
 
 /* Is an equal condition derived already (another index on the same column)? */
@@ -153,10 +165,7 @@ derive_or(PlannerInfo *root, RelOptInfo *rel, List *indexes, List *derivers, Res
 	}
 	if (!any)
 		return NULL;
-	derived = make_restrictinfo(root, make_orclause(arms), rinfo->is_pushed_down,
-								rinfo->outerjoin_delayed, false, rinfo->security_level,
-								rinfo->required_relids, rinfo->outer_relids,
-								rinfo->nullable_relids);
+	derived = pmi_derived_condition(root, rinfo, make_orclause(arms));
 	/* redundant with the original clause: selectivity 1 (clausesel.c) */
 	derived->norm_selec = derived->outer_selec = 2.0;
 	return derived;

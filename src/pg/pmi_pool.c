@@ -23,7 +23,7 @@
 
 typedef struct PoolCacheEntry
 {
-	RelFileNodeBackend rnode;	/* hash key */
+	RelFileLocatorBackend rlocator;	/* hash key */
 	Oid			relid;			/* index that opened it, for invalidation */
 	pm_pool    *pool;
 	dev_t		dev;			/* identity of the mapped file */
@@ -57,48 +57,48 @@ pmi_pool_dir(void)
 }
 
 /* What names an index's pool: its relfilenode, and for a temporary index its backend. */
-RelFileNodeBackend
+RelFileLocatorBackend
 pmi_index_rnode(Relation index)
 {
-	RelFileNodeBackend rnode;
+	RelFileLocatorBackend rlocator;
 
-	rnode.node = index->rd_node;
-	rnode.backend = index->rd_backend;
-	return rnode;
+	rlocator.locator = index->rd_locator;
+	rlocator.backend = index->rd_backend;
+	return rlocator;
 }
 
 /*
- * The pool file name of rnode, into buf; no allocation, no error.  As with
+ * The pool file name of rlocator, into buf; no allocation, no error.  As with
  * relation files, a temporary relation's name carries its backend
  * ("t<backend>_"): two backends' temporary relfilenodes may be equal.
  */
 static void
-format_pool_path(char *buf, size_t len, RelFileNodeBackend rnode)
+format_pool_path(char *buf, size_t len, RelFileLocatorBackend rlocator)
 {
-	if (RelFileNodeBackendIsTemp(rnode))
-		snprintf(buf, len, "%s/t%d_%u_%u_%u%s", pmi_pool_dir(), rnode.backend,
-				 rnode.node.spcNode, rnode.node.dbNode, rnode.node.relNode, PMI_POOL_SUFFIX);
+	if (RelFileLocatorBackendIsTemp(rlocator))
+		snprintf(buf, len, "%s/t%d_%u_%u_%u%s", pmi_pool_dir(), rlocator.backend,
+				 rlocator.locator.spcOid, rlocator.locator.dbOid, rlocator.locator.relNumber, PMI_POOL_SUFFIX);
 	else
-		snprintf(buf, len, "%s/%u_%u_%u%s", pmi_pool_dir(), rnode.node.spcNode,
-				 rnode.node.dbNode, rnode.node.relNode, PMI_POOL_SUFFIX);
+		snprintf(buf, len, "%s/%u_%u_%u%s", pmi_pool_dir(), rlocator.locator.spcOid,
+				 rlocator.locator.dbOid, rlocator.locator.relNumber, PMI_POOL_SUFFIX);
 }
 
 char *
-pmi_pool_path(RelFileNodeBackend rnode)
+pmi_pool_path(RelFileLocatorBackend rlocator)
 {
 	char		buf[MAXPGPATH];
 
-	format_pool_path(buf, sizeof(buf), rnode);
+	format_pool_path(buf, sizeof(buf), rlocator);
 	return pstrdup(buf);
 }
 
 bool
-pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode)
+pmi_parse_pool_name(const char *name, RelFileLocatorBackend *rlocator)
 {
 	unsigned	spc,
 				db,
 				rel;
-	int			backend = InvalidBackendId;
+	int			backend = INVALID_PROC_NUMBER;
 	int			consumed = 0;
 
 	if (name[0] == 't')
@@ -111,18 +111,18 @@ pmi_parse_pool_name(const char *name, RelFileNodeBackend *rnode)
 		return false;
 	if (strcmp(name + consumed, PMI_POOL_SUFFIX) != 0)
 		return false;
-	rnode->node.spcNode = spc;
-	rnode->node.dbNode = db;
-	rnode->node.relNode = rel;
-	rnode->backend = backend;
+	rlocator->locator.spcOid = spc;
+	rlocator->locator.dbOid = db;
+	rlocator->locator.relNumber = rel;
+	rlocator->backend = backend;
 	return true;
 }
 
 /* Does the relation's main fork exist?  (It does while the relfilenode is live.) */
 bool
-pmi_relfilenode_exists(RelFileNodeBackend rnode)
+pmi_relfilenode_exists(RelFileLocatorBackend rlocator)
 {
-	char	   *path = relpath(rnode, MAIN_FORKNUM);
+	char	   *path = pmi_relpath(rlocator, MAIN_FORKNUM);
 	struct stat st;
 	bool		exists = stat(path, &st) == 0 || errno != ENOENT;
 
@@ -184,9 +184,9 @@ pool_dir_holds_pools(const char *dir)
 
 	while (!holds && (de = ReadDirExtended(d, dir, LOG)) != NULL)
 	{
-		RelFileNodeBackend rnode;
+		RelFileLocatorBackend rlocator;
 
-		holds = pmi_parse_pool_name(de->d_name, &rnode);
+		holds = pmi_parse_pool_name(de->d_name, &rlocator);
 	}
 	if (d != NULL)
 		FreeDir(d);
@@ -336,7 +336,7 @@ pool_cache_init(void)
 {
 	HASHCTL		ctl;
 
-	ctl.keysize = sizeof(RelFileNodeBackend);
+	ctl.keysize = sizeof(RelFileLocatorBackend);
 	ctl.entrysize = sizeof(PoolCacheEntry);
 	ctl.hcxt = TopMemoryContext;
 	pool_cache = hash_create("pm_index pool cache", 64, &ctl,
@@ -409,7 +409,7 @@ mapping_is_of_file(const PoolCacheEntry *e, const char *path)
 pm_pool *
 pmi_pool_open(Relation index)
 {
-	RelFileNodeBackend rnode = pmi_index_rnode(index);
+	RelFileLocatorBackend rlocator = pmi_index_rnode(index);
 	PoolCacheEntry *e;
 	bool		found;
 	char	   *path = NULL;
@@ -419,12 +419,12 @@ pmi_pool_open(Relation index)
 
 	if (pool_cache == NULL)
 		pool_cache_init();
-	e = hash_search(pool_cache, &rnode, HASH_ENTER, &found);
+	e = hash_search(pool_cache, &rlocator, HASH_ENTER, &found);
 	if (found && e->pool != NULL)
 	{
 		if (!mapping_may_be_stale(e))
 			return e->pool;
-		path = pmi_pool_path(rnode);
+		path = pmi_pool_path(rlocator);
 		if (mapping_is_of_file(e, path))
 		{
 			e->revalidate = false;
@@ -435,12 +435,12 @@ pmi_pool_open(Relation index)
 		e->pool = NULL;
 	}
 	if (path == NULL)
-		path = pmi_pool_path(rnode);
+		path = pmi_pool_path(rlocator);
 	e->relid = InvalidOid;
 	e->pool = NULL;
 	if (cached_pool_open(path, &pool, &err) != PM_OK)
 	{
-		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+		hash_search(pool_cache, &rlocator, HASH_REMOVE, NULL);
 		if (err.code == PM_ERR_NOTFOUND)
 			pmi_report_missing_pool(path, RelationGetRelationName(index));
 		pmi_report_core_error(ERROR, &err, RelationGetRelationName(index));
@@ -448,7 +448,7 @@ pmi_pool_open(Relation index)
 	if (fstat(pool->fd, &st) != 0)
 	{
 		cached_pool_close(pool);
-		hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+		hash_search(pool_cache, &rlocator, HASH_REMOVE, NULL);
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not stat pool file \"%s\": %m", path)));
@@ -473,8 +473,8 @@ pmi_pool_open_named(Relation index, const uint8 *uuid)
 
 	if (memcmp(pool->hdr->uuid, uuid, 16) != 0)
 	{
-		RelFileNodeBackend rnode = pmi_index_rnode(index);
-		PoolCacheEntry *e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+		RelFileLocatorBackend rlocator = pmi_index_rnode(index);
+		PoolCacheEntry *e = hash_search(pool_cache, &rlocator, HASH_FIND, NULL);
 
 		if (e != NULL)
 			e->revalidate = true;
@@ -491,12 +491,12 @@ pmi_pool_open_named(Relation index, const uint8 *uuid)
 }
 
 /*
- * This backend's mapping of rnode's pool, opened quietly if need be; NULL if
+ * This backend's mapping of rlocator's pool, opened quietly if need be; NULL if
  * it cannot be opened.  Raises no error but out of memory (epoch callbacks
  * use it).
  */
 pm_pool *
-pmi_pool_lookup(RelFileNodeBackend rnode)
+pmi_pool_lookup(RelFileLocatorBackend rlocator)
 {
 	PoolCacheEntry *e;
 	char		path[MAXPGPATH];
@@ -506,8 +506,8 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 
 	if (pool_cache == NULL)
 		pool_cache_init();
-	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
-	format_pool_path(path, sizeof(path), rnode);
+	e = hash_search(pool_cache, &rlocator, HASH_FIND, NULL);
+	format_pool_path(path, sizeof(path), rlocator);
 	if (e != NULL && e->pool != NULL)
 	{
 		/*
@@ -526,7 +526,7 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 		cached_pool_close(pool);
 		return NULL;
 	}
-	e = hash_search(pool_cache, &rnode, HASH_ENTER_NULL, NULL);
+	e = hash_search(pool_cache, &rlocator, HASH_ENTER_NULL, NULL);
 	if (e == NULL)
 	{
 		cached_pool_close(pool);
@@ -538,11 +538,11 @@ pmi_pool_lookup(RelFileNodeBackend rnode)
 
 /* Remove a pool file and this backend's mapping of it; logs, never raises. */
 void
-pmi_pool_remove(RelFileNodeBackend rnode)
+pmi_pool_remove(RelFileLocatorBackend rlocator)
 {
-	char	   *path = pmi_pool_path(rnode);
+	char	   *path = pmi_pool_path(rlocator);
 
-	pmi_pool_forget(rnode);
+	pmi_pool_forget(rlocator);
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(LOG,
 				(errcode_for_file_access(),
@@ -552,17 +552,17 @@ pmi_pool_remove(RelFileNodeBackend rnode)
 
 /* Drop this backend's mapping of a pool (before removing or replacing it). */
 void
-pmi_pool_forget(RelFileNodeBackend rnode)
+pmi_pool_forget(RelFileLocatorBackend rlocator)
 {
 	PoolCacheEntry *e;
 
 	if (pool_cache == NULL)
 		return;
-	e = hash_search(pool_cache, &rnode, HASH_FIND, NULL);
+	e = hash_search(pool_cache, &rlocator, HASH_FIND, NULL);
 	if (e == NULL)
 		return;
 	cached_pool_close(e->pool);
-	hash_search(pool_cache, &rnode, HASH_REMOVE, NULL);
+	hash_search(pool_cache, &rlocator, HASH_REMOVE, NULL);
 }
 
 /*
@@ -585,11 +585,11 @@ pmi_pool_forget_removed(void)
 	hash_seq_init(&status, pool_cache);
 	while ((e = hash_seq_search(&status)) != NULL)
 	{
-		format_pool_path(path, sizeof(path), e->rnode);
+		format_pool_path(path, sizeof(path), e->rlocator);
 		if (stat(path, &st) == 0 || errno != ENOENT)
 			continue;
 		cached_pool_close(e->pool);
-		hash_search(pool_cache, &e->rnode, HASH_REMOVE, NULL);
+		hash_search(pool_cache, &e->rlocator, HASH_REMOVE, NULL);
 	}
 }
 
@@ -600,7 +600,7 @@ pmi_pool_forget_removed(void)
  * pool meanwhile.
  */
 void
-pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
+pmi_pool_copy(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move)
 {
 	char	   *src = pmi_pool_path(from);
 	char	   *dst = pmi_pool_path(to);
@@ -646,21 +646,21 @@ pmi_pool_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 static int
 pool_order(const ListCell *a, const ListCell *b)
 {
-	const RelFileNodeBackend *x = lfirst(a);
-	const RelFileNodeBackend *y = lfirst(b);
+	const RelFileLocatorBackend *x = lfirst(a);
+	const RelFileLocatorBackend *y = lfirst(b);
 
-	if (x->node.dbNode != y->node.dbNode)
-		return x->node.dbNode < y->node.dbNode ? -1 : 1;
-	if (x->node.relNode != y->node.relNode)
-		return x->node.relNode < y->node.relNode ? -1 : 1;
-	if (x->node.spcNode != y->node.spcNode)
-		return x->node.spcNode < y->node.spcNode ? -1 : 1;
+	if (x->locator.dbOid != y->locator.dbOid)
+		return x->locator.dbOid < y->locator.dbOid ? -1 : 1;
+	if (x->locator.relNumber != y->locator.relNumber)
+		return x->locator.relNumber < y->locator.relNumber ? -1 : 1;
+	if (x->locator.spcOid != y->locator.spcOid)
+		return x->locator.spcOid < y->locator.spcOid ? -1 : 1;
 	return x->backend < y->backend ? -1 : x->backend > y->backend ? 1 : 0;
 }
 
 /*
  * The relfilenodes of the pool files in the pool directory (a list of
- * palloc'd RelFileNodeBackends, temporary ones included, in pool_order), of
+ * palloc'd RelFileLocatorBackends, temporary ones included, in pool_order), of
  * one database or, with InvalidOid, of all.  A directory it cannot read is
  * reported at elevel: callers at commit or at exit pass LOG, and their list
  * is then short (the orphan sweep removes what they missed).
@@ -675,14 +675,14 @@ pmi_list_pools(Oid dbid, int elevel)
 
 	while ((de = ReadDirExtended(d, dir, elevel)) != NULL)
 	{
-		RelFileNodeBackend rnode;
+		RelFileLocatorBackend rlocator;
 
-		if (pmi_parse_pool_name(de->d_name, &rnode) &&
-			(!OidIsValid(dbid) || rnode.node.dbNode == dbid))
+		if (pmi_parse_pool_name(de->d_name, &rlocator) &&
+			(!OidIsValid(dbid) || rlocator.locator.dbOid == dbid))
 		{
-			RelFileNodeBackend *copy = palloc(sizeof(RelFileNodeBackend));
+			RelFileLocatorBackend *copy = palloc(sizeof(RelFileLocatorBackend));
 
-			*copy = rnode;
+			*copy = rlocator;
 			found = lappend(found, copy);
 		}
 	}
@@ -696,16 +696,16 @@ pmi_list_pools(Oid dbid, int elevel)
  * The relfilenode of an index of the current database as its pool's name has
  * it: a temporary index's carries the backend of its session.
  */
-RelFileNodeBackend
+RelFileLocatorBackend
 pmi_class_rnode(Form_pg_class c)
 {
-	RelFileNodeBackend r;
+	RelFileLocatorBackend r;
 
-	r.node.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
-	r.node.dbNode = MyDatabaseId;
-	r.node.relNode = c->relfilenode;
+	r.locator.spcOid = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
+	r.locator.dbOid = MyDatabaseId;
+	r.locator.relNumber = c->relfilenode;
 	r.backend = c->relpersistence == RELPERSISTENCE_TEMP ?
-		GetTempNamespaceBackendId(c->relnamespace) : InvalidBackendId;
+		GetTempNamespaceProcNumber(c->relnamespace) : INVALID_PROC_NUMBER;
 	return r;
 }
 
@@ -737,7 +737,7 @@ pmi_list_index_pools(bool other_sessions)
 			continue;
 		ip = palloc(sizeof(PmiIndexPool));
 		ip->relid = c->oid;
-		ip->rnode = pmi_class_rnode(c);
+		ip->rlocator = pmi_class_rnode(c);
 		found = lappend(found, ip);
 	}
 	systable_endscan(scan);

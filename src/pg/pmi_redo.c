@@ -26,15 +26,15 @@ bool		pmi_archive_recovery = false;
 static MemoryContext redo_context = NULL;
 
 static const char *
-index_name(RelFileNode node)
+index_name(RelFileLocator node)
 {
-	return psprintf("with relfilenode %u/%u/%u", node.spcNode, node.dbNode, node.relNode);
+	return psprintf("with relfilenode %u/%u/%u", node.spcOid, node.dbOid, node.relNumber);
 }
 
 static void
 replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *ops)
 {
-	RelFileNodeBackend rnode = {hdr->node, InvalidBackendId};
+	RelFileLocatorBackend rlocator = {hdr->node, INVALID_PROC_NUMBER};
 	const uint8 *uuid = (const uint8 *) XLogRecGetData(record) + sizeof(*hdr);
 	PmiFormatParam param;
 	pm_pool    *pool;
@@ -49,7 +49,7 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 	 */
 	param.len = XLogRecGetDataLen(record) - sizeof(*hdr) - 16;
 	memcpy(param.data, uuid + 16, param.len);
-	pool = pmi_pool_lookup(rnode);
+	pool = pmi_pool_lookup(rlocator);
 
 	/*
 	 * Replayed again after a restart: the pool has taken records since.  A
@@ -66,8 +66,8 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 		return;
 	}
 	/* a relfilenode of a dropped index is reused: its slot goes with its pool */
-	pmi_registry_release(rnode);
-	pool = pmi_create_pool_for(rnode, ops, uuid, 0, &param, index_name(hdr->node));
+	pmi_registry_release(rlocator);
+	pool = pmi_create_pool_for(rlocator, ops, uuid, 0, &param, index_name(hdr->node));
 	pm_pool_set_host_position(pool, record->EndRecPtr);
 	pm_pool_close(pool);
 }
@@ -75,11 +75,11 @@ replay_create(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *
 static void
 replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps *ops, bool insert)
 {
-	RelFileNodeBackend rnode = {hdr->node, InvalidBackendId};
+	RelFileLocatorBackend rlocator = {hdr->node, INVALID_PROC_NUMBER};
 	const char *name = index_name(hdr->node);
 	const char *p = XLogRecGetData(record) + sizeof(*hdr);
 	const char *end = XLogRecGetData(record) + XLogRecGetDataLen(record);
-	pm_pool    *pool = pmi_pool_lookup(rnode);
+	pm_pool    *pool = pmi_pool_lookup(rlocator);
 	PmiIndex   *h;
 	pm_error	err;
 
@@ -92,7 +92,7 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 	/* applied before a restart */
 	if (record->EndRecPtr <= pm_load(&pool->hdr->host_position))
 		return;
-	h = pmi_index_open_for_replay(rnode, ops, name);
+	h = pmi_index_open_for_replay(rlocator, ops, name);
 	/* a structure durable at its checkpoints: one per record, before the position moves */
 	if (ops->checkpoint != NULL)
 		pmi_tier_exclusive_begin(h->slotno);
@@ -124,7 +124,7 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 	PG_END_TRY();
 	/* the heap's record that frees the deleted entries' items comes next */
 	if (!insert)
-		pmi_wait_for_scans_in_recovery(h, hdr->node.dbNode);
+		pmi_wait_for_scans_in_recovery(h, hdr->node.dbOid);
 	pm_pool_set_host_position(h->pool, record->EndRecPtr);
 }
 
@@ -136,16 +136,16 @@ replay_entries(XLogReaderState *record, const PmiWalHeader *hdr, const PmiAmOps 
 static void
 replay_copy(XLogReaderState *record, const PmiWalHeader *hdr)
 {
-	RelFileNodeBackend to = {hdr->node, InvalidBackendId};
-	RelFileNodeBackend from = {{0}, InvalidBackendId};
+	RelFileLocatorBackend to = {hdr->node, INVALID_PROC_NUMBER};
+	RelFileLocatorBackend from = {{0}, INVALID_PROC_NUMBER};
 	uint8		moved;
 	pm_pool    *source;
 	pm_pool    *copy;
 
-	if (XLogRecGetDataLen(record) < sizeof(*hdr) + sizeof(from.node) + sizeof(moved))
+	if (XLogRecGetDataLen(record) < sizeof(*hdr) + sizeof(from.locator) + sizeof(moved))
 		elog(ERROR, "pm_index COPY record too short");
-	memcpy(&from.node, XLogRecGetData(record) + sizeof(*hdr), sizeof(from.node));
-	memcpy(&moved, XLogRecGetData(record) + sizeof(*hdr) + sizeof(from.node), sizeof(moved));
+	memcpy(&from.locator, XLogRecGetData(record) + sizeof(*hdr), sizeof(from.locator));
+	memcpy(&moved, XLogRecGetData(record) + sizeof(*hdr) + sizeof(from.locator), sizeof(moved));
 	source = pmi_pool_lookup(from);
 	copy = pmi_pool_lookup(to);
 	if (source == NULL || (copy != NULL && memcmp(copy->hdr->uuid, source->hdr->uuid, 16) == 0))
@@ -164,8 +164,8 @@ replay_copy(XLogReaderState *record, const PmiWalHeader *hdr)
 static void
 replay_failed(const PmiWalHeader *hdr, ErrorData *edata)
 {
-	RelFileNodeBackend rnode = {hdr->node, InvalidBackendId};
-	pm_pool    *pool = pmi_pool_lookup(rnode);
+	RelFileLocatorBackend rlocator = {hdr->node, INVALID_PROC_NUMBER};
+	pm_pool    *pool = pmi_pool_lookup(rlocator);
 
 	if (pool != NULL)
 		pm_pool_set_flag(pool, PM_POOL_FLAG_UNTRUSTED);
@@ -279,10 +279,10 @@ pmi_desc(StringInfo buf, XLogReaderState *record)
 	if (XLogRecGetDataLen(record) < sizeof(hdr))
 		return;
 	memcpy(&hdr, XLogRecGetData(record), sizeof(hdr));
-	appendStringInfo(buf, "rel %u/%u/%u", hdr.node.spcNode, hdr.node.dbNode, hdr.node.relNode);
+	appendStringInfo(buf, "rel %u/%u/%u", hdr.node.spcOid, hdr.node.dbOid, hdr.node.relNumber);
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_PMI_COPY)
 	{
-		RelFileNode from;
+		RelFileLocator from;
 		uint8		moved;
 
 		if (XLogRecGetDataLen(record) >= sizeof(hdr) + sizeof(from) + sizeof(moved))
@@ -290,7 +290,7 @@ pmi_desc(StringInfo buf, XLogReaderState *record)
 			memcpy(&from, XLogRecGetData(record) + sizeof(hdr), sizeof(from));
 			memcpy(&moved, XLogRecGetData(record) + sizeof(hdr) + sizeof(from), sizeof(moved));
 			appendStringInfo(buf, "; %s from %u/%u/%u", moved ? "moved" : "copied",
-							 from.spcNode, from.dbNode, from.relNode);
+							 from.spcOid, from.dbOid, from.relNumber);
 		}
 		return;
 	}

@@ -42,7 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-static List *pools_created = NIL;	/* RelFileNodeBackends, in
+static List *pools_created = NIL;	/* RelFileLocatorBackends, in
 									 * TopMemoryContext */
 static List *temp_pools = NIL;	/* this backend's temporary indexes' pools,
 								 * likewise */
@@ -66,11 +66,11 @@ pmi_registry_init_backend(void)
 
 
 /*
- * The slot of rnode, assigned if it has none.  ERROR when the registry is
+ * The slot of rlocator, assigned if it has none.  ERROR when the registry is
  * full.
  */
 int
-pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *generation)
+pmi_registry_attach(RelFileLocatorBackend rlocator, const PmiAmOps *ops, uint32 *generation)
 {
 	int			free_slot = -1;
 
@@ -80,7 +80,7 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 	{
 		PmiSlot    *s = pmi_slot(i);
 
-		if (s->state != PMI_SLOT_FREE && RelFileNodeBackendEquals(s->rnode, rnode))
+		if (s->state != PMI_SLOT_FREE && RelFileLocatorBackendEquals(s->rlocator, rlocator))
 		{
 			*generation = s->generation;
 			LWLockRelease(pmi_shared->registry_lock);
@@ -101,7 +101,7 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 	{
 		PmiSlot    *s = pmi_slot(free_slot);
 
-		s->rnode = rnode;
+		s->rlocator = rlocator;
 		s->am = pmi_am_number(ops);
 		s->generation++;
 		s->dram_root = 0;
@@ -120,31 +120,31 @@ pmi_registry_attach(RelFileNodeBackend rnode, const PmiAmOps *ops, uint32 *gener
 }
 
 static int
-find_slot(RelFileNodeBackend rnode)
+find_slot(RelFileLocatorBackend rlocator)
 {
 	for (int i = 0; i < pmi_shared->nindexes; i++)
 	{
 		PmiSlot    *s = pmi_slot(i);
 
-		if (s->state != PMI_SLOT_FREE && RelFileNodeBackendEquals(s->rnode, rnode))
+		if (s->state != PMI_SLOT_FREE && RelFileLocatorBackendEquals(s->rlocator, rlocator))
 			return i;
 	}
 	return -1;
 }
 
 /*
- * Where replay stood in rnode's pool when this server first used it
+ * Where replay stood in rlocator's pool when this server first used it
  * (PmiSlot.replayed_before_start); false if no process has made it ready.
  */
 bool
-pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position)
+pmi_registry_replayed_before_start(RelFileLocatorBackend rlocator, uint64 *position)
 {
 	int			slotno;
 	bool		ready = false;
 
 	pmi_registry_init_backend();
 	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
-	slotno = find_slot(rnode);
+	slotno = find_slot(rlocator);
 	if (slotno >= 0)
 	{
 		PmiSlot    *s = pmi_slot(slotno);
@@ -159,12 +159,12 @@ pmi_registry_replayed_before_start(RelFileNodeBackend rnode, uint64 *position)
 }
 
 /*
- * The xmax of the snapshot a background build filled rnode's pool with
+ * The xmax of the snapshot a background build filled rlocator's pool with
  * (pmi_fill.c), while snapshots older than the newest such value may run;
  * InvalidTransactionId otherwise.
  */
 TransactionId
-pmi_registry_ready_xmin(RelFileNodeBackend rnode)
+pmi_registry_ready_xmin(RelFileLocatorBackend rlocator)
 {
 	TransactionId latest = pg_atomic_read_u32(&pmi_shared->latest_ready_xmin);
 	TransactionId xmin = InvalidTransactionId;
@@ -174,7 +174,7 @@ pmi_registry_ready_xmin(RelFileNodeBackend rnode)
 		return InvalidTransactionId;
 	pmi_registry_init_backend();
 	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
-	slotno = find_slot(rnode);
+	slotno = find_slot(rlocator);
 	if (slotno >= 0)
 		xmin = pmi_slot(slotno)->ready_xmin;
 	LWLockRelease(pmi_shared->registry_lock);
@@ -216,32 +216,32 @@ pmi_registry_claim_fill(int slotno)
 	return mine;
 }
 
-/* The registry slot of rnode, or -1 if it has none. */
+/* The registry slot of rlocator, or -1 if it has none. */
 int
-pmi_registry_find(RelFileNodeBackend rnode)
+pmi_registry_find(RelFileLocatorBackend rlocator)
 {
 	int			slotno;
 
 	pmi_registry_init_backend();
 	LWLockAcquire(pmi_shared->registry_lock, LW_SHARED);
-	slotno = find_slot(rnode);
+	slotno = find_slot(rlocator);
 	LWLockRelease(pmi_shared->registry_lock);
 	return slotno;
 }
 
 /*
- * Free the slot of rnode and its DRAM layer.  The caller holds the lock
+ * Free the slot of rlocator and its DRAM layer.  The caller holds the lock
  * that keeps every other backend away from the index (or the index is
  * being dropped at commit).  Raises no error: runs after commit.
  */
 void
-pmi_registry_release(RelFileNodeBackend rnode)
+pmi_registry_release(RelFileLocatorBackend rlocator)
 {
 	int			slotno;
 
 	pmi_registry_init_backend();
 	/* replay workers stop applying to it first: they take the registry lock */
-	slotno = pmi_registry_find(rnode);
+	slotno = pmi_registry_find(rlocator);
 	if (slotno >= 0)
 	{
 		pmi_tier_close(slotno);
@@ -250,7 +250,7 @@ pmi_registry_release(RelFileNodeBackend rnode)
 		pg_atomic_write_u64(&pmi_slot(slotno)->tier_unreclaimed, 0);
 	}
 	LWLockAcquire(pmi_shared->registry_lock, LW_EXCLUSIVE);
-	slotno = find_slot(rnode);
+	slotno = find_slot(rlocator);
 	if (slotno >= 0)
 	{
 		PmiSlot    *s = pmi_slot(slotno);
@@ -282,7 +282,7 @@ pmi_free_retired(uint32 space, uint32 tag, uint64 off)
 	s = pmi_slot((int) space - 1);
 	if (s->generation != tag || s->state == PMI_SLOT_FREE)
 		return;
-	pool = pmi_pool_lookup(s->rnode);
+	pool = pmi_pool_lookup(s->rlocator);
 	if (pool == NULL)
 		return;					/* cannot map it now: recovery reclaims the
 								 * block */
@@ -293,24 +293,24 @@ pmi_free_retired(uint32 space, uint32 tag, uint64 off)
 
 /* Remove the pool and registry slot of a relfilenode that is going away. */
 static void
-drop_pool(RelFileNodeBackend rnode)
+drop_pool(RelFileLocatorBackend rlocator)
 {
-	char	   *path = pmi_pool_path(rnode);
+	char	   *path = pmi_pool_path(rlocator);
 	struct stat st;
 
-	if (stat(path, &st) == 0 || find_slot(rnode) >= 0)
+	if (stat(path, &st) == 0 || find_slot(rlocator) >= 0)
 	{
-		pmi_registry_release(rnode);
-		pmi_pool_remove(rnode);
+		pmi_registry_release(rlocator);
+		pmi_pool_remove(rlocator);
 	}
 	pfree(path);
 }
 
 /* A relation whose main fork is missing or empty was removed by this transaction. */
 static bool
-relation_file_gone(RelFileNodeBackend rnode)
+relation_file_gone(RelFileLocatorBackend rlocator)
 {
-	char	   *path = relpath(rnode, MAIN_FORKNUM);
+	char	   *path = pmi_relpath(rlocator, MAIN_FORKNUM);
 	struct stat st;
 	bool		gone = stat(path, &st) != 0 || st.st_size == 0;
 
@@ -349,13 +349,13 @@ drop_temp_pools(bool all)
 
 	foreach(lc, temp_pools)
 	{
-		RelFileNodeBackend *rnode = lfirst(lc);
+		RelFileLocatorBackend *rlocator = lfirst(lc);
 
-		if (all || relation_file_gone(*rnode))
+		if (all || relation_file_gone(*rlocator))
 		{
-			drop_pool(*rnode);
+			drop_pool(*rlocator);
 			temp_pools = foreach_delete_current(temp_pools, lc);
-			pfree(rnode);
+			pfree(rlocator);
 		}
 	}
 }
@@ -367,18 +367,18 @@ drop_temp_pools_at_exit(int code, Datum arg)
 }
 
 void
-pmi_note_pool_created(RelFileNodeBackend rnode)
+pmi_note_pool_created(RelFileLocatorBackend rlocator)
 {
 	static bool exit_callback_registered = false;
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	RelFileNodeBackend *copy = palloc(sizeof(RelFileNodeBackend));
+	RelFileLocatorBackend *copy = palloc(sizeof(RelFileLocatorBackend));
 
-	*copy = rnode;
+	*copy = rlocator;
 	pools_created = lappend(pools_created, copy);
-	if (RelFileNodeBackendIsTemp(rnode))
+	if (RelFileLocatorBackendIsTemp(rlocator))
 	{
-		copy = palloc(sizeof(RelFileNodeBackend));
-		*copy = rnode;
+		copy = palloc(sizeof(RelFileLocatorBackend));
+		*copy = rlocator;
 		temp_pools = lappend(temp_pools, copy);
 		if (!exit_callback_registered)
 		{
@@ -392,18 +392,18 @@ pmi_note_pool_created(RelFileNodeBackend rnode)
 static void
 at_xact_end(bool commit)
 {
-	RelFileNode *rnodes;
-	int			n = smgrGetPendingDeletes(commit, &rnodes);
+	RelFileLocator *rlocators;
+	int			n = smgrGetPendingDeletes(commit, &rlocators);
 	ListCell   *lc;
 
 	for (int i = 0; i < n; i++)
 	{
-		RelFileNodeBackend rnode = {rnodes[i], InvalidBackendId};
+		RelFileLocatorBackend rlocator = {rlocators[i], INVALID_PROC_NUMBER};
 
-		drop_pool(rnode);
+		drop_pool(rlocator);
 	}
 	if (n > 0)
-		pfree(rnodes);
+		pfree(rlocators);
 	drop_temp_pools(false);
 
 	foreach(lc, commit ? databases_dropped : NIL)
@@ -413,7 +413,7 @@ at_xact_end(bool commit)
 
 		foreach(lp, pools)
 		{
-			drop_pool(*(RelFileNodeBackend *) lfirst(lp));
+			drop_pool(*(RelFileLocatorBackend *) lfirst(lp));
 		}
 		list_free_deep(pools);
 	}
@@ -426,10 +426,10 @@ at_xact_end(bool commit)
 	 */
 	foreach(lc, pools_created)
 	{
-		RelFileNodeBackend rnode = *(RelFileNodeBackend *) lfirst(lc);
+		RelFileLocatorBackend rlocator = *(RelFileLocatorBackend *) lfirst(lc);
 
-		if (relation_file_gone(rnode))
-			drop_pool(rnode);
+		if (relation_file_gone(rlocator))
+			drop_pool(rlocator);
 	}
 	list_free_deep(pools_created);
 	pools_created = NIL;
@@ -507,7 +507,7 @@ pmi_epoch(void)
 		pm_error	err;
 
 		if (pm_epoch_register((pm_epoch_domain *) ((char *) pmi_shared + pmi_shared->epoch_offset),
-							  (uint64) MyProcPid, MyProc->pgprocno, epoch_free, NULL, NULL,
+							  (uint64) MyProcPid, MyProcNumber, epoch_free, NULL, NULL,
 							  &epoch_handle, &err) != PM_OK)
 			pmi_report_core_error(ERROR, &err, NULL);
 		before_shmem_exit(epoch_shutdown, 0);

@@ -12,7 +12,7 @@
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
-#include "storage/relfilenode.h"
+#include "pmi_compat.h"
 
 #define PMI_COUNTER_BATCH 1024
 #define PMI_TIER_MAX_WORKERS 32
@@ -54,7 +54,7 @@ typedef struct PmiTierLane
  */
 typedef struct PmiSlot
 {
-	RelFileNodeBackend rnode;
+	RelFileLocatorBackend rlocator;
 	uint32		generation;
 	uint32		state;
 	uint32		am;				/* its access method: pmi_am_of_number */

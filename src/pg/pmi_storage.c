@@ -57,17 +57,17 @@ follow_moved_indexes(List *before)
 	{
 		PmiIndexPool *f = lfirst(lc);
 		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(f->relid));
-		RelFileNodeBackend now;
+		RelFileLocatorBackend now;
 
 		if (!HeapTupleIsValid(tup))
 			continue;
 		now = pmi_class_rnode((Form_pg_class) GETSTRUCT(tup));
 		ReleaseSysCache(tup);
-		if (RelFileNodeBackendEquals(now, f->rnode))
+		if (RelFileLocatorBackendEquals(now, f->rlocator))
 			continue;
 		pmi_note_pool_created(now);
-		pmi_tier_copy_pool(f->rnode, now, false);
-		pmi_log_copy(f->rnode, now, false);
+		pmi_tier_copy_pool(f->rlocator, now, false);
+		pmi_log_copy(f->rlocator, now, false);
 	}
 }
 
@@ -97,16 +97,16 @@ follow_database(Oid from, Oid from_spc, Oid to, Oid to_spc, bool move)
 
 	foreach(lc, pools)
 	{
-		RelFileNodeBackend old = *(RelFileNodeBackend *) lfirst(lc);
-		RelFileNodeBackend new = old;
+		RelFileLocatorBackend old = *(RelFileLocatorBackend *) lfirst(lc);
+		RelFileLocatorBackend new = old;
 
 		CHECK_FOR_INTERRUPTS();
-		if (RelFileNodeBackendIsTemp(old))
+		if (RelFileLocatorBackendIsTemp(old))
 			continue;			/* an orphan: no session is connected to from */
-		new.node.dbNode = to;
-		if (old.node.spcNode == from_spc)
-			new.node.spcNode = to_spc;
-		if (RelFileNodeBackendEquals(old, new))
+		new.locator.dbOid = to;
+		if (old.locator.spcOid == from_spc)
+			new.locator.spcOid = to_spc;
+		if (RelFileLocatorBackendEquals(old, new))
 			continue;
 		if (move)
 			pmi_registry_release(old);

@@ -34,11 +34,11 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-/* Does the metapage of the index at rnode name the pool with this UUID? */
+/* Does the metapage of the index at rlocator name the pool with this UUID? */
 static bool
-metapage_names_pool(RelFileNodeBackend rnode, const uint8 *uuid)
+metapage_names_pool(RelFileLocatorBackend rlocator, const uint8 *uuid)
 {
-	char	   *path = relpath(rnode, MAIN_FORKNUM);
+	char	   *path = pmi_relpath(rlocator, MAIN_FORKNUM);
 	PGAlignedBlock page;
 	PmiMetaPageData *meta = (PmiMetaPageData *) PageGetContents(page.data);
 	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
@@ -61,7 +61,7 @@ metapage_names_pool(RelFileNodeBackend rnode, const uint8 *uuid)
  * pool that relation's name.  True if it did.
  */
 static bool
-adopt_moved_pool(RelFileNodeBackend rnode, const char *path)
+adopt_moved_pool(RelFileLocatorBackend rlocator, const char *path)
 {
 	pm_pool_header hdr;
 	pm_error	err;
@@ -71,7 +71,7 @@ adopt_moved_pool(RelFileNodeBackend rnode, const char *path)
 	ListCell   *lc;
 	bool		adopted = false;
 
-	if (RelFileNodeBackendIsTemp(rnode) || pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK)
+	if (RelFileLocatorBackendIsTemp(rlocator) || pm_pool_read_header(path, &hdr, NULL, &err) != PM_OK)
 		return false;
 	d = AllocateDir("pg_tblspc");
 	while ((de = ReadDirExtended(d, "pg_tblspc", LOG)) != NULL)
@@ -85,12 +85,12 @@ adopt_moved_pool(RelFileNodeBackend rnode, const char *path)
 		FreeDir(d);
 	foreach(lc, tablespaces)
 	{
-		RelFileNodeBackend moved = rnode;
+		RelFileLocatorBackend moved = rlocator;
 		char	   *moved_path;
 		struct stat st;
 
-		moved.node.spcNode = lfirst_oid(lc);
-		if (moved.node.spcNode == rnode.node.spcNode || !metapage_names_pool(moved, hdr.uuid))
+		moved.locator.spcOid = lfirst_oid(lc);
+		if (moved.locator.spcOid == rlocator.locator.spcOid || !metapage_names_pool(moved, hdr.uuid))
 			continue;
 		moved_path = pmi_pool_path(moved);
 		if (stat(moved_path, &st) != 0 && errno == ENOENT &&
@@ -124,7 +124,7 @@ sweep_orphans(void)
 
 	while ((de = ReadDir(d, dir)) != NULL)
 	{
-		RelFileNodeBackend rnode;
+		RelFileLocatorBackend rlocator;
 		char	   *path;
 		struct stat st;
 		size_t		len = strlen(de->d_name);
@@ -134,11 +134,11 @@ sweep_orphans(void)
 		path = psprintf("%s/%s", dir, de->d_name);
 		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
 			orphan = stat(path, &st) == 0 && st.st_mtime < started;
-		else if (pmi_parse_pool_name(de->d_name, &rnode))
+		else if (pmi_parse_pool_name(de->d_name, &rlocator))
 		{
-			orphan = !pmi_relfilenode_exists(rnode) && !adopt_moved_pool(rnode, path);
+			orphan = !pmi_relfilenode_exists(rlocator) && !adopt_moved_pool(rlocator, path);
 			if (orphan)
-				pmi_registry_release(rnode);
+				pmi_registry_release(rlocator);
 		}
 		if (orphan)
 		{

@@ -232,7 +232,7 @@ pmi_tier_insert(Relation index, PmiIndex *h, Relation heap, const PmiNote *note,
 		pm_alloc_attach_pool(&h->tier_alloc, h->pool);
 		h->tier_alloc_pool = h->pool;
 	}
-	for (int start = MyProc->pgprocno % PMI_TIER_LANES, full = 0;;)
+	for (int start = MyProcNumber % PMI_TIER_LANES, full = 0;;)
 	{
 		t->lane = claim_writer_lane(s, start);
 		rc = PM_ERR_LIMIT;
@@ -577,7 +577,7 @@ pmi_tier_drain(PmiIndex *h, const char *name)
  * against inserts; a move has released the index's slot already.
  */
 void
-pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
+pmi_tier_copy_pool(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move)
 {
 	int			slotno = move ? -1 : pmi_registry_find(from);
 	PmiSlot    *s;
@@ -595,7 +595,7 @@ pmi_tier_copy_pool(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
 		{
 			char		name[64];
 
-			snprintf(name, sizeof(name), "with relfilenode %u", from.node.relNode);
+			snprintf(name, sizeof(name), "with relfilenode %u", from.locator.relNumber);
 			pmi_tier_drain(pmi_index_open_for_replay(from, pmi_am_of_number(s->am), name), name);
 		}
 		pmi_pool_copy(from, to, move);
@@ -623,8 +623,8 @@ replay_lane(int slotno, int lane)
 	uint64		applied;
 	int			n;
 
-	snprintf(name, sizeof(name), "with relfilenode %u", s->rnode.node.relNode);
-	h = pmi_index_open_for_replay(s->rnode, pmi_am_of_number(s->am), name);
+	snprintf(name, sizeof(name), "with relfilenode %u", s->rlocator.locator.relNumber);
+	h = pmi_index_open_for_replay(s->rlocator, pmi_am_of_number(s->am), name);
 	o = pm_olog_of(h->pool);
 	if (o == NULL)
 		return 0;
@@ -694,10 +694,10 @@ checkpoint_slot(int slotno, uint32 generation)
 		pmi_tier_exclusive_end(slotno);
 		return;
 	}
-	snprintf(name, sizeof(name), "with relfilenode %u", s->rnode.node.relNode);
+	snprintf(name, sizeof(name), "with relfilenode %u", s->rlocator.locator.relNumber);
 	PG_TRY();
 	{
-		PmiIndex   *h = pmi_index_open_for_replay(s->rnode, pmi_am_of_number(s->am), name);
+		PmiIndex   *h = pmi_index_open_for_replay(s->rlocator, pmi_am_of_number(s->am), name);
 		pm_error	err;
 
 		if (pmi_tier_checkpoint_held(slotno, h->pool, h->ops, h->am_state, &err) != PM_OK)

@@ -63,7 +63,7 @@ pmi_mark_untrusted_pools(int elevel)
 
 	foreach(lc, pools)
 	{
-		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
+		char	   *path = pmi_pool_path(*(RelFileLocatorBackend *) lfirst(lc));
 		pm_pool    *pool;
 		pm_error	err;
 
@@ -121,7 +121,7 @@ close_pools_clean(int code, Datum arg)
 
 	foreach(lc, pools)
 	{
-		char	   *path = pmi_pool_path(*(RelFileNodeBackend *) lfirst(lc));
+		char	   *path = pmi_pool_path(*(RelFileLocatorBackend *) lfirst(lc));
 		bool		was_marked;
 		pm_error	err;
 

@@ -2,7 +2,7 @@
  * pmi_unique.c
  *	  What unique pm_index indexes need from the server: the locks that make
  *	  an insert's unique check and its entry atomic, and a clear refusal of
- *	  INSERT ... ON CONFLICT, which PostgreSQL 15 runs only over btree's
+ *	  INSERT ... ON CONFLICT, which PostgreSQL runs only over btree's
  *	  unique indexes.
  *
  * The locks are a fixed array of LWLocks in shared memory; an insert takes
@@ -66,7 +66,7 @@ refuse_unique_pm_indexes(Oid relid)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("INSERT ... ON CONFLICT is not supported on table \"%s\"",
 								RelationGetRelationName(rel)),
-						 errdetail("Its unique index \"%s\" uses access method %s; PostgreSQL 15 "
+						 errdetail("Its unique index \"%s\" uses access method %s; PostgreSQL "
 								   "runs ON CONFLICT only with unique indexes of access method btree.",
 								   RelationGetRelationName(index), ops->amname),
 						 errhint("Make that index a btree one, or for ON CONFLICT DO NOTHING replace "

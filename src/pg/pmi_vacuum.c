@@ -68,7 +68,7 @@ vacuum_delay(int nodes_read, int nodes_written)
 {
 	if (VacuumCostActive)
 		VacuumCostBalance += nodes_read * VacuumCostPageHit + nodes_written * VacuumCostPageDirty;
-	vacuum_delay_point();
+	pmi_vacuum_delay_point();
 }
 
 /* One node's entries: delete the dead ones. */

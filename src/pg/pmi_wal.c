@@ -74,7 +74,7 @@ bool		pmi_debug_wal_error = false;
 void
 pmi_log_create(Relation index, const PmiAmOps *ops, pm_pool *pool)
 {
-	PmiWalHeader hdr = {index->rd_node, ops->kind, 0};
+	PmiWalHeader hdr = {index->rd_locator, ops->kind, 0};
 	PmiFormatParam param;
 
 	if (!RelationNeedsWAL(index))
@@ -126,7 +126,7 @@ wal_form(Relation index, const PmiAmOps *ops, const pm_pool *pool, uint8 info,
 		rec->kept_ends = MemoryContextAlloc(TopMemoryContext, sizeof(int) * maxn);
 		rec->maxn = maxn;
 	}
-	rec->hdr.node = index->rd_node;
+	rec->hdr.node = index->rd_locator;
 	rec->hdr.kind = ops->kind;
 	rec->hdr.nentries = 0;
 	rec->info = info;
@@ -274,16 +274,16 @@ pmi_delete_logged(Relation index, const PmiAmOps *ops, const pm_pool *pool, void
  * (pmi_storage.c), which PostgreSQL logs for the relation's own files.
  */
 void
-pmi_log_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move)
+pmi_log_copy(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move)
 {
-	PmiWalHeader hdr = {to.node, 0, 0};
+	PmiWalHeader hdr = {to.locator, 0, 0};
 	uint8		moved = move;
 
-	if (RelFileNodeBackendIsTemp(from))
+	if (RelFileLocatorBackendIsTemp(from))
 		return;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &hdr, sizeof(hdr));
-	XLogRegisterData((char *) &from.node, sizeof(from.node));
+	XLogRegisterData((char *) &from.locator, sizeof(from.locator));
 	XLogRegisterData((char *) &moved, sizeof(moved));
 	(void) XLogInsert(PMI_RMGR_ID, XLOG_PMI_COPY);
 }

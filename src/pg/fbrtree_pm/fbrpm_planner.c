@@ -230,9 +230,7 @@ fbrpm_derive_clause(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, Res
 	clause = make_opclause(opno, BOOLOID, false, (Expr *) list_nth(call->args, col), other,
 						   InvalidOid, InvalidOid);
 	set_opfuncid((OpExpr *) clause);
-	derived = make_restrictinfo(root, clause, rinfo->is_pushed_down, rinfo->outerjoin_delayed,
-								false, rinfo->security_level, rinfo->required_relids,
-								rinfo->outer_relids, rinfo->nullable_relids);
+	derived = pmi_derived_condition(root, rinfo, clause);
 	/* redundant with the original clause: selectivity 1 (clausesel.c) */
 	derived->norm_selec = derived->outer_selec = 2.0;
 	return list_make1(derived);

@@ -287,7 +287,7 @@ extern bool ord_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void ord_endscan(IndexScanDesc scan);
 extern void ord_markpos(IndexScanDesc scan);
-extern Size ord_estimateparallelscan(void);
+extern Size ord_estimateparallelscan(PMI_ESTIMATEPARALLELSCAN_PARAMS);
 extern void ord_initparallelscan(void *target);
 extern void ord_parallelrescan(IndexScanDesc scan);
 extern void ord_restrpos(IndexScanDesc scan);

@@ -115,7 +115,7 @@ key_column(Relation index, int c)
 	col.opfamily = index->rd_opfamily[c];
 	col.typmod = TupleDescAttr(RelationGetDescr(index), c)->atttypmod;
 	col.collation = index->rd_indcollation[c];
-	col.by_bytes = !OidIsValid(col.collation) || lc_collate_is_c(col.collation) ||
+	col.by_bytes = !OidIsValid(col.collation) || pmi_collation_is_c(col.collation) ||
 		family_orders_bytes(col.opfamily, col.type);
 	col.locale = col.by_bytes ? NULL : pg_newlocale_from_collation(col.collation);
 	col.order = ord_by_libc(&col) ? ord_libc_order_of_collation(col.collation) : NULL;

@@ -143,7 +143,7 @@ ord_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		costs.numIndexTuples * (cpu_index_tuple_cost + qual_op_cost);
 	*indexSelectivity = costs.indexSelectivity;
 	*indexCorrelation = column_correlation(root, index);
-	if (index->reverse_sort[0])
+	if (index->reverse_sort != NULL && index->reverse_sort[0])
 		*indexCorrelation = -*indexCorrelation;
 
 	/*

@@ -11,6 +11,22 @@
 #include "access/stratnum.h"
 #include "commands/vacuum.h"
 
+#if PG_VERSION_NUM >= 180000
+/* The ordered operator classes number their strategies as btree's. */
+static CompareType
+translate_strategy(StrategyNumber strategy, Oid opfamily)
+{
+	return strategy >= BTLessStrategyNumber && strategy <= BTGreaterStrategyNumber ?
+		(CompareType) strategy : COMPARE_INVALID;
+}
+
+static StrategyNumber
+translate_cmptype(CompareType cmptype, Oid opfamily)
+{
+	return cmptype >= COMPARE_LT && cmptype <= COMPARE_GT ? (StrategyNumber) cmptype : InvalidStrategy;
+}
+#endif
+
 IndexAmRoutine *
 ord_routine(amoptions_function options)
 {
@@ -58,6 +74,13 @@ ord_routine(amoptions_function options)
 	amroutine->amestimateparallelscan = ord_estimateparallelscan;
 	amroutine->aminitparallelscan = ord_initparallelscan;
 	amroutine->amparallelrescan = ord_parallelrescan;
+#if PG_VERSION_NUM >= 180000
+	/* the planner finds an ordering index's sort operators through these */
+	amroutine->amconsistentequality = true;
+	amroutine->amconsistentordering = true;
+	amroutine->amtranslatestrategy = translate_strategy;
+	amroutine->amtranslatecmptype = translate_cmptype;
+#endif
 
 	return amroutine;
 }

@@ -86,7 +86,7 @@ pattern_conditions(PlannerInfo *root, IndexOptInfo *index, RestrictInfo *rinfo)
 		List	   *derived = NIL;
 		ListCell   *lc;
 
-		if (!OidIsValid(index->sortopfamily[col]) ||
+		if (index->sortopfamily == NULL || !OidIsValid(index->sortopfamily[col]) ||
 			!match_index_to_operand(linitial(args), col, index) ||
 			support_conditions(root, support, funcid, clause, index, col,
 							   index->opfamily[col]) != NIL)	/* the planner's own */

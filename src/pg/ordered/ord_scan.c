@@ -97,7 +97,7 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
 	pmi_scan_check_built(so->h, scan->indexRelation);
 	so->shared = scan->parallel_scan == NULL ? NULL :
-		(OrdParallelScan *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
+		(OrdParallelScan *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset_am);
 	if (so->bounds != NULL)
 	{
 		/* a rescan per outer row of a nested loop must not pile up records */
@@ -410,7 +410,7 @@ ord_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 /* Room for a wide position: amestimateparallelscan does not know the index. */
 Size
-ord_estimateparallelscan(void)
+ord_estimateparallelscan(PMI_ESTIMATEPARALLELSCAN_PARAMS)
 {
 	return ORD_PARALLEL_SCAN_SIZE;
 }
@@ -430,7 +430,7 @@ void
 ord_parallelrescan(IndexScanDesc scan)
 {
 	OrdParallelScan *ps = (OrdParallelScan *)
-		OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
+		OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset_am);
 
 	LWLockAcquire(&ps->lock, LW_EXCLUSIVE);
 	ps->taken = 0;

@@ -26,6 +26,7 @@
 
 #include "catalog/pg_collation.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bswap.h"
 #include "utils/builtins.h"
 #include "utils/inet.h"
 #include "utils/memutils.h"
