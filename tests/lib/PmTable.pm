@@ -14,7 +14,7 @@ use PostgreSQL::Test::Utils;
 use PmNode;
 
 our @EXPORT =
-  qw(create_table %QUERIES $INDEXES verify_sql verified answers_differ at_one_replay_point start_write_load);
+  qw(create_table %QUERIES %AM $INDEXES verify_sql verified answers_differ at_one_replay_point start_write_load);
 
 # Each index, a condition only it serves.
 our %QUERIES = (
@@ -56,28 +56,43 @@ sub verified
 	return '|' x ((@_ ? scalar @_ : scalar keys %AM) - 1);
 }
 
-# Table t with 20,000 rows and its indexes, in database postgres of the node.
+# Table t with 20,000 rows and its indexes, in database postgres of the node.  Without PostGIS
+# (Debian packages it for PostgreSQL 15 only) the table has no pz column and no t_pz index, and
+# %QUERIES, %AM and $INDEXES say so.
 sub create_table
 {
 	my ($node) = @_;
+	my $postgis = $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
+	if (!$postgis)
+	{
+		delete $QUERIES{t_pz};
+		delete $AM{t_pz};
+		$INDEXES = join(',', sort keys %AM);
+	}
+	my ($ext, $pz_column, $pz_value, $pz_index) =
+	  $postgis
+	  ? ('CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS pm_index_postgis;',
+		', pz geometry(PointZ)', ', ST_MakePoint(g % 1000, g / 20, g % 700)',
+		'CREATE INDEX t_pz ON t USING fbrtree_pm (pz geometry_ops_nd);')
+	  : ('', '', '', '');
+	my $pz_name = $postgis ? ', pz' : '';
 	$node->safe_psql(
-		'postgres', q{
-		CREATE EXTENSION IF NOT EXISTS postgis;
-		CREATE EXTENSION IF NOT EXISTS pm_index_postgis;
-		CREATE TABLE t (id serial, k int4, s text, v int8, bx box, pz geometry(PointZ));
+		'postgres', qq{
+		$ext
+		CREATE TABLE t (id serial, k int4, s text, v int8, bx box$pz_column);
 		CREATE UNIQUE INDEX t_id ON t USING nbtree_pm (id);
 		CREATE INDEX t_s ON t USING nbtree_pm (s);
 		CREATE INDEX t_kt ON t USING nbtree_pm ((k * 2)) WITH (tiered = on);
 		CREATE INDEX t_ct ON t USING fbrtree_pm (center(bx)) WITH (tiered = on);
-		INSERT INTO t (k, s, v, bx, pz)
+		INSERT INTO t (k, s, v, bx$pz_name)
 		  SELECT g % 5000, 'name ' || g || repeat('x', g % 40), g * 7,
-		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1)),
-		         ST_MakePoint(g % 1000, g / 20, g % 700)
+		         box(point(g % 1000, g / 20), point(g % 1000 + 1, g / 20 + 1))$pz_value
 		  FROM generate_series(1, 20000) g;
 		CREATE INDEX t_k ON t USING nbtree_pm (k);
 		CREATE INDEX t_v ON t USING phast_pm (v);
 		CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
-		CREATE INDEX t_pz ON t USING fbrtree_pm (pz geometry_ops_nd);
+		$pz_index
 		CREATE INDEX t_h ON t USING hash_pm ((v % 1000));
 		ANALYZE t;
 	});
@@ -122,10 +137,12 @@ sub start_write_load
 {
 	my ($node, $seconds, $out) = @_;
 	my $dir = PostgreSQL::Test::Utils::tempdir;
-	PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", q{
-\set a random(1, 40000)
-INSERT INTO t (k, s, v, bx, pz) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
-  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2)), ST_MakePoint(:a % 1000, :a / 20, :a % 500));
+	my ($pz_name, $pz_value) =
+	  exists $AM{t_pz} ? (', pz', ', ST_MakePoint(:a % 1000, :a / 20, :a % 500)') : ('', '');
+	PostgreSQL::Test::Utils::append_to_file("$dir/write.sql", qq{
+\\set a random(1, 40000)
+INSERT INTO t (k, s, v, bx$pz_name) VALUES (:a % 5000, 'name ' || :a || repeat('y', :a % 60), :a * 7,
+  box(point(:a % 1000, :a / 20), point(:a % 1000 + 2, :a / 20 + 2))$pz_value);
 UPDATE t SET k = (k + 1) % 5000, v = v + 1 WHERE id = :a;
 DELETE FROM t WHERE id = (:a * 7) % 40000;
 });
