@@ -44,6 +44,8 @@ SUITE_TEXT = OrderedDict([
     ("mc_prefix10", "the first 10 rows from a text within one int4 value, in the index's order"),
     ("mc_batch100", "100-row inserts of random two-column keys, synchronous_commit off"),
     ("tpcb", "pgbench TPC-B-like, accounts index replaced, synchronous_commit off"),
+    ("pt_win_001", "ids in a window holding 0.01% of uniform `point`s (p <@ box), no PostGIS"),
+    ("pt_knn10", "10 nearest uniform `point`s (ORDER BY p <-> point LIMIT 10)"),
     ("sp_win_001", "ids in a window holding 0.01% of the uniform points (geom && envelope)"),
     ("sp_win_01", "the same, 0.1%"),
     ("sp_win_1", "the same, 1%"),
@@ -65,7 +67,7 @@ SUITE_TEXT = OrderedDict([
 
 def base_kind(suite):
     """the built-in index a suite's ratios are to"""
-    if suite.startswith(("sp_", "geo_", "nd_")):
+    if suite.startswith(("sp_", "geo_", "nd_", "pt_")):
         return "gist"
     return "hash" if suite.startswith("hk_") else "btree"
 
@@ -558,6 +560,9 @@ def main():
     ready_section(directory, out)
     cpu_section(directory, out)
     data_build_section(directory, out)
+    data_build_section(directory, out, "pt_build.csv", "CREATE INDEX on `point`",
+                          "Data: uniform points of PostgreSQL's `point` in a 1000 x 1000 square.",
+                          sizes_csv=None)
     data_build_section(directory, out, "geo_build.csv", "Spatial CREATE INDEX",
                           "Data: `geography` points around GeoNames' 34,006 cities of 15,000 people or "
                           "more (bench/lib/cities.py), more around bigger cities; `3d` uniform PointZ "

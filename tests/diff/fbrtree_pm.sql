@@ -26,6 +26,11 @@
 -- replay workers), by the same queries.
 
 -- Boundary values of a type that both fbrtree_pm and GiST can hold, as literals.
+-- PostGIS's geometry type, NULL without PostGIS: the functions of its variants name it so that
+-- they can be made (and are never called) on a server without it.
+CREATE FUNCTION pm_diff.geometry() RETURNS regtype
+LANGUAGE sql STABLE AS $$ SELECT to_regtype('geometry') $$;
+
 CREATE FUNCTION pm_diff.fbr_edges(t regtype) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE pm_diff.tname(t)
@@ -143,13 +148,13 @@ $$;
 CREATE FUNCTION pm_diff.fbr_variant_edges(kind text) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE kind
-    WHEN 'xy' THEN ARRAY(SELECT e FROM unnest(pm_diff.fbr_edges('geometry')) e WHERE e !~ '^[A-Z]+ (Z|M|ZM) ')
-    WHEN 'points' THEN ARRAY(SELECT e FROM unnest(pm_diff.fbr_edges('geometry')) e
+    WHEN 'xy' THEN ARRAY(SELECT e FROM unnest(pm_diff.fbr_edges(pm_diff.geometry())) e WHERE e !~ '^[A-Z]+ (Z|M|ZM) ')
+    WHEN 'points' THEN ARRAY(SELECT e FROM unnest(pm_diff.fbr_edges(pm_diff.geometry())) e
                               WHERE e ~ '^POINT( EMPTY$|\()')
-    WHEN 'nd_m' THEN pm_diff.fbr_edges('geometry') ||
+    WHEN 'nd_m' THEN pm_diff.fbr_edges(pm_diff.geometry()) ||
       '{"POINT ZM (1 1 1 -1000000)","POINT ZM (1 1 1 1000000)","POINT M (1 1 3e38)","POINT ZM (2 2 2 -3e38)",'
       '"LINESTRING M (0 0 100,2 2 -100)","POINT ZM (2 2 2 0)","POINT M (2 2 7)"}'::text[]
-    ELSE pm_diff.fbr_edges('geometry')
+    ELSE pm_diff.fbr_edges(pm_diff.geometry())
   END
 $$;
 
@@ -178,12 +183,12 @@ BEGIN
              ELSE format('POINT Z (%s %s %s)', x, y, z) END;
     WHEN 'xy' THEN
       LOOP
-        g := pm_diff.fbr_random_value('geometry');
+        g := pm_diff.fbr_random_value(pm_diff.geometry());
         EXIT WHEN g !~ '^[A-Z]+ (Z|M|ZM) ';
       END LOOP;
       RETURN g;
     ELSE
-      RETURN pm_diff.fbr_random_value('geometry');
+      RETURN pm_diff.fbr_random_value(pm_diff.geometry());
   END CASE;
 END $$;
 
@@ -234,7 +239,7 @@ DECLARE
   var record;
 BEGIN
   SELECT * INTO STRICT var FROM pm_diff.fbr_variants() WHERE tag = variant;
-  PERFORM pm_diff.oracle_table(format('pm_diff.gist_%s', var.tag), 'geometry', 'gist',
+  PERFORM pm_diff.oracle_table(format('pm_diff.gist_%s', var.tag), pm_diff.geometry(), 'gist',
                                ARRAY(SELECT pm_diff.fbr_srid(e, var.srid)
                                        FROM unnest(pm_diff.fbr_variant_edges(var.kind)) e),
                                NULL, 80, nrandom, var.coltype,
@@ -307,7 +312,7 @@ LANGUAGE sql IMMUTABLE AS $$
                    '"MULTILINESTRING((0 0,1 1),(5 5,6 6))","MULTIPOLYGON(((0 0,2 0,2 2,0 2,0 0)),((5 5,7 5,7 7,5 7,5 5)))",'
                    '"GEOMETRYCOLLECTION(POINT(1 1),LINESTRING(2 2,3 3))","POINT Z (1 1 1)","POINT ZM (1 2 3 4)",'
                    '"POINT M (1 1 5)","POINT(3.4e38 3.4e38)"}'::text[] ||
-                   CASE WHEN kind = 'nd_m' THEN (pm_diff.fbr_variant_edges(kind))[cardinality(pm_diff.fbr_edges('geometry')) + 1:]
+                   CASE WHEN kind = 'nd_m' THEN (pm_diff.fbr_variant_edges(kind))[cardinality(pm_diff.fbr_edges(pm_diff.geometry())) + 1:]
                         ELSE '{}' END END
 $$;
 
@@ -432,6 +437,6 @@ $$;
 -- Every query of a geometry variant, on its tables.
 CREATE FUNCTION pm_diff.fbr_run_variant(variant text, nrandom int) RETURNS void
 LANGUAGE sql AS $$
-  SELECT pm_diff.fbr_run('geometry', nrandom, class, tag, expr, srid, kind)
+  SELECT pm_diff.fbr_run(pm_diff.geometry(), nrandom, class, tag, expr, srid, kind)
     FROM pm_diff.fbr_variants() WHERE tag = variant
 $$;

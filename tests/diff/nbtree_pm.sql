@@ -34,13 +34,32 @@ $$;
 -- their columns and so their indexes take; ICU's root locale, glibc's en_US (deterministic:
 -- equal strings order by their bytes) and a case-insensitive ICU collation (nondeterministic:
 -- 'a' = 'A').  Each is a type of its own below, its operators, edges and values those of the
--- type it is over.
+-- type it is over.  A server built without ICU has en_US alone (pm_diff.collated names the
+-- types there are).
 CREATE COLLATION pm_diff.en_us (provider = libc, locale = 'en_US.utf8');
-CREATE COLLATION pm_diff.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
-CREATE DOMAIN pm_diff.text_icu AS text COLLATE "und-x-icu";
 CREATE DOMAIN pm_diff.text_en_us AS text COLLATE pm_diff.en_us;
-CREATE DOMAIN pm_diff.text_ci AS text COLLATE pm_diff.ci;
-CREATE DOMAIN pm_diff.bpchar_ci AS bpchar COLLATE pm_diff.ci;
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_collation WHERE collname = 'und-x-icu') THEN
+    CREATE COLLATION pm_diff.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    CREATE DOMAIN pm_diff.text_icu AS text COLLATE "und-x-icu";
+    CREATE DOMAIN pm_diff.text_ci AS text COLLATE pm_diff.ci;
+    CREATE DOMAIN pm_diff.bpchar_ci AS bpchar COLLATE pm_diff.ci;
+  END IF;
+END $$;
+
+-- Those of the collation domains above that exist.
+CREATE FUNCTION pm_diff.collated() RETURNS regtype[]
+LANGUAGE sql STABLE AS $$
+  SELECT array_remove(ARRAY[to_regtype('pm_diff.text_icu'), 'pm_diff.text_en_us'::regtype,
+                            to_regtype('pm_diff.text_ci'), to_regtype('pm_diff.bpchar_ci')], NULL)
+$$;
+
+-- Text in a collation's sort keys: ICU's root locale, else en_US.
+CREATE FUNCTION pm_diff.sort_key_text() RETURNS regtype
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(to_regtype('pm_diff.text_icu'), 'pm_diff.text_en_us'::regtype)
+$$;
 
 -- The type a domain is over (t itself for another type).
 CREATE FUNCTION pm_diff.base(t regtype) RETURNS regtype
@@ -54,7 +73,7 @@ $$;
 -- with host bytes.
 CREATE FUNCTION pm_diff.key_kinds() RETURNS regtype[]
 LANGUAGE sql STABLE AS $$
-  SELECT '{int8,float8,timestamptz,uuid,text,numeric,pm_diff.text_icu}'::regtype[]
+  SELECT '{int8,float8,timestamptz,uuid,text,numeric}'::regtype[] || pm_diff.sort_key_text()
 $$;
 
 -- The access methods and index orderings type t is indexed in (phast_pm's prefixed ph_): the
@@ -615,7 +634,7 @@ LANGUAGE sql STABLE AS $$
       FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod AND am.amname = 'nbtree_pm'
      WHERE oc.opcdefault
     UNION ALL
-    SELECT unnest('{pm_diff.text_icu,pm_diff.text_en_us,pm_diff.text_ci,pm_diff.bpchar_ci}'::regtype[])) s(t)
+    SELECT unnest(pm_diff.collated())) s(t)
    ORDER BY 1
 $$;
 
@@ -680,14 +699,15 @@ BEGIN
 END $$;
 
 -- Multicolumn indexes: tables of two and three columns of mixed types (8-byte keys and those
--- narrower in a segment, wide keys, strings in "C" and in ICU, host bytes), each column's values drawn from a small pool (so that
+-- narrower in a segment, wide keys, strings in "C" and in ICU (where the server has it: a
+-- multicolumn nbtree_pm index takes no libc collation), host bytes), each column's values drawn from a small pool (so that
 -- leading equalities leave many rows) and NULL in one row of six.  Each index ordering has
 -- nbtree_pm's table pm_diff.mc<shape>_<ordering> and btree's pm_diff.mcbt<shape>_<ordering>
 -- (the same rows, a btree index with the same column options); the unique ones hold the
 -- distinct rows (NULLs distinct, or NULLS NOT DISTINCT: uqnnd).
 CREATE TABLE pm_diff.mc_shapes (shape int PRIMARY KEY, types regtype[]);
 INSERT INTO pm_diff.mc_shapes VALUES
-  (1, '{int4,text,float8}'), (2, '{pm_diff.text_icu,numeric,timestamptz}'), (3, '{uuid,int8}'),
+  (1, '{int4,text,float8}'), (2, ARRAY[coalesce(to_regtype('pm_diff.text_icu'), 'text'), 'numeric', 'timestamptz']), (3, '{uuid,int8}'),
   (4, '{int2,bytea,interval}'), (5, '{date,bool,oid}');
 CREATE TABLE pm_diff.mc_orderings (name text PRIMARY KEY, clauses text[], uniq text);
 INSERT INTO pm_diff.mc_orderings VALUES

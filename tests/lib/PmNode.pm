@@ -12,7 +12,7 @@ use PostgreSQL::Test::Utils;
 use Test::More ();
 
 our @EXPORT =
-  qw(pm_node ordered_ams psql_start start_after_kill catch_up replication_state test_seed setseed
+  qw(pm_node ordered_ams index_heap_differ psql_start start_after_kill catch_up replication_state test_seed setseed
   $BY_INDEX $BY_HEAP);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
@@ -74,6 +74,22 @@ sub pm_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 	return $node;
+}
+
+# The conditions (index name => a condition on table t) whose answer, SELECT $what FROM t WHERE
+# the condition, through the indexes differs from the heap's, as "index: a vs b".
+sub index_heap_differ
+{
+	my ($node, $what, %conditions) = @_;
+	my @differ;
+	for my $index (sort keys %conditions)
+	{
+		my $q = "SELECT $what FROM t WHERE $conditions{$index}";
+		my $by_index = $node->safe_psql('postgres', "$BY_INDEX$q");
+		my $by_heap = $node->safe_psql('postgres', "$BY_HEAP$q");
+		push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
+	}
+	return join('; ', @differ);
 }
 
 # The ordered access methods of the extension (tests/lib/ordered_ams.sql), for the tests that

@@ -103,15 +103,7 @@ sub create_table
 sub answers_differ
 {
 	my ($node) = @_;
-	my @differ;
-	for my $index (sort keys %QUERIES)
-	{
-		my $q = "SELECT count(*), sum(id), sum(k), sum(length(s)) FROM t WHERE $QUERIES{$index}";
-		my $by_index = $node->safe_psql('postgres', "$BY_INDEX$q");
-		my $by_heap = $node->safe_psql('postgres', "$BY_HEAP$q");
-		push @differ, "$index: $by_index vs $by_heap" if $by_index ne $by_heap;
-	}
-	return join('; ', @differ);
+	return index_heap_differ($node, 'count(*), sum(id), sum(k), sum(length(s))', %QUERIES);
 }
 
 # Run code with replay paused if the node is a standby: one replay point for a comparison (and the

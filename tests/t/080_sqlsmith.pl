@@ -51,12 +51,17 @@ $sql .= q{
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $sql .= 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis;' if $postgis;
-# m_<access method>: what each access method indexes of bool, libc and ICU text, geometry
+# m_<access method>: what each access method indexes of bool, libc and ICU text ("C" where the
+# server has no ICU), geometry
+my $ti_collation =
+  $node->safe_psql('postgres', q{SELECT count(*) FROM pg_collation WHERE collname = 'und-x-icu'}) == 1
+  ? 'und-x-icu'
+  : 'C';
 my @mixed;
 for my $am (@ordered, 'fbrtree_pm')
 {
 	$sql .= "CREATE TABLE m_$am (id int, b bool, tl text COLLATE \"en_US.utf8\",
-		  ti text COLLATE \"und-x-icu\"" . ($postgis ? ', g geometry' : '') . ");
+		  ti text COLLATE \"$ti_collation\"" . ($postgis ? ', g geometry' : '') . ");
 		INSERT INTO m_$am SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE g % 3 = 0 END,
 		  (ARRAY[E'E\\u0301-', E'\\u00e9', E'\\u00c9', 'e', '-', E'\\u00df', 'ss', ''])[1 + g % 8] || (g % 13),
 		  (ARRAY[E'e\\u0301', E'\\u00e9', 'E', 'ss', E'\\u00df', ' a'])[1 + g % 6] || (g % 11)"

@@ -35,6 +35,9 @@ diag("differential: seed $seed, TimeZone $zone, $values values, $rows rows "
 # the rows of tiered indexes wait in their logs until the replay workers resume, after the
 # queries of the types' tables
 my $node = pm_node('diff', "timezone = '$zone'", 'autovacuum = off', 'pm_index.debug_tier_pause = on');
+# PostgreSQL 18 removes a self-join on a unique index, which the merge-join shape is
+$node->safe_psql('postgres', 'ALTER SYSTEM SET enable_self_join_elimination = off; SELECT pg_reload_conf()')
+  if $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000;
 my $postgis = $node->safe_psql('postgres',
 	q{SELECT count(*) FROM pg_available_extensions WHERE name IN ('postgis', 'pm_index_postgis')}) == 2;
 $node->safe_psql('postgres', 'CREATE EXTENSION postgis; CREATE EXTENSION pm_index_postgis') if $postgis;
@@ -234,12 +237,14 @@ all_verify('hash_pm', 'after the static passes');
 $node->safe_psql('postgres', 'TRUNCATE pm_diff.failures');
 # The unique int8 tables have a writer of their own, whose values collide on purpose.
 my @orderings = split /\n/, $node->safe_psql('postgres', "SELECT name FROM pm_diff.orderings('int8')");
+# text in ICU's sort keys, or in en_US's where the server has no ICU
+my $sorted_text = $node->safe_psql('postgres', 'SELECT pm_diff.sort_key_text()');
 my %pass = (
 	int8 => [ 'int8', 'pm_diff.tables', 'pm_diff.random_value', 'pm_diff.write',
 		[ map { "SELECT pm_diff.run_type('int8', '$_', 2, false)" } @orderings ] ],
 	int8_unique => [ 'int8', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique', [] ],
-	text_unique => [ 'pm_diff.text_icu', 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique',
-		["SELECT pm_diff.run_type('pm_diff.text_icu', 'uq', 2, false)"] ],
+	text_unique => [ $sorted_text, 'pm_diff.unique_tables', 'pm_diff.random_value', 'pm_diff.write_unique',
+		["SELECT pm_diff.run_type('$sorted_text', 'uq', 2, false)"] ],
 	point => [ 'point', 'pm_diff.fbr_tables', 'pm_diff.fbr_random_value', 'pm_diff.write',
 		["SELECT pm_diff.fbr_run_type('point', 4)"] ],
 	hash_text => [ 'text', 'pm_diff.hash_tables', 'pm_diff.random_value', 'pm_diff.write',
