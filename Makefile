@@ -54,10 +54,11 @@ EXTRA_CLEAN = tmp_check tests/unit/bin tests/unit/asan tests/fuzz/bin bench/bin 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# .build-mode names the PostgreSQL major and the assert mode of the objects; it is rewritten,
-# and so rebuilds everything, when either changes.  (PostgreSQL's .SECONDARY makes a missing
-# stamp file rebuild nothing, hence one file with contents.)
-BUILD_MODE = pg$(MAJORVERSION)-$(if $(PM_ASSERTS),asserts,plain)
+# .build-mode names the PostgreSQL installation (its server headers: two builds of one major
+# can differ, in ICU say) and the assert mode of the objects; it is rewritten, and so rebuilds
+# everything, when either changes.  (PostgreSQL's .SECONDARY makes a missing stamp file rebuild
+# nothing, hence one file with contents.)
+BUILD_MODE = $(includedir_server) $(if $(PM_ASSERTS),asserts,plain)
 ifneq ($(BUILD_MODE),$(shell cat .build-mode 2>/dev/null))
 $(shell echo '$(BUILD_MODE)' >.build-mode)
 endif
