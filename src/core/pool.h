@@ -132,6 +132,7 @@ typedef enum pm_kind
 	PM_KIND_FBRTREE = 2,
 	PM_KIND_PHAST = 3,
 	PM_KIND_HASH = 4,
+	PM_KIND_NVBTREE = 5,
 } pm_kind;
 
 typedef struct pm_pool_header

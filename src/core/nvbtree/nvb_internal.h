@@ -1,0 +1,227 @@
+/*
+ * nvb_internal.h
+ *	  NVB-tree layouts and the helpers its files share (README.md: Layout).
+ */
+#ifndef PM_NVB_INTERNAL_H
+#define PM_NVB_INTERNAL_H
+
+#include "nvbtree.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define NVB_META_MAGIC		UINT64_C(0x4e56425452454531)	/* "NVBTREE1" */
+#define NVB_VERSION			1
+#define NVB_NODE_MAGIC		UINT32_C(0x4e56424e)	/* "NVBN" */
+#define NVB_NODE_SIZE		4096
+#define NVB_NONE			0xFF	/* no slot: an empty link */
+#define NVB_NO_ID			0		/* no node */
+#define NVB_MAX_LEVEL		32
+#define NVB_DEAD			0x01	/* node flag: merged away (its old block only) */
+
+#define NVB_META_SIZE		65536
+#define NVB_META_HEADER		4096
+#define NVB_SEG_IDS			8192	/* ids per mapping-table segment (one 64 KiB block) */
+#define NVB_SEGS			((NVB_META_SIZE - NVB_META_HEADER) / 8)
+#define NVB_MAX_ID			((uint64_t) NVB_SEGS * NVB_SEG_IDS - 1)
+
+#define NVB_STRIPES			2048	/* node locks in the lock table */
+#define NVB_LOCKS_MAGIC		UINT64_C(0x4e56424c4f434b53)	/* "NVBLOCKS" */
+
+/* ---- PM ---- */
+
+/*
+ * Pool root 0: the meta block.  root is the root node's id (8-byte store:
+ * a root split's commit); next_id the next id to hand out; dir the mapping
+ * table's segments, each a block of NVB_SEG_IDS node offsets.
+ */
+typedef struct nvb_meta
+{
+	uint64_t	magic;
+	uint32_t	version;
+	uint32_t	host_len;
+	uint64_t	root;
+	uint64_t	next_id;
+	uint8_t		host[NVB_META_HOST_MAX];
+	uint8_t		pad[NVB_META_HEADER - 32 - NVB_META_HOST_MAX];
+	uint64_t	dir[NVB_SEGS];
+} nvb_meta;
+
+_Static_assert(sizeof(nvb_meta) == NVB_META_SIZE, "the meta block is one 64 KiB block");
+
+/*
+ * A node, one 4 KiB block.  The header's line holds its identity and
+ * fences (immutable for the block's life: a node changes range only by
+ * being replaced) and the search tree's root slot and append cursor.  Then
+ * every slot's left and right links side by side (one byte each: a slot or
+ * NVB_NONE), then (inner nodes) the child id of every separator, then the
+ * slots' keys.  A slot is in the node when a link or root reaches it; a
+ * slot whose key's rest is 0 was never handed out.
+ */
+typedef struct nvb_node
+{
+	uint32_t	magic;
+	uint32_t	id;
+	uint8_t		level;			/* 0: a leaf */
+	uint8_t		root;			/* the search tree's root slot, or NVB_NONE */
+	uint8_t		count;			/* slots handed out (a hint after a crash) */
+	uint8_t		flags;
+	uint32_t	sibling;		/* right neighbour at the same level, or NVB_NO_ID */
+	uint32_t	leftmost;		/* inner: the child of keys below the first separator */
+	uint32_t	pad[3];
+	nvb_key		low;			/* inclusive */
+	nvb_key		high;			/* exclusive; PM_KEY_MAX: the rightmost node */
+	uint8_t		links[NVB_NODE_SIZE - 64];
+} nvb_node;
+
+_Static_assert(sizeof(nvb_node) == NVB_NODE_SIZE, "a node is one 4 KiB block");
+
+#define NVB_LEAF_KEYS	(64 + 2 * NVB_LEAF_CAP)
+#define NVB_INNER_CHILD	(64 + 2 * NVB_INNER_CAP + 2)
+#define NVB_INNER_KEYS	(NVB_INNER_CHILD + 4 * NVB_INNER_CAP + 4)
+
+_Static_assert(NVB_LEAF_KEYS % PM_CACHELINE == 0, "a leaf's slots start on a line");
+_Static_assert(NVB_LEAF_KEYS + 16 * NVB_LEAF_CAP == NVB_NODE_SIZE, "a leaf fills its block");
+_Static_assert(NVB_INNER_KEYS % 16 == 0, "no inner slot straddles a line");
+_Static_assert(NVB_INNER_KEYS + 16 * NVB_INNER_CAP <= NVB_NODE_SIZE, "an inner node fits its block");
+
+static inline int
+nvb_cap(const nvb_node *n)
+{
+	return n->level == 0 ? NVB_LEAF_CAP : NVB_INNER_CAP;
+}
+
+/* A slot's left (dir 0) and right (dir 1) links share a line: a new slot's are one flush. */
+static inline uint8_t *
+nvb_link(nvb_node *n, int slot, int dir)
+{
+	return (uint8_t *) n + 64 + 2 * slot + dir;
+}
+
+static inline nvb_key *
+nvb_keys(nvb_node *n)
+{
+	return (nvb_key *) ((char *) n + (n->level == 0 ? NVB_LEAF_KEYS : NVB_INNER_KEYS));
+}
+
+static inline uint32_t *
+nvb_children(nvb_node *n)
+{
+	return (uint32_t *) ((char *) n + NVB_INNER_CHILD);
+}
+
+/* ---- DRAM: the lock table ---- */
+
+/*
+ * One stripe: a spin lock writers hold while they change a node whose id
+ * maps here, and a version that is odd while a change that lock-free
+ * readers cannot step over (a delete that moves a slot) is under way.
+ */
+typedef struct nvb_stripe
+{
+	uint32_t	lock;
+	uint32_t	version;
+} nvb_stripe;
+
+typedef struct nvb_locks
+{
+	uint64_t	magic;
+	uint32_t	merge_lock;		/* one merge at a time */
+	uint32_t	merging;		/* the id a merge removes: no separator is added for it */
+	uint64_t	splits;
+	uint64_t	compactions;
+	uint64_t	merges;
+	uint64_t	pad[3];
+	nvb_stripe	stripe[NVB_STRIPES];
+} nvb_locks;
+
+/* ---- helpers shared by the files ---- */
+
+static inline nvb_meta *
+nvb_meta_of(const nvb_tree *t)
+{
+	return (nvb_meta *) pm_pool_addr(t->pool, pm_pool_root(t->pool, 0));
+}
+
+static inline nvb_locks *
+nvb_locks_of(const nvb_tree *t)
+{
+	return (nvb_locks *) pm_alloc_addr(t->dram, t->dram_root);
+}
+
+static inline nvb_stripe *
+nvb_stripe_of(const nvb_tree *t, uint32_t id)
+{
+	return &nvb_locks_of(t)->stripe[(id * UINT32_C(2654435761)) % NVB_STRIPES];
+}
+
+static inline int
+nvb_cmp(const nvb_key *a, const nvb_key *b)
+{
+	return pm_key_cmp(a, b);
+}
+
+static inline void
+nvb_persist(const nvb_tree *t, const void *addr, size_t len)
+{
+	pm_persist(&t->pool->persist, addr, len);
+}
+
+/* nvb_table.c: the meta block, the mapping table, ids, locks */
+extern pm_errcode nvb_meta_check(pm_pool *pool, nvb_meta **meta, pm_error *err);
+extern nvb_node *nvb_node_get(const nvb_tree *t, uint32_t id, uint64_t *off);
+extern void nvb_table_set(const nvb_tree *t, uint32_t id, uint64_t off);
+extern pm_errcode nvb_id_new(nvb_tree *t, uint32_t *id, pm_error *err);
+extern pm_errcode nvb_corrupt(const nvb_tree *t, pm_error *err, const char *what, uint32_t id);
+extern void nvb_lock(const nvb_tree *t, uint32_t id);
+extern void nvb_unlock(const nvb_tree *t, uint32_t id);
+extern bool nvb_node_ok(const nvb_tree *t, const nvb_node *n, uint32_t id, int level);
+
+/* nvb_node.c: one node's search tree */
+typedef struct nvb_pos
+{
+	int			slot;			/* the slot found, or NVB_NONE */
+	uint8_t    *link;			/* the link that reaches it (or would: an empty one) */
+	int			depth;
+} nvb_pos;
+
+extern int	nvb_node_find(nvb_node *n, const nvb_key *k, nvb_pos *pos);
+extern int	nvb_node_floor(nvb_node *n, const nvb_key *k);
+extern int	nvb_node_free_slot(nvb_node *n);
+extern void nvb_node_link_new(const nvb_tree *t, nvb_node *n, int slot, const nvb_key *k,
+							  uint32_t child, uint8_t *link);
+extern bool nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos);
+extern int	nvb_node_sorted(nvb_node *n, int *slots);
+extern int	nvb_node_collect(nvb_node *n, const nvb_key *from, bool backward, const nvb_key *lo,
+							 const nvb_key *hi, nvb_key *out, int max, bool *more,
+							 nvb_key *next);
+extern void nvb_node_init(nvb_node *n, uint32_t id, int level, const nvb_key *low,
+						  const nvb_key *high, uint32_t sibling, uint32_t leftmost);
+extern void nvb_node_fill(nvb_node *n, const nvb_key *keys, const uint32_t *children, int count);
+extern void nvb_node_persist(const nvb_tree *t, nvb_node *n);
+
+/* nvb_smo.c: node replacement, splits, parents, merges */
+extern pm_errcode nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, pm_error *err);
+extern void nvb_node_retire(nvb_tree *t, uint64_t off);
+extern pm_errcode nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off,
+								const nvb_key *incoming, bool *split, nvb_key *sep,
+								uint32_t *right, pm_error *err);
+extern pm_errcode nvb_add_parent(nvb_tree *t, int level, const nvb_key *sep, uint32_t child,
+								 pm_error *err);
+
+/* nvb_tree.c */
+
+/* A node a descent reached by moving right, whose parent may lack its separator. */
+typedef struct nvb_fix
+{
+	int			level;			/* -1: none */
+	nvb_key		sep;
+	uint32_t	id;
+} nvb_fix;
+
+extern pm_errcode nvb_lock_covering(nvb_tree *t, const nvb_key *k, int level, uint32_t *id,
+									nvb_node **n, uint64_t *off, nvb_fix *fix, pm_error *err);
+extern pm_errcode nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child,
+								pm_error *err);
+
+#endif							/* PM_NVB_INTERNAL_H */

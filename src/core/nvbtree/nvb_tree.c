@@ -1,0 +1,348 @@
+/*
+ * nvb_tree.c
+ *	  The operations (README.md: "Concurrency"): the lock-free descent with
+ *	  its moves right, inserts and deletes under the one node's lock, and
+ *	  the lock-free validated read of a leaf.
+ */
+#include "nvb_internal.h"
+
+#include <stdlib.h>
+
+/* descents restarted (a node replaced or freed under a reader) before it is damage */
+#define NVB_RESTARTS_MAX	10000
+
+/*
+ * Descend to the node of level that covers k, moving right where a split
+ * has not reached the parent yet: from the root, the separator at or below
+ * k at each level (the leftmost child below them all), then right along
+ * siblings while k is at or past a node's high fence.  A node that does
+ * not cover k (replaced or freed meanwhile) restarts the descent.  *fix
+ * gets the last node reached by a move right below the root's level: its
+ * parent may lack its separator (fix->level -1: none).  No lock.
+ */
+static pm_errcode
+descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n_out,
+		nvb_fix *fix, pm_error *err)
+{
+	nvb_meta   *m = nvb_meta_of(t);
+	uint64_t	moves = 0;
+
+	if (fix != NULL)
+		fix->level = -1;
+	for (int restarts = 0; restarts < NVB_RESTARTS_MAX; restarts++)
+	{
+		uint32_t	id = (uint32_t) pm_load(&m->root);
+		nvb_node   *n = nvb_node_get(t, id, NULL);
+		int			lvl,
+					top;
+
+		if (restarts > 0)
+			pm_spin_delay(restarts);
+		if (!nvb_node_ok(t, n, id, -1) || n->level < level)
+			continue;
+		top = lvl = n->level;
+		for (;;)
+		{
+			int			s;
+			uint32_t	child;
+
+			if (nvb_cmp(k, &n->low) < 0)
+				break;			/* restart */
+			if (nvb_cmp(k, &n->high) >= 0)
+			{
+				uint32_t	sib = n->sibling;
+
+				if (++moves > pm_load(&m->next_id) + NVB_RESTARTS_MAX)
+					return nvb_corrupt(t, err, "its siblings do not end", id);
+				n = nvb_node_get(t, sib, NULL);
+				if (!nvb_node_ok(t, n, sib, lvl))
+					break;
+				id = sib;
+				if (fix != NULL && lvl < top)
+				{
+					fix->level = lvl;
+					fix->sep = n->low;
+					fix->id = id;
+				}
+				continue;
+			}
+			if (lvl == level)
+			{
+				*id_out = id;
+				*n_out = n;
+				return PM_OK;
+			}
+			s = nvb_node_floor(n, k);
+			if (s < 0)
+				return nvb_corrupt(t, err, "its search tree does not validate", id);
+			child = s == NVB_NONE ? n->leftmost : pm_load(&nvb_children(n)[s]);
+			n = nvb_node_get(t, child, NULL);
+			lvl--;
+			if (!nvb_node_ok(t, n, child, lvl))
+				break;
+			id = child;
+		}
+	}
+	return nvb_corrupt(t, err, "descents do not reach a node that covers the key", 0);
+}
+
+/*
+ * Lock the node of level that covers k and return it current (*n at *off):
+ * after the descent, under the lock, the node id maps to now, moved right
+ * from while k is past its high fence.  The caller unlocks *id.
+ */
+pm_errcode
+nvb_lock_covering(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n_out,
+				  uint64_t *off_out, nvb_fix *fix, pm_error *err)
+{
+	for (int restarts = 0; restarts < NVB_RESTARTS_MAX; restarts++)
+	{
+		uint32_t	id;
+		nvb_node   *n;
+		pm_errcode	rc = descend(t, k, level, &id, &n, fix, err);
+
+		if (rc != PM_OK)
+			return rc;
+		nvb_lock(t, id);
+		for (;;)
+		{
+			uint64_t	off;
+
+			n = nvb_node_get(t, id, &off);
+			if (!nvb_node_ok(t, n, id, level) || nvb_cmp(k, &n->low) < 0)
+			{
+				nvb_unlock(t, id);
+				break;			/* freed or replaced: descend again */
+			}
+			if (nvb_cmp(k, &n->high) >= 0)
+			{
+				uint32_t	sib = n->sibling;
+
+				nvb_unlock(t, id);
+				if (sib == NVB_NO_ID)
+					return nvb_corrupt(t, err, "a high fence below the end has no sibling", id);
+				nvb_lock(t, sib);
+				id = sib;
+				continue;
+			}
+			*id_out = id;
+			*n_out = n;
+			*off_out = off;
+			return PM_OK;
+		}
+	}
+	return nvb_corrupt(t, err, "writers do not reach a node that covers the key", 0);
+}
+
+/*
+ * Whether child may gain a separator: a live node of level - 1 whose low
+ * fence is sep, and not the node a merge is removing.  Caller holds the
+ * parent's lock, which the merge takes to remove the separator.
+ */
+static bool
+separator_wanted(nvb_tree *t, int level, const nvb_key *sep, uint32_t child)
+{
+	nvb_node   *c = nvb_node_get(t, child, NULL);
+
+	return pm_load(&nvb_locks_of(t)->merging) != child &&
+		nvb_node_ok(t, c, child, level - 1) && !(c->flags & NVB_DEAD) &&
+		nvb_cmp(&c->low, sep) == 0;
+}
+
+/*
+ * Insert k (with child, at an inner level) into the node of level that
+ * covers it; a no-op if it is there.  A full node makes room first (and a
+ * split adds its separator, after the lock is released); a missing
+ * separator met on the way is added after.
+ */
+pm_errcode
+nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error *err)
+{
+	nvb_fix		fix;
+	pm_errcode	rc;
+
+	for (;;)
+	{
+		uint32_t	id;
+		nvb_node   *n;
+		uint64_t	off;
+		nvb_pos		pos;
+		int			found;
+		int			slot;
+		bool		split;
+		nvb_key		sep;
+		uint32_t	right;
+
+		if ((rc = nvb_lock_covering(t, k, level, &id, &n, &off, &fix, err)) != PM_OK)
+			return rc;
+		found = nvb_node_find(n, k, &pos);
+		if (found < 0)
+		{
+			nvb_unlock(t, id);
+			return nvb_corrupt(t, err, "its search tree does not validate", id);
+		}
+		if (found || (level > 0 && (nvb_cmp(k, &n->low) == 0 ||
+									!separator_wanted(t, level, k, child))))
+		{
+			nvb_unlock(t, id);
+			break;
+		}
+		slot = nvb_node_free_slot(n);
+		if (slot < nvb_cap(n))
+		{
+			nvb_node_link_new(t, n, slot, k, child, pos.link);
+			nvb_unlock(t, id);
+			break;
+		}
+		rc = nvb_make_room(t, id, n, off, k, &split, &sep, &right, err);
+		nvb_unlock(t, id);
+		if (rc != PM_OK)
+			return rc;
+		if (split && (rc = nvb_add_parent(t, level + 1, &sep, right, err)) != PM_OK)
+			return rc;
+	}
+	if (fix.level >= 0)
+	{
+		pm_error	ignored;
+
+		/* a repair: a failure leaves the tree correct, with the move right kept */
+		(void) nvb_add_parent(t, fix.level + 1, &fix.sep, fix.id, &ignored);
+	}
+	return PM_OK;
+}
+
+pm_errcode
+nvb_insert(nvb_tree *t, const nvb_key *k, pm_error *err)
+{
+	pm_errcode	rc;
+
+	if (k->rest == 0)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "an NVB-tree entry's rest is never 0");
+	if (t->epoch != NULL)
+		pm_epoch_enter(t->epoch);
+	rc = nvb_insert_at(t, 0, k, NVB_NO_ID, err);
+	if (t->epoch != NULL)
+		pm_epoch_exit(t->epoch);
+	return rc;
+}
+
+/*
+ * Delete k from its leaf, every copy of it (a crash inside a two-child
+ * delete can leave two); a two-child delete in a full leaf rewrites the
+ * leaf first.
+ */
+pm_errcode
+nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
+{
+	pm_errcode	rc = PM_OK;
+
+	*found = false;
+	if (t->epoch != NULL)
+		pm_epoch_enter(t->epoch);
+	for (;;)
+	{
+		uint32_t	id;
+		nvb_node   *n;
+		uint64_t	off;
+		nvb_pos		pos;
+		int			there;
+		bool		split;
+		nvb_key		sep;
+		uint32_t	right;
+
+		if ((rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err)) != PM_OK)
+			break;
+		while ((there = nvb_node_find(n, k, &pos)) == 1 && nvb_node_remove(t, n, &pos))
+			*found = true;
+		if (there <= 0)
+		{
+			nvb_unlock(t, id);
+			if (there < 0)
+				rc = nvb_corrupt(t, err, "its search tree does not validate", id);
+			break;
+		}
+		/* a two-child delete found the leaf full */
+		rc = nvb_make_room(t, id, n, off, k, &split, &sep, &right, err);
+		nvb_unlock(t, id);
+		if (rc == PM_OK && split)
+			rc = nvb_add_parent(t, 1, &sep, right, err);
+		if (rc != PM_OK)
+			break;
+	}
+	if (t->epoch != NULL)
+		pm_epoch_exit(t->epoch);
+	return rc;
+}
+
+/* A stripe's version once no two-child delete is under way there. */
+static uint32_t
+stable_version(nvb_stripe *st)
+{
+	unsigned	attempt = 0;
+	uint32_t	v;
+
+	while ((v = pm_load(&st->version)) & 1)
+		pm_spin_delay(attempt++);
+	return v;
+}
+
+pm_errcode
+nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
+			   const nvb_key *hi, nvb_batch *b, pm_error *err)
+{
+	nvb_key		target = backward ? pm_key_pred(k) : *k;
+	pm_errcode	rc = PM_OK;
+
+	b->n = 0;
+	if (backward && pm_key_is_min(k))
+	{
+		b->low = b->high = PM_KEY_MIN;
+		return PM_OK;
+	}
+	if (t->epoch != NULL)
+		pm_epoch_enter(t->epoch);
+	for (int tries = 0;; tries++)
+	{
+		uint32_t	id;
+		nvb_node   *n;
+		nvb_stripe *st;
+		uint32_t	v;
+		bool		more;
+		nvb_key		next;
+		int			got;
+
+		if (tries >= NVB_RESTARTS_MAX)
+		{
+			rc = nvb_corrupt(t, err, "reads do not settle", 0);
+			break;
+		}
+		if ((rc = descend(t, &target, 0, &id, &n, NULL, err)) != PM_OK)
+			break;
+		st = nvb_stripe_of(t, id);
+		v = stable_version(st);
+		got = nvb_node_collect(n, k, backward, lo, hi, b->e, NVB_BATCH_MAX, &more, &next);
+		pm_full_fence();
+		if (pm_load(&st->version) != v)
+			continue;
+		if (got < 0)
+		{
+			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
+			break;
+		}
+		b->n = got;
+		if (backward)
+		{
+			b->high = *k;
+			b->low = more ? next : n->low;
+		}
+		else
+		{
+			b->low = *k;
+			b->high = more ? next : n->high;
+		}
+		break;
+	}
+	if (t->epoch != NULL)
+		pm_epoch_exit(t->epoch);
+	return rc;
+}
