@@ -18,7 +18,7 @@ import sys
 from collections import OrderedDict, defaultdict
 
 # none: the same table without an index (the insert suites), what an index costs is measured against
-KIND_ORDER = ["btree", "nbtree_pm", "nbtree_pm_tiered", "phast_pm", "phast_pm_tiered", "hash", "hash_pm", "gist", "spgist",
+KIND_ORDER = ["btree", "nbtree_pm", "nbtree_pm_tiered", "phast_pm", "phast_pm_tiered", "nvbtree_pm", "hash", "hash_pm", "gist", "spgist",
               "fbrtree_pm", "fbrtree_pm_tiered", "none"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]

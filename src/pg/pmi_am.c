@@ -17,6 +17,7 @@
 #include "fbrtree_pm/fbrpm.h"
 #include "hash_pm/hashpm.h"
 #include "nbtree_pm/nbtpm.h"
+#include "nvbtree_pm/nvbtpm.h"
 #include "phast_pm/phastpm.h"
 
 static const PmiAmOps *const access_methods[] = {
@@ -24,6 +25,7 @@ static const PmiAmOps *const access_methods[] = {
 	&fbrpm_am_ops,
 	&phastpm_am.am,
 	&hashpm_am_ops,
+	&nvbtpm_am.am,
 };
 
 /*

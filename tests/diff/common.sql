@@ -13,6 +13,17 @@ CREATE TABLE pm_diff.counts (shape text PRIMARY KEY, n bigint NOT NULL);
 CREATE TABLE pm_diff.class_counts (class text PRIMARY KEY, n bigint NOT NULL);
 
 -- The type's name as it appears in table names (pm_diff.bt_timestamptz).
+-- The ordered access methods of the extension (as tests/lib/ordered_ams.sql lists them): every
+-- ordered pass runs on each.
+CREATE FUNCTION pm_diff.ordered_ams() RETURNS text[]
+LANGUAGE sql STABLE AS $$
+  SELECT array_agg(a.amname::text ORDER BY a.amname)
+    FROM pg_am a
+    JOIN pg_depend d ON d.classid = 'pg_am'::regclass AND d.objid = a.oid AND d.deptype = 'e'
+    JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pm_index'
+   WHERE pg_indexam_has_property(a.oid, 'can_order')
+$$;
+
 CREATE FUNCTION pm_diff.tname(t regtype) RETURNS text
 LANGUAGE sql STABLE AS $$ SELECT typname::text FROM pg_type WHERE oid = t $$;
 

@@ -1,7 +1,7 @@
--- The differential oracle for the ordered access methods, nbtree_pm and phast_pm (after
+-- The differential oracle for the ordered access methods, nbtree_pm and the others (after
 -- tests/diff/common.sql).
 --
--- For every operator class of nbtree_pm (phast_pm has the same), a table per access method and
+-- For every operator class of nbtree_pm (the others have the same or fewer), a table per access method and
 -- index ordering (ASC, DESC, NULLS FIRST, DESC NULLS LAST) holds the type's boundary values,
 -- NULLs, a long run of one duplicate and random values; pm_diff.bt_<type> holds the same rows
 -- under a btree index.  A UNIQUE index ("uq") holds the distinct values and all the NULLs,
@@ -76,7 +76,8 @@ LANGUAGE sql STABLE AS $$
   SELECT '{int8,float8,timestamptz,uuid,text,numeric}'::regtype[] || pm_diff.sort_key_text()
 $$;
 
--- The access methods and index orderings type t is indexed in (phast_pm's prefixed ph_): the
+-- The access methods and index orderings type t is indexed in (another's than nbtree_pm's
+-- prefixed by its name's first two letters: ph_, nv_): the
 -- ordered access methods with an operator class for it; whether the index is unique; whether
 -- it is tiered (its rows then are inserted after the index is made, so that they wait in its
 -- operation log while the replay workers are paused: tiered_desc and tiered_uq).
@@ -85,12 +86,12 @@ $$;
 CREATE FUNCTION pm_diff.orderings(t regtype)
 RETURNS TABLE (name text, clause text, am text, uniq boolean, tiered boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE 'ph_' || o.name END, o.clause, a.am,
+  SELECT CASE a.am WHEN 'nbtree_pm' THEN o.name ELSE left(a.am, 2) || '_' || o.name END, o.clause, a.am,
          o.name LIKE '%uq', o.name LIKE 'tiered%'
     FROM (VALUES ('asc', ''), ('desc', 'DESC'), ('nf', 'NULLS FIRST'), ('dnl', 'DESC NULLS LAST'),
                  ('uq', ''), ('tiered_desc', 'DESC'), ('tiered_uq', '')) o(name, clause),
          (SELECT amname::text FROM pg_am am
-           WHERE amname IN ('nbtree_pm', 'phast_pm')
+           WHERE amname = ANY (pm_diff.ordered_ams())
              AND EXISTS (SELECT FROM pg_opclass oc
                           WHERE oc.opcmethod = am.oid AND oc.opcintype = pm_diff.base(t))) a(am)
    WHERE o.name NOT IN ('nf', 'dnl', 'tiered_desc', 'tiered_uq') OR t = ANY (pm_diff.key_kinds())

@@ -3,7 +3,7 @@
 -- b = true, b <> false), an int column (equalities, ranges, IN-lists, = ANY with a NULL,
 -- IS [NOT] NULL, a scalar subquery), a point column (<@ a box) and with PostGIS a geometry
 -- column (ST_Intersects, ST_DWithin).  pm_diff.wh_nbtree_pm has nbtree_pm indexes on the
--- boolean and the int column, pm_diff.wh_phast_pm phast_pm ones, both an fbrtree_pm index on
+-- boolean and the int column, pm_diff.wh_<am> those of each other ordered access method, each an fbrtree_pm index on
 -- each spatial column; pm_diff.wh_btree holds the same rows under btree and GiST indexes.
 -- Every query is planned and run on each table as the planner likes, with index scans only
 -- and with bitmap scans only: planning must not fail, and every answer must equal btree's and
@@ -28,10 +28,10 @@ BEGIN
   IF pm_diff.wh_postgis() THEN
     EXECUTE 'UPDATE pm_diff.wh_btree SET g = ST_MakePoint(p[0], p[1])';
   END IF;
-  FOREACH am IN ARRAY ARRAY['nbtree_pm', 'phast_pm'] LOOP
+  FOREACH am IN ARRAY pm_diff.ordered_ams() LOOP
     EXECUTE format('CREATE TABLE pm_diff.wh_%s AS SELECT * FROM pm_diff.wh_btree', am);
   END LOOP;
-  FOREACH am IN ARRAY ARRAY['btree', 'nbtree_pm', 'phast_pm'] LOOP
+  FOREACH am IN ARRAY ARRAY['btree'] || pm_diff.ordered_ams() LOOP
     EXECUTE format('CREATE INDEX wh_%1$s_a ON pm_diff.wh_%1$s USING %1$s (a)', am);
     EXECUTE format('CREATE INDEX wh_%1$s_b ON pm_diff.wh_%1$s USING %1$s (b)', am);
     EXECUTE format('CREATE INDEX wh_%s_p ON pm_diff.wh_%1$s USING %s (p)', am,
@@ -131,7 +131,7 @@ BEGIN
     IF by_btree <> by_seq OR by_seq LIKE 'ERROR %' THEN
       PERFORM pm_diff.fail('where btree', format(q, 'pm_diff.wh_btree'), by_btree, by_seq);
     END IF;
-    FOREACH am IN ARRAY ARRAY['nbtree_pm', 'phast_pm'] LOOP
+    FOREACH am IN ARRAY pm_diff.ordered_ams() LOOP
       FOREACH shape IN ARRAY ARRAY['planner', 'index', 'bitmap'] LOOP
         BEGIN
           plan := pm_diff.plan(format(q, 'pm_diff.wh_' || am), shape);

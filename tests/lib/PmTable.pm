@@ -1,5 +1,5 @@
 # The table the replication and backup tests share: one column and one index per access method
-# (nbtree_pm unique and on text, phast_pm, fbrtree_pm on boxes and on 3-D PostGIS points, whose
+# (nbtree_pm unique and on text, phast_pm, nvbtree_pm on an expression of v, fbrtree_pm on boxes and on 3-D PostGIS points, whose
 # pool holds 4-D boxes, hash_pm on an expression of v, tiered nbtree_pm and fbrtree_pm indexes on
 # expressions, whose inserts wait in their operation logs), a condition only each index serves, the
 # answers through every index and through the heap, and a pgbench write load over it (inserts,
@@ -22,6 +22,7 @@ our %QUERIES = (
 	t_s => q{s >= 'name 2' AND s < 'name 3'},
 	t_k => 'k BETWEEN -1 AND 900',
 	t_v => 'v BETWEEN -7 AND 70000',
+	t_nv => '(-v) BETWEEN -90000 AND -20000',
 	t_h => '(v % 1000) = ANY (ARRAY[7, 14, 21, 700, 999])',
 	t_bx => q{bx && box '((100,100),(400,600))'},
 	t_pz => q{pz &&& ST_3DMakeBox(ST_MakePoint(100, 100, 0), ST_MakePoint(400, 600, 500))},
@@ -34,6 +35,7 @@ our %AM = (
 	t_s => 'nbtree_pm',
 	t_k => 'nbtree_pm',
 	t_v => 'phast_pm',
+	t_nv => 'nvbtree_pm',
 	t_h => 'hash_pm',
 	t_bx => 'fbrtree_pm',
 	t_pz => 'fbrtree_pm',
@@ -91,6 +93,7 @@ sub create_table
 		  FROM generate_series(1, 20000) g;
 		CREATE INDEX t_k ON t USING nbtree_pm (k);
 		CREATE INDEX t_v ON t USING phast_pm (v);
+		CREATE INDEX t_nv ON t USING nvbtree_pm ((-v));
 		CREATE INDEX t_bx ON t USING fbrtree_pm (bx);
 		$pz_index
 		CREATE INDEX t_h ON t USING hash_pm ((v % 1000));

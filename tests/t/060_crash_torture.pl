@@ -35,6 +35,7 @@ $node->safe_psql(
 	CREATE INDEX tt_k ON tt USING nbtree_pm (k);
 	CREATE INDEX tt_p ON tt USING fbrtree_pm (p);
 	CREATE INDEX tt_q ON tt USING phast_pm (q);
+	CREATE INDEX tt_nq ON tt USING nvbtree_pm ((-q));
 	CREATE UNIQUE INDEX tt_u ON tt USING nbtree_pm (u);
 	CREATE INDEX tt_m ON tt USING nbtree_pm ((k % 97) DESC, u, q);
 	CREATE INDEX tt_h ON tt USING hash_pm ((k % 1009));
@@ -101,8 +102,8 @@ sub kill_server
 	return;
 }
 
-# 250 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values) and on p
-# (fbrtree_pm windows), 20 on u (a unique text index), 20 on k % 97 and u or q (the
+# 300 predicates, 50 each on k (nbtree_pm), on q (phast_pm; the same values), on -q
+# (nvbtree_pm) and on p (fbrtree_pm windows), 20 on u (a unique text index), 20 on k % 97 and u or q (the
 # multicolumn index), 20 on k % 1009 (hash_pm: = and = ANY), 20 each on k * 2 and box(p, p)
 # (the tiered indexes), each with count and sum(id): what the indexes answer must be what the
 # heap answers.
@@ -115,6 +116,7 @@ for my $i (1 .. 50)
 		push @predicates,
 		  $i % 3 == 0 ? "$c = $a" : "$c BETWEEN $a AND " . ($a + int(rand(50_000)));
 	}
+	push @predicates, $i % 3 == 0 ? "-q = -$a" : "-q BETWEEN -" . ($a + int(rand(50_000))) . " AND -$a";
 	my ($x, $y, $w) = (rand(1000), rand(1000), 1 + rand(200));
 	push @predicates,
 	  sprintf("p <@ box '((%.3f,%.3f),(%.3f,%.3f))'", $x, $y, $x + $w, $y + $w);
@@ -141,7 +143,7 @@ sub verify
 	my @problems;
 	my ($rc, $stdout, $stderr) = $node->psql('postgres',
 		"SELECT nbtree_pm_check('tt_k', true); SELECT fbrtree_pm_check('tt_p', true); SELECT phast_pm_check('tt_q', true);"
-		  . " SELECT nbtree_pm_check('tt_u', true); SELECT nbtree_pm_check('tt_m', true);"
+		  . " SELECT nvbtree_pm_check('tt_nq', true); SELECT nbtree_pm_check('tt_u', true); SELECT nbtree_pm_check('tt_m', true);"
 		  . " SELECT hash_pm_check('tt_h', true); SELECT nbtree_pm_check('tt_kt', true);"
 		  . " SELECT fbrtree_pm_check('tt_pt', true);");
 	push @problems, "check: $stderr" if $rc != 0;
@@ -278,6 +280,8 @@ $node->safe_psql(
 	CREATE TABLE smo_n (k int8); CREATE INDEX smo_n_k ON smo_n USING nbtree_pm (k);
 	CREATE TABLE smo_f (p point); CREATE INDEX smo_f_p ON smo_f USING fbrtree_pm (p);
 	CREATE TABLE smo_q (q int8); CREATE INDEX smo_q_q ON smo_q USING phast_pm (q);
+	CREATE TABLE smo_v (v int8); CREATE INDEX smo_v_v ON smo_v USING nvbtree_pm (v);
+	INSERT INTO smo_v SELECT g FROM generate_series(1, 5000) g;
 	INSERT INTO smo_n SELECT g FROM generate_series(1, 5000) g;
 	INSERT INTO smo_q SELECT g FROM generate_series(1, 5000) g;
 	INSERT INTO smo_f SELECT point(g % 71, g % 73) FROM generate_series(1, 5000) g;});
@@ -291,6 +295,11 @@ my %smo = (
 		insert => 'INSERT INTO smo_q SELECT 2500 FROM generate_series(1, 200)',
 		check => "SELECT phast_pm_check('smo_q_q', true)",
 		count => 'SELECT count(*) FROM smo_q WHERE q >= 0'
+	},
+	'nvbtree_pm split' => {
+		insert => 'INSERT INTO smo_v SELECT 2500 FROM generate_series(1, 200)',
+		check => "SELECT nvbtree_pm_check('smo_v_v', true)",
+		count => 'SELECT count(*) FROM smo_v WHERE v >= 0'
 	},
 	'fbrtree_pm split' => {
 		insert => 'INSERT INTO smo_f SELECT point(random() * 70, random() * 72) FROM generate_series(1, 500)',

@@ -1,5 +1,5 @@
 # PostgreSQL as the oracle: every operator class of the ordered access methods (nbtree_pm,
-# phast_pm), every operator of its family (cross-type members too), over boundary and random
+# phast_pm, nvbtree_pm), every operator of its family (cross-type members too), over boundary and random
 # values, every plan shape and index ordering, compared with btree on an identical table and
 # with a sequential scan
 # (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
@@ -122,10 +122,11 @@ for my $shape (split /\n/, $node->safe_psql('postgres', 'SELECT shape FROM pm_di
 	}
 }
 # WHERE shapes: AND/OR/NOT nesting over boolean, int and spatial conditions, planned and run
-# on tables with nbtree_pm, phast_pm and fbrtree_pm indexes, against btree and GiST and a
-# sequential scan
+# on tables with the ordered access methods' and fbrtree_pm indexes, against btree and GiST and
+# a sequential scan
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_setup($rows * 2)");
-$node->safe_psql('postgres', 'VACUUM ANALYZE pm_diff.wh_btree, pm_diff.wh_nbtree_pm, pm_diff.wh_phast_pm');
+$node->safe_psql('postgres', 'VACUUM ANALYZE pm_diff.wh_btree, '
+	  . join(', ', map { "pm_diff.wh_$_" } ordered_ams($node)));
 $node->safe_psql('postgres', "$setseed SELECT pm_diff.wh_run(@{[ 60 * $values ]})");
 report(q{kind LIKE 'where%'});
 # Scroll cursors with VACUUM in their pause: rows of the int8 tables deleted and committed, then
@@ -225,9 +226,7 @@ diag('differential: ' . $node->safe_psql('postgres',
 diag('differential: fbrtree_pm answers per class: ' . $node->safe_psql('postgres',
 	q{SELECT string_agg(format('%s %s', n, class), ', ' ORDER BY class) FROM pm_diff.class_counts}));
 report(q{kind <> 'builtin differs' OR query LIKE '%pm_diff.bt\_%'});
-all_verify('nbtree_pm', 'after the static passes');
-all_verify('phast_pm', 'after the static passes');
-all_verify('fbrtree_pm', 'after the static passes');
+all_verify($_, 'after the static passes') for ordered_ams($node), 'fbrtree_pm';
 all_verify('hash_pm', 'after the static passes');
 
 # The concurrent pass: an nbtree_pm, an fbrtree_pm and a hash_pm type, a writer on each (at most
@@ -291,9 +290,7 @@ diag('differential: the built-in indexes raised '
 		                        WHERE kind = 'builtin error' LIMIT 1) || ')', '')
 		  FROM pm_diff.failures WHERE kind = 'builtin error'}));
 report(q{kind NOT IN ('builtin differs', 'builtin error')});
-all_verify('nbtree_pm', 'after the concurrent pass');
-all_verify('phast_pm', 'after the concurrent pass');
-all_verify('fbrtree_pm', 'after the concurrent pass');
+all_verify($_, 'after the concurrent pass') for ordered_ams($node), 'fbrtree_pm';
 all_verify('hash_pm', 'after the concurrent pass');
 $node->stop;
 done_testing();

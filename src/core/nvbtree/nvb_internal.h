@@ -17,7 +17,6 @@
 #define NVB_NONE			0xFF	/* no slot: an empty link */
 #define NVB_NO_ID			0		/* no node */
 #define NVB_MAX_LEVEL		32
-#define NVB_DEAD			0x01	/* node flag: merged away (its old block only) */
 
 #define NVB_META_SIZE		65536
 #define NVB_META_HEADER		4096
@@ -65,7 +64,7 @@ typedef struct nvb_node
 	uint8_t		level;			/* 0: a leaf */
 	uint8_t		root;			/* the search tree's root slot, or NVB_NONE */
 	uint8_t		count;			/* slots handed out (a hint after a crash) */
-	uint8_t		flags;
+	uint8_t		flags;			/* none yet: 0 */
 	uint32_t	sibling;		/* right neighbour at the same level, or NVB_NO_ID */
 	uint32_t	leftmost;		/* inner: the child of keys below the first separator */
 	uint32_t	pad[3];
@@ -126,12 +125,9 @@ typedef struct nvb_stripe
 typedef struct nvb_locks
 {
 	uint64_t	magic;
-	uint32_t	merge_lock;		/* one merge at a time */
-	uint32_t	merging;		/* the id a merge removes: no separator is added for it */
 	uint64_t	splits;
 	uint64_t	compactions;
-	uint64_t	merges;
-	uint64_t	pad[3];
+	uint64_t	pad[5];
 	nvb_stripe	stripe[NVB_STRIPES];
 } nvb_locks;
 
@@ -200,7 +196,7 @@ extern void nvb_node_init(nvb_node *n, uint32_t id, int level, const nvb_key *lo
 extern void nvb_node_fill(nvb_node *n, const nvb_key *keys, const uint32_t *children, int count);
 extern void nvb_node_persist(const nvb_tree *t, nvb_node *n);
 
-/* nvb_smo.c: node replacement, splits, parents, merges */
+/* nvb_smo.c: node replacement, splits, parents */
 extern pm_errcode nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, pm_error *err);
 extern void nvb_node_retire(nvb_tree *t, uint64_t off);
 extern pm_errcode nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off,

@@ -70,7 +70,7 @@ table_word(const nvb_tree *t, uint32_t id)
 }
 
 /*
- * The node id maps to now, or NULL: a free id (a merge removed its node) or
+ * The node id maps to now, or NULL: an id not yet used, or
  * an offset that names no block of the pool.  Callers check the node
  * (nvb_node_ok) before following it.
  */

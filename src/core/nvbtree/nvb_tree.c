@@ -134,19 +134,13 @@ nvb_lock_covering(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nv
 	return nvb_corrupt(t, err, "writers do not reach a node that covers the key", 0);
 }
 
-/*
- * Whether child may gain a separator: a live node of level - 1 whose low
- * fence is sep, and not the node a merge is removing.  Caller holds the
- * parent's lock, which the merge takes to remove the separator.
- */
+/* Whether child may gain the separator sep: a node of level - 1 whose low fence is sep. */
 static bool
 separator_wanted(nvb_tree *t, int level, const nvb_key *sep, uint32_t child)
 {
 	nvb_node   *c = nvb_node_get(t, child, NULL);
 
-	return pm_load(&nvb_locks_of(t)->merging) != child &&
-		nvb_node_ok(t, c, child, level - 1) && !(c->flags & NVB_DEAD) &&
-		nvb_cmp(&c->low, sep) == 0;
+	return nvb_node_ok(t, c, child, level - 1) && nvb_cmp(&c->low, sep) == 0;
 }
 
 /*

@@ -71,7 +71,6 @@ typedef struct nvb_stats
 	uint64_t	node_ids;		/* ids handed out (mapping table entries) */
 	uint64_t	splits;			/* since the lock table was made (the last start) */
 	uint64_t	compactions;
-	uint64_t	merges;
 	uint64_t	pm_bytes;
 	uint64_t	dram_bytes;
 } nvb_stats;
@@ -140,9 +139,9 @@ extern pm_errcode nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward,
 								 pm_error *err);
 
 /*
- * Maintenance of the leaf covering k after deletes: merge it into its left
- * neighbour's node when both fit in one, else rewrite it without the slots
- * deletes left if they are at least half of it (*tidied: either happened).
+ * Maintenance of the leaf covering k after deletes: rewrite it without the
+ * slots deletes left if they are at least half of those it handed out
+ * (*tidied: it was).
  */
 extern pm_errcode nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err);
 

@@ -1,0 +1,187 @@
+/*
+ * nvbtpm_index.c
+ *	  nvbtree_pm's side of the platform contract (PmiAmOps) and of the
+ *	  ordered access methods' (OrdOps): formatting a pool, the first use
+ *	  after a restart (nothing rebuilt: the lock table made, the allocator
+ *	  recovered after a crash where lines may be lost), its entries as
+ *	  VACUUM, the verifier and crash reconciliation see them ((key, rest)
+ *	  pairs, a batch of a leaf at a time), leaf reads, inserts and the bulk
+ *	  load.
+ */
+#include "nvbtpm.h"
+
+#include "miscadmin.h"
+
+#define NVBTPM_META_MAGIC	0x4e564250	/* "NVBP" */
+
+static pm_errcode
+nvbtpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
+{
+	return nvb_format(pool, NULL, 0, err);
+}
+
+/* Replaced nodes retire through the slot's epoch space, tagged with its generation. */
+static void
+nvbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
+{
+	nvb_attach(state, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, dram_root);
+}
+
+/* First use after a start: the pool checked, the lock table made; nothing is rebuilt. */
+static uint64
+nvbtpm_recover(const char *index_name, void *state, bool after_crash)
+{
+	nvb_tree   *t = state;
+	pm_error	err;
+
+	if (nvb_open(t, after_crash, &err) != PM_OK)
+		pmi_report_core_error(ERROR, &err, index_name);
+	return t->dram_root;
+}
+
+/* A tree with only its lock table attached: what any process can reach from a registry slot. */
+static nvb_tree
+dram_layer(uint64 dram_root)
+{
+	nvb_tree	t;
+
+	memset(&t, 0, sizeof(t));
+	t.dram = pmi_dram();
+	t.dram_root = dram_root;
+	return t;
+}
+
+static void
+nvbtpm_release_dram(uint64 dram_root)
+{
+	nvb_tree	t = dram_layer(dram_root);
+
+	nvb_release_dram(&t);
+}
+
+static uint64
+nvbtpm_dram_bytes(uint64 dram_root)
+{
+	nvb_tree	t = dram_layer(dram_root);
+
+	return nvb_dram_bytes(&t);
+}
+
+/* A batch of a leaf (OrdOps.read_range; VACUUM's walk reads with it too). */
+static void
+nvbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
+				  const OrdKey *hi, OrdBatch *b)
+{
+	nvb_batch	nb;
+	pm_error	err;
+
+	if (nvb_read_range(state, from, backward, lo, hi, &nb, &err) != PM_OK)
+		pmi_report_core_error(ERROR, &err, NULL);
+	b->n = nb.n;
+	b->low = nb.low;
+	b->high = nb.high;
+	memcpy(b->e, nb.e, sizeof(nb.e[0]) * nb.n);
+}
+
+/*
+ * A batch at a time; the leaf of a batch fn deleted from is rewritten
+ * without the slots its deletes left once they are half of it.  A rewrite
+ * that finds no space leaves the leaf as it is.
+ */
+static uint32
+nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
+{
+	OrdBatch   *b = palloc(sizeof(OrdBatch));
+	OrdKey		from = PM_KEY_MIN;
+	uint32		untidy = 0;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		nvbtpm_read_range(state, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
+		if (fn(arg, b->e, b->n) > 0)
+		{
+			bool		tidied;
+
+			if (nvb_tidy_leaf(state, &b->low, &tidied, err) != PM_OK)
+			{
+				if (!pm_errcode_is_out_of_space(err->code))
+					pmi_report(err, index);
+				untidy++;
+			}
+		}
+		if (pm_key_is_max(&b->high))
+			break;
+		from = b->high;
+	}
+	pfree(b);
+	return untidy;
+}
+
+static pm_errcode
+nvbtpm_insert(void *state, const OrdKey *k, pm_error *err)
+{
+	return nvb_insert(state, k, err);
+}
+
+static pm_errcode
+nvbtpm_delete(void *state, const OrdKey *k, bool *found, pm_error *err)
+{
+	return nvb_delete(state, k, found, err);
+}
+
+/* Bulk-load sorted entries into balanced leaves and the levels over them, then open the tree. */
+static uint64
+nvbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
+			bool (*next) (void *ctx, OrdKey *k), void *ctx)
+{
+	pm_error	err;
+	nvb_tree   *t;
+
+	if (nvb_bulk_load(b->pool, b->fillfactor, next, ctx, &err) != PM_OK)
+		pmi_report(&err, index);
+	t = pmi_build_attach(b);
+	if (nvb_open(t, false, &err) != PM_OK)
+		pmi_report(&err, index);
+	return t->dram_root;
+}
+
+/* PmiAmOps.delete_entry: the structure's delete */
+static pm_errcode
+nvbtpm_delete_entry(void *state, const void *entry, bool *found, pm_error *err)
+{
+	return nvb_delete(state, entry, found, err);
+}
+
+static const PmiReloption nvbtpm_reloptions[] = {
+	{"fillfactor", "Packs nvbtree_pm leaves at build to this percentage", NVBTPM_DEFAULT_FILLFACTOR, 10, 100},
+	PMI_TIERED_RELOPTION,
+};
+
+const OrdAm nvbtpm_am = {
+	.am = {
+		.amname = "nvbtree_pm",
+		.kind = PM_KIND_NVBTREE,
+		.meta_magic = NVBTPM_META_MAGIC,
+		.reloptions = nvbtpm_reloptions,
+		.nreloptions = lengthof(nvbtpm_reloptions),
+		.format = nvbtpm_format,
+		.attach = nvbtpm_attach,
+		.state_size = sizeof(nvb_tree),
+		.recover = nvbtpm_recover,
+		.release_dram = nvbtpm_release_dram,
+		.dram_bytes = nvbtpm_dram_bytes,
+		.delete_entry = nvbtpm_delete_entry,
+		.foreach_batch = nvbtpm_foreach_batch,
+		.check = nvbtpm_check_structure,
+		.shape = nvbtpm_shape,
+		ORD_AM_SHARED_OPS,
+	},
+	.ord = {
+		.read_range = nvbtpm_read_range,
+		.insert = nvbtpm_insert,
+		.delete = nvbtpm_delete,
+		.load = nvbtpm_load,
+	},
+	.entries_per_node = NVB_LEAF_CAP,
+};
