@@ -419,12 +419,15 @@ pm_alloc_get_stats(const pm_alloc *a, pm_alloc_stats *st)
 	for (uint64_t ci = 0; ci < n; ci++)
 	{
 		uint64_t	s = pm_load(&chunk_at(a, ci)->state);
+		int			cls = state_class(s);
 
 		if (s == 0)
 			continue;
 		st->chunks_in_use++;
 		st->blocks += state_count(s);
-		st->bytes += state_count(s) << (state_class(s) + PM_ALLOC_MIN_SHIFT);
+		/* a damaged pool's chunk may name no class: its blocks have no size */
+		if (cls >= 0 && cls < PM_ALLOC_NCLASSES)
+			st->bytes += state_count(s) << (cls + PM_ALLOC_MIN_SHIFT);
 	}
 }
 

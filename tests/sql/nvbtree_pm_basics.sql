@@ -82,6 +82,16 @@ INSERT INTO nv_u VALUES (500);
 INSERT INTO nv_u VALUES (NULL), (NULL);
 SELECT count(*) FROM nv_u;
 
+-- tiered writes: inserts wait in the operation log; scans see them, the verifier applies them
+CREATE TABLE nv_t (k int8);
+CREATE INDEX nv_t_k ON nv_t USING nvbtree_pm (k) WITH (tiered = on);
+INSERT INTO nv_t SELECT generate_series(1, 5000);
+DELETE FROM nv_t WHERE k % 7 = 0;
+SELECT count(*), sum(k) FROM nv_t WHERE k BETWEEN 100 AND 1999;
+VACUUM nv_t;
+SELECT nvbtree_pm_check('nv_t_k', true);
+SELECT count(*), sum(k) FROM nv_t WHERE k BETWEEN 100 AND 1999;
+
 -- reloptions and errors
 CREATE INDEX nv_ff ON nv USING nvbtree_pm (v) WITH (fillfactor = 50);
 SELECT nvbtree_pm_check('nv_ff', true);
@@ -90,5 +100,5 @@ SELECT nvbtree_pm_check('nv_bt_v');
 CREATE TABLE nv_text (t text);
 CREATE INDEX ON nv_text USING nvbtree_pm (t);
 
-DROP TABLE nv, nv_bt, nv_text, nv_u;
+DROP TABLE nv, nv_bt, nv_text, nv_u, nv_t;
 DROP FUNCTION nv_same(text);

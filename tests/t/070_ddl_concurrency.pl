@@ -1,9 +1,9 @@
 # DDL while other sessions use the indexes: 2 sessions insert, delete and scan through an
-# nbtree_pm, an fbrtree_pm, a phast_pm and a hash_pm index (each statement its own transaction, errors
+# nbtree_pm, an fbrtree_pm, a phast_pm, an nvbtree_pm and a hash_pm index (each statement its own transaction, errors
 # tolerated, as an application retrying would) while a third runs REINDEX, REINDEX CONCURRENTLY,
 # ALTER TABLE (a rewrite), TRUNCATE, DROP INDEX and CREATE INDEX [CONCURRENTLY].  Afterwards the
 # indexes verify, answer as the heap does, and only live indexes have pools.  The nbtree_pm,
-# phast_pm and fbrtree_pm indexes are made again WITH (tiered = on) in the first round, so the
+# phast_pm, nvbtree_pm and fbrtree_pm indexes are made again WITH (tiered = on) in the first round, so the
 # second round's DDL meets indexes whose inserts go through their operation logs.  Then
 # cancellations:
 # statement_timeout in a long index scan (nbtree_pm's, and hash_pm's walk), pg_cancel_backend in a
@@ -28,6 +28,7 @@ $node->safe_psql(
 	CREATE INDEX d_k ON d USING nbtree_pm (k);
 	CREATE INDEX d_p ON d USING fbrtree_pm (p);
 	CREATE INDEX d_q ON d USING phast_pm (q);
+	CREATE INDEX d_v ON d USING nvbtree_pm ((-q));
 	CREATE INDEX d_h ON d USING hash_pm (h);
 	CREATE TABLE errors (msg text);
 	-- One transaction per round; every error but a deadlock (which DDL may legitimately
@@ -43,6 +44,7 @@ $node->safe_psql(
 	      DELETE FROM d WHERE id IN (SELECT id FROM d WHERE k >= base ORDER BY k LIMIT 3);
 	      PERFORM count(*) FROM d WHERE k BETWEEN base AND base + 5000;
 	      PERFORM count(*) FROM d WHERE q BETWEEN base AND base + 5000;
+	      PERFORM count(*) FROM d WHERE -q BETWEEN -base - 5000 AND -base;
 	      PERFORM count(*) FROM d WHERE h = ANY (ARRAY[base + 1, base + 5, base + 10, base - 1]);
 	      PERFORM count(*) FROM d WHERE p <@ box(point(base % 900, base % 900), point(base % 900 + 50, base % 900 + 50));
 	    EXCEPTION WHEN deadlock_detected THEN NULL;
@@ -69,11 +71,14 @@ my @ddl = (
 	'DROP INDEX d_k',
 	'CREATE INDEX CONCURRENTLY d_k ON d USING nbtree_pm (k) WITH (tiered = on)',
 	'REINDEX INDEX CONCURRENTLY d_q',
+	'REINDEX INDEX CONCURRENTLY d_v',
 	'ALTER TABLE d ALTER COLUMN q TYPE int8',
 	'ALTER TABLE d ALTER COLUMN h TYPE int8',
 	'TRUNCATE d',
 	'DROP INDEX d_q',
 	'CREATE INDEX CONCURRENTLY d_q ON d USING phast_pm (q) WITH (tiered = on)',
+	'DROP INDEX d_v',
+	'CREATE INDEX CONCURRENTLY d_v ON d USING nvbtree_pm ((-q)) WITH (tiered = on)',
 	'DROP INDEX d_p',
 	'CREATE INDEX d_p ON d USING fbrtree_pm (p) WITH (tiered = on)',
 	'DROP INDEX d_h',
@@ -102,16 +107,16 @@ for my $w (@workers)
 is($node->safe_psql('postgres', 'SELECT string_agg(DISTINCT msg, E\'\n\') FROM errors'),
 	'', 'the workers met no unexpected error');
 ok($node->safe_psql('postgres', 'SELECT count(*) FROM d') > 0, 'the workers inserted rows after the last TRUNCATE');
-is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true); SELECT hash_pm_check('d_h', true)"),
-	"\n\n\n", 'the indexes verify against the heap');
-my $probe = q{SELECT count(*), sum(id) FROM d WHERE k >= 0; SELECT count(*), sum(id) FROM d WHERE p <@ box '((0,0),(1000,1000))'; SELECT count(*), sum(id) FROM d WHERE q >= 0; SELECT count(*), sum(id) FROM d WHERE h IS NOT NULL;};
+is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true); SELECT nvbtree_pm_check('d_v', true); SELECT hash_pm_check('d_h', true)"),
+	"\n\n\n\n", 'the indexes verify against the heap');
+my $probe = q{SELECT count(*), sum(id) FROM d WHERE k >= 0; SELECT count(*), sum(id) FROM d WHERE p <@ box '((0,0),(1000,1000))'; SELECT count(*), sum(id) FROM d WHERE q >= 0; SELECT count(*), sum(id) FROM d WHERE -q <= 0; SELECT count(*), sum(id) FROM d WHERE h IS NOT NULL;};
 is( $node->safe_psql('postgres', $BY_INDEX . $probe),
 	$node->safe_psql('postgres', $BY_HEAP . $probe),
 	'and answer as the heap does');
 is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM pm_index_pools() WHERE database = (SELECT oid FROM pg_database WHERE datname = 'postgres')"),
-	'4', 'only the four live indexes have pools');
+	'5', 'only the five live indexes have pools');
 
 # Cancellations: a long index scan stopped by statement_timeout, a long CREATE INDEX by
 # pg_cancel_backend (an expression that sleeps now and then keeps it busy).
@@ -145,9 +150,9 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = '
 is( $node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM pm_index_pools() WHERE database = (SELECT oid FROM pg_database WHERE datname = 'postgres')"),
-	'4', 'and no pool');
-is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true); SELECT hash_pm_check('d_h', true)"),
-	"\n\n\n", 'the other indexes still verify');
+	'5', 'and no pool');
+is($node->safe_psql('postgres', "SELECT nbtree_pm_check('d_k', true); SELECT fbrtree_pm_check('d_p', true); SELECT phast_pm_check('d_q', true); SELECT nvbtree_pm_check('d_v', true); SELECT hash_pm_check('d_h', true)"),
+	"\n\n\n\n", 'the other indexes still verify');
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
 
 $node->stop;

@@ -59,13 +59,13 @@ harness_attach(harness *h, pm_pool *pool, uint64_t token, uint64_t dram_root)
 	nvb_attach(&h->tree, pool, &h->dram, &h->epoch, SPACE_PM, 0, dram_root);
 }
 
-/* Open the tree's pool for use (the lock table made); exits on failure. */
+/* Open the tree's pool for use (the allocator recovered, the lock table made); exits on failure. */
 static inline void
-harness_open(harness *h, bool after_crash)
+harness_open(harness *h)
 {
 	pm_error	err;
 
-	if (nvb_open(&h->tree, after_crash, &err) != PM_OK)
+	if (nvb_open(&h->tree, &err) != PM_OK)
 	{
 		fprintf(stderr, "nvb_open: %s\n", err.msg);
 		exit(2);

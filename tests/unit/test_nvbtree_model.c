@@ -114,9 +114,9 @@ check(nvb_tree *t, const char *when)
 static uint64_t total_splits;
 static uint64_t total_compactions;
 
-/* Close the lock table and open the pool again: what a restart does, nothing rebuilt. */
+/* Close the lock table and open the pool again: what a restart does, nothing of the tree rebuilt. */
 static void
-reopen(harness *h, bool after_crash)
+reopen(harness *h)
 {
 	nvb_stats	st;
 
@@ -124,7 +124,7 @@ reopen(harness *h, bool after_crash)
 	total_splits += st.splits;
 	total_compactions += st.compactions;
 	nvb_release_dram(&h->tree);
-	harness_open(h, after_crash);
+	harness_open(h);
 }
 
 /* A read at k with bounds [lo, hi]: exactly the reference's entries of the batch's range. */
@@ -175,7 +175,7 @@ run_model(harness *h, uint64_t seed)
 	ref_count = 0;
 	h->pool = harness_new_nvb(tmp_path("model", path, sizeof(path)), PM_MODE_EADR, 0);
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	for (long op = 1; op <= OPS; op++)
 	{
 		uint64_t	r = xorshift(&seed);
@@ -234,7 +234,8 @@ run_model(harness *h, uint64_t seed)
 			if (!check(&h->tree, when) || !full_scan(&h->tree, false, when) ||
 				!full_scan(&h->tree, true, when))
 				exit(1);
-			reopen(h, op % (2 * CHECK_EVERY) == 0);
+			pm_epoch_drain(&h->epoch);
+			reopen(h);
 			snprintf(when, sizeof(when), "after %ld ops, reopened", op);
 			if (!check(&h->tree, when) || !full_scan(&h->tree, false, when))
 				exit(1);
@@ -268,7 +269,7 @@ sequential(harness *h)
 
 	h->pool = harness_new_nvb(tmp_path("seq", path, sizeof(path)), PM_MODE_EADR, 0);
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	for (int i = 0; i < n; i++)
 	{
 		nvb_key		k = {(uint64_t) i, 1};
@@ -311,7 +312,7 @@ persists(harness *h)
 
 	h->pool = harness_new_nvb(tmp_path("persist", path, sizeof(path)), PM_MODE_ADR, 0);
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	nvb_get_stats(&h->tree, &before);
 	c0 = pm_tls_counters;
 	for (int i = 0; i < NVB_LEAF_CAP - 1; i++)
@@ -396,7 +397,7 @@ bulk_load(harness *h)
 		return;
 	}
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	problem = nvb_check(&h->tree, &entries);
 	tap_ok(problem == NULL && entries == (uint64_t) src.n, "bulk load: %ld entries, structure sound (%s)",
 		   src.n, problem ? problem : "ok");
@@ -423,7 +424,7 @@ bulk_load(harness *h)
 	h->pool = harness_new_nvb(path, PM_MODE_EADR, 0);
 	tap_ok(nvb_bulk_load(h->pool, 75, next_sorted, &src, &err) == PM_OK, "an empty bulk load");
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	problem = nvb_check(&h->tree, &entries);
 	tap_ok(problem == NULL && entries == 0, "an empty load is an empty tree (%s)", problem ? problem : "ok");
 	harness_close(h);
@@ -443,7 +444,7 @@ full_pool(harness *h)
 
 	h->pool = harness_new_nvb(tmp_path("full", path, sizeof(path)), PM_MODE_EADR, FULL_POOL_SIZE);
 	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
-	harness_open(h, false);
+	harness_open(h);
 	while (rc == PM_OK && i < 10000000)
 	{
 		nvb_key		k = {i * UINT64_C(0x9e3779b97f4a7c15), 1};

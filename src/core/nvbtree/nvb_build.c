@@ -57,7 +57,7 @@ write_node(nvb_tree *t, uint32_t id, int level, const nvb_key *low, const nvb_ke
 {
 	nvb_node   *n;
 	uint64_t	off;
-	pm_errcode	rc = nvb_node_alloc(t, &n, &off, err);
+	pm_errcode	rc = nvb_node_alloc(t, &n, &off, false, err);
 
 	if (rc != PM_OK)
 		return rc;

@@ -31,8 +31,9 @@
 
 /*
  * Pool root 0: the meta block.  root is the root node's id (8-byte store:
- * a root split's commit); next_id the next id to hand out; dir the mapping
- * table's segments, each a block of NVB_SEG_IDS node offsets.
+ * a root split's commit); next_id the next id to hand out; spare a node
+ * block set aside for the rewrites deletes need (nvb_keep_spare); dir the
+ * mapping table's segments, each a block of NVB_SEG_IDS node offsets.
  */
 typedef struct nvb_meta
 {
@@ -41,8 +42,9 @@ typedef struct nvb_meta
 	uint32_t	host_len;
 	uint64_t	root;
 	uint64_t	next_id;
+	uint64_t	spare;			/* a free node block kept for deletes on a full filesystem */
 	uint8_t		host[NVB_META_HOST_MAX];
-	uint8_t		pad[NVB_META_HEADER - 32 - NVB_META_HOST_MAX];
+	uint8_t		pad[NVB_META_HEADER - 40 - NVB_META_HOST_MAX];
 	uint64_t	dir[NVB_SEGS];
 } nvb_meta;
 
@@ -197,11 +199,12 @@ extern void nvb_node_fill(nvb_node *n, const nvb_key *keys, const uint32_t *chil
 extern void nvb_node_persist(const nvb_tree *t, nvb_node *n);
 
 /* nvb_smo.c: node replacement, splits, parents */
-extern pm_errcode nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, pm_error *err);
+extern pm_errcode nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, bool spare_ok,
+								 pm_error *err);
 extern void nvb_node_retire(nvb_tree *t, uint64_t off);
 extern pm_errcode nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off,
-								const nvb_key *incoming, bool *split, nvb_key *sep,
-								uint32_t *right, pm_error *err);
+								const nvb_key *incoming, bool for_delete, bool *split,
+								nvb_key *sep, uint32_t *right, pm_error *err);
 extern pm_errcode nvb_add_parent(nvb_tree *t, int level, const nvb_key *sep, uint32_t child,
 								 pm_error *err);
 

@@ -244,7 +244,9 @@ nvb_node_sorted(nvb_node *n, int *slots)
  * out in ascending order.  *more says the read stopped before the node's
  * end: forward at *next, the first key not returned (above hi, or past the
  * max), backward at *next, the lowest key returned or lo.  Returns the
- * number read, or -1 for a damaged node.  A concurrent insert or delete
+ * number read, or -1 for a damaged node, among them one whose walk is not
+ * in order (its keys would come back unsorted, and a scan's next batch
+ * would start where an earlier one did).  A concurrent insert or delete
  * may or may not be seen; the caller validates against the stripe's
  * version for the moves of a two-child delete.
  */
@@ -284,13 +286,17 @@ nvb_node_collect(nvb_node *n, const nvb_key *from, bool backward, const nvb_key 
 	for (int steps = 0; depth > 0; steps++)
 	{
 		nvb_key		k;
+		int			c;
 
 		if (steps > NVB_WALK_MAX)
 			return -1;
 		s = stack[--depth];
 		k = keys[s];
-		if (have_last && nvb_cmp(&k, &last) == 0)
+		c = nvb_cmp(&k, have_last ? &last : &start);
+		if (have_last && c == 0)
 			;					/* a duplicate a crash left: once */
+		else if (backward ? c >= 0 : c < 0)
+			return -1;			/* not in read order: forward from start, backward below it */
 		else if (backward ? nvb_cmp(&k, lo) < 0 : nvb_cmp(&k, hi) > 0)
 		{
 			*more = true;

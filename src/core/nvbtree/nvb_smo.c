@@ -16,15 +16,57 @@
 /* the rightmost node, split by an append past its last key, keeps this percentage */
 #define NVB_APPEND_SPLIT_PCT	90
 
+/*
+ * A block for a node.  Out of space, this process's retired blocks are
+ * freed first if no reader holds them; a delete (spare_ok) may then take
+ * the spare block, so that VACUUM can rewrite leaves when the pool's
+ * filesystem is full (the blocks its rewrites replace become the room for
+ * the next ones).
+ */
 pm_errcode
-nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, pm_error *err)
+nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, bool spare_ok, pm_error *err)
 {
 	*n = NULL;
 	*off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, err);
+	if (*off == 0 && pm_errcode_is_out_of_space(err->code) && t->epoch != NULL &&
+		pm_epoch_reclaim(t->epoch) > 0)
+		*off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, err);
+	if (*off == 0 && pm_errcode_is_out_of_space(err->code) && spare_ok)
+	{
+		nvb_meta   *m = nvb_meta_of(t);
+		uint64_t	spare = pm_load(&m->spare);
+
+		if (spare != 0 && pm_cas(&m->spare, &spare, 0))
+		{
+			nvb_persist(t, &m->spare, sizeof(m->spare));
+			*off = spare;
+		}
+	}
 	if (*off == 0)
 		return err->code;
 	*n = pm_pool_addr(t->pool, *off);
 	return PM_OK;
+}
+
+void
+nvb_keep_spare(nvb_tree *t)
+{
+	nvb_meta   *m = nvb_meta_of(t);
+	pm_error	err;
+	uint64_t	off;
+	uint64_t	none = 0;
+
+	if (pm_load(&m->spare) != 0)
+		return;
+	if (t->epoch != NULL)
+		(void) pm_epoch_reclaim(t->epoch);
+	off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, &err);
+	if (off == 0)
+		return;
+	if (pm_cas(&m->spare, &none, off))
+		nvb_persist(t, &m->spare, sizeof(m->spare));
+	else
+		pm_free_block(&t->pm, off, &err);
 }
 
 /* A block no table word names any more: freed once no reader can hold it. */
@@ -72,11 +114,12 @@ run_of(nvb_node *n, node_run *run)
 
 /* n's replacement with the same id and range, its live slots as a balanced tree; committed. */
 static pm_errcode
-compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run, pm_error *err)
+compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run, bool spare_ok,
+		pm_error *err)
 {
 	nvb_node   *c = NULL;
 	uint64_t	c_off;
-	pm_errcode	rc = nvb_node_alloc(t, &c, &c_off, err);
+	pm_errcode	rc = nvb_node_alloc(t, &c, &c_off, spare_ok, err);
 
 	if (rc != PM_OK)
 		return rc;
@@ -91,7 +134,8 @@ compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run
 
 /*
  * Make room in the full node id (n at off; the caller holds its lock) for
- * incoming: rewrite it without garbage if it is mostly garbage, else split
+ * incoming: rewrite it without garbage if it is mostly garbage (for a
+ * delete, if it has any: a delete may use the spare block), else split
  * it (Alg. 3 without its parent step): the right half as a new node with a
  * new id, the left half as id's new node whose sibling is the right, both
  * persisted, the right half mapped, then id remapped: the commit, after
@@ -100,7 +144,7 @@ compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run
  */
 pm_errcode
 nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key *incoming,
-			  bool *split, nvb_key *sep, uint32_t *right, pm_error *err)
+			  bool for_delete, bool *split, nvb_key *sep, uint32_t *right, pm_error *err)
 {
 	node_run   *run = malloc(sizeof(node_run));
 	nvb_node   *l = NULL,
@@ -120,9 +164,10 @@ nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key
 		free(run);
 		return nvb_corrupt(t, err, "its search tree does not validate", id);
 	}
-	if (run->n * 4 <= nvb_cap(n) * NVB_COMPACT_QUARTERS || run->n < 2)
+	if (run->n * 4 <= nvb_cap(n) * NVB_COMPACT_QUARTERS || run->n < 2 ||
+		(for_delete && run->n < nvb_cap(n)))
 	{
-		rc = compact(t, id, n, off, run, err);
+		rc = compact(t, id, n, off, run, for_delete, err);
 		free(run);
 		return rc;
 	}
@@ -134,12 +179,12 @@ nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key
 	r_from = n->level > 0 ? m + 1 : m;
 	*sep = run->keys[m];
 	if ((rc = nvb_id_new(t, &r_id, err)) != PM_OK ||
-		(rc = nvb_node_alloc(t, &r, &r_off, err)) != PM_OK)
+		(rc = nvb_node_alloc(t, &r, &r_off, for_delete, err)) != PM_OK)
 	{
 		free(run);
 		return rc;
 	}
-	if ((rc = nvb_node_alloc(t, &l, &l_off, err)) != PM_OK)
+	if ((rc = nvb_node_alloc(t, &l, &l_off, false, err)) != PM_OK)
 	{
 		pm_error	ignored;
 
@@ -190,7 +235,7 @@ grow_root(nvb_tree *t, int level, const nvb_key *sep, uint32_t child, bool *grow
 	else if (root->level == level - 1)
 	{
 		if ((rc = nvb_id_new(t, &id, err)) == PM_OK &&
-			(rc = nvb_node_alloc(t, &root, &off, err)) == PM_OK)
+			(rc = nvb_node_alloc(t, &root, &off, false, err)) == PM_OK)
 		{
 			nvb_node_init(root, id, level, &PM_KEY_MIN, &PM_KEY_MAX, NVB_NO_ID, old);
 			nvb_node_fill(root, sep, &child, 1);
@@ -258,7 +303,7 @@ nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
 		else if (run->n * 2 <= used && run->n < used)
 		{
-			rc = compact(t, id, n, off, run, err);
+			rc = compact(t, id, n, off, run, true, err);
 			*tidied = rc == PM_OK;
 		}
 		nvb_unlock(t, id);

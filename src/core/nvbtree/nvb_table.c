@@ -233,8 +233,13 @@ nvb_attach(nvb_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
 }
 
 /*
- * The allocator from the mapping table: the meta block, the host's roots,
- * the table's segments and every node a table word names.  A block that
+ * The allocator from the mapping table: the meta block, the host's roots
+ * (which checks what they name: the reconciliation ring, the operation
+ * log), the spare block, the table's segments and every node a table word
+ * names; no node is read.  What a crash or the epochs' limbo (shared
+ * memory, gone at a restart) left allocated and unreachable becomes free,
+ * and a pool whose allocator state was damaged or lost (a power failure in
+ * adr mode loses the unflushed bitmap words) gets it back.  A block that
  * does not mark is damage; the allocator is then left unfinished, as the
  * next first use finds the same.
  */
@@ -246,6 +251,8 @@ recover_allocator(nvb_tree *t, nvb_meta *m, pm_error *err)
 
 	pm_alloc_recover_begin(&t->pm);
 	rc = pm_recon_mark_roots(&t->pm, t->pool, err);
+	if (rc == PM_OK && pm_load(&m->spare) != 0)
+		rc = pm_alloc_mark(&t->pm, pm_load(&m->spare), err);
 	for (uint64_t s = 0; rc == PM_OK && s * NVB_SEG_IDS < next; s++)
 	{
 		uint64_t	seg = pm_load(&m->dir[s]);
@@ -268,7 +275,7 @@ recover_allocator(nvb_tree *t, nvb_meta *m, pm_error *err)
 }
 
 pm_errcode
-nvb_open(nvb_tree *t, bool after_crash, pm_error *err)
+nvb_open(nvb_tree *t, pm_error *err)
 {
 	nvb_meta   *m;
 	nvb_locks  *locks;
@@ -281,9 +288,7 @@ nvb_open(nvb_tree *t, bool after_crash, pm_error *err)
 	root = (uint32_t) pm_load(&m->root);
 	if (!nvb_node_ok(t, nvb_node_get(t, root, NULL), root, -1))
 		return nvb_corrupt(t, err, "the root does not validate", root);
-	if (after_crash && (t->pool->persist.mode == PM_MODE_ADR ||
-						t->pool->persist.mode == PM_MODE_MSYNC) &&
-		(rc = recover_allocator(t, m, err)) != PM_OK)
+	if ((rc = recover_allocator(t, m, err)) != PM_OK)
 		return rc;
 	off = pm_alloc_block(t->dram, sizeof(nvb_locks), err);
 	if (off == 0)
@@ -292,6 +297,7 @@ nvb_open(nvb_tree *t, bool after_crash, pm_error *err)
 	memset(locks, 0, sizeof(*locks));
 	locks->magic = NVB_LOCKS_MAGIC;
 	t->dram_root = off;
+	nvb_keep_spare(t);
 	return PM_OK;
 }
 

@@ -12,13 +12,32 @@
 #define NVB_RESTARTS_MAX	10000
 
 /*
+ * Whether a descent failed at the same block (n, read as id) as the one
+ * before it; records this failure either way.
+ */
+static bool
+failed_again(const nvb_node *n, uint32_t id, int restarts, const nvb_node **bad,
+			 uint32_t *bad_id)
+{
+	bool		again = restarts > 0 && n == *bad && id == *bad_id;
+
+	*bad = n;
+	*bad_id = id;
+	return again;
+}
+
+/*
  * Descend to the node of level that covers k, moving right where a split
  * has not reached the parent yet: from the root, the separator at or below
  * k at each level (the leftmost child below them all), then right along
  * siblings while k is at or past a node's high fence.  A node that does
- * not cover k (replaced or freed meanwhile) restarts the descent.  *fix
- * gets the last node reached by a move right below the root's level: its
- * parent may lack its separator (fix->level -1: none).  No lock.
+ * not cover k (replaced or freed meanwhile) restarts the descent.  The
+ * same block failing again is damage, reported at once rather than after
+ * NVB_RESTARTS_MAX backed-off restarts: a block its id maps to is current,
+ * and one its id no longer maps to does not become current again while the
+ * caller's epoch keeps it from being freed.  *fix gets the last node
+ * reached by a move right below the root's level: its parent may lack its
+ * separator (fix->level -1: none).  No lock.
  */
 static pm_errcode
 descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n_out,
@@ -26,6 +45,8 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 {
 	nvb_meta   *m = nvb_meta_of(t);
 	uint64_t	moves = 0;
+	const nvb_node *bad = NULL;
+	uint32_t	bad_id = NVB_NO_ID;
 
 	if (fix != NULL)
 		fix->level = -1;
@@ -39,7 +60,11 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 		if (restarts > 0)
 			pm_spin_delay(restarts);
 		if (!nvb_node_ok(t, n, id, -1) || n->level < level)
+		{
+			if (failed_again(n, id, restarts, &bad, &bad_id))
+				return nvb_corrupt(t, err, "the root does not validate", id);
 			continue;
+		}
 		top = lvl = n->level;
 		for (;;)
 		{
@@ -55,9 +80,9 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 				if (++moves > pm_load(&m->next_id) + NVB_RESTARTS_MAX)
 					return nvb_corrupt(t, err, "its siblings do not end", id);
 				n = nvb_node_get(t, sib, NULL);
+				id = sib;
 				if (!nvb_node_ok(t, n, sib, lvl))
 					break;
-				id = sib;
 				if (fix != NULL && lvl < top)
 				{
 					fix->level = lvl;
@@ -77,11 +102,14 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 				return nvb_corrupt(t, err, "its search tree does not validate", id);
 			child = s == NVB_NONE ? n->leftmost : pm_load(&nvb_children(n)[s]);
 			n = nvb_node_get(t, child, NULL);
+			id = child;
 			lvl--;
 			if (!nvb_node_ok(t, n, child, lvl))
 				break;
-			id = child;
 		}
+		/* n, read as id, does not validate or does not cover k */
+		if (failed_again(n, id, restarts, &bad, &bad_id))
+			return nvb_corrupt(t, err, "a node does not cover the keys it is reached for", id);
 	}
 	return nvb_corrupt(t, err, "descents do not reach a node that covers the key", 0);
 }
@@ -188,7 +216,7 @@ nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error
 			nvb_unlock(t, id);
 			break;
 		}
-		rc = nvb_make_room(t, id, n, off, k, &split, &sep, &right, err);
+		rc = nvb_make_room(t, id, n, off, k, false, &split, &sep, &right, err);
 		nvb_unlock(t, id);
 		if (rc != PM_OK)
 			return rc;
@@ -256,7 +284,7 @@ nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
 			break;
 		}
 		/* a two-child delete found the leaf full */
-		rc = nvb_make_room(t, id, n, off, k, &split, &sep, &right, err);
+		rc = nvb_make_room(t, id, n, off, k, true, &split, &sep, &right, err);
 		nvb_unlock(t, id);
 		if (rc == PM_OK && split)
 			rc = nvb_add_parent(t, 1, &sep, right, err);
@@ -321,6 +349,14 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 		if (got < 0)
 		{
 			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
+			break;
+		}
+		/* the keys come in order: the first and the last (or the next) against the fences */
+		if ((got > 0 && (nvb_cmp(&b->e[0], &n->low) < 0 ||
+						 nvb_cmp(&b->e[got - 1], &n->high) >= 0)) ||
+			(!backward && more && nvb_cmp(&next, &n->high) >= 0))
+		{
+			rc = nvb_corrupt(t, err, "an entry lies outside its fences", id);
 			break;
 		}
 		b->n = got;

@@ -105,14 +105,21 @@ extern void nvb_attach(nvb_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_hand
 
 /*
  * First use of a pool after a start: check the meta block and the root,
- * make the lock table in the DRAM tier (sets t->dram_root) and, after a
- * crash in a mode where one may lose unflushed lines (adr, msync), rebuild
- * the pool's allocator from the mapping table, which lists every node (no
- * node is read).  Nothing else: an interrupted split or delete is
+ * rebuild the pool's allocator from the mapping table (a pass over its
+ * words, no node read: README.md, "Crash protocol"), set a spare block
+ * aside and make the lock table in the DRAM tier (sets t->dram_root).
+ * Nothing of the tree is rebuilt: an interrupted split or delete is
  * completed or stepped over by the operations that meet it.  Caller is
- * exclusive.
+ * exclusive, and no block of the pool may wait in an epoch limbo.
  */
-extern pm_errcode nvb_open(nvb_tree *t, bool after_crash, pm_error *err);
+extern pm_errcode nvb_open(nvb_tree *t, pm_error *err);
+
+/*
+ * Set a free block aside for the rewrites deletes need, if none is and one
+ * can be had (this process's retired blocks reclaimed first: call it outside
+ * any epoch section).  nvb_open does; VACUUM after its pass.
+ */
+extern void nvb_keep_spare(nvb_tree *t);
 
 /* Free the lock table (the index is gone or closed).  Caller is exclusive. */
 extern void nvb_release_dram(nvb_tree *t);

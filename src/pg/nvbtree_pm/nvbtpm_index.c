@@ -27,14 +27,14 @@ nvbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 
 	nvb_attach(state, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, dram_root);
 }
 
-/* First use after a start: the pool checked, the lock table made; nothing is rebuilt. */
+/* First use after a start: the pool checked, its allocator recovered, the lock table made. */
 static uint64
 nvbtpm_recover(const char *index_name, void *state, bool after_crash)
 {
 	nvb_tree   *t = state;
 	pm_error	err;
 
-	if (nvb_open(t, after_crash, &err) != PM_OK)
+	if (nvb_open(t, &err) != PM_OK)
 		pmi_report_core_error(ERROR, &err, index_name);
 	return t->dram_root;
 }
@@ -86,7 +86,8 @@ nvbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *
 /*
  * A batch at a time; the leaf of a batch fn deleted from is rewritten
  * without the slots its deletes left once they are half of it.  A rewrite
- * that finds no space leaves the leaf as it is.
+ * that finds no space leaves the leaf as it is.  After deletes, a block is
+ * set aside for the next VACUUM from those this walk freed.
  */
 static uint32
 nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
@@ -94,6 +95,7 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 	OrdBatch   *b = palloc(sizeof(OrdBatch));
 	OrdKey		from = PM_KEY_MIN;
 	uint32		untidy = 0;
+	bool		deleted_any = false;
 
 	for (;;)
 	{
@@ -103,6 +105,7 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 		{
 			bool		tidied;
 
+			deleted_any = true;
 			if (nvb_tidy_leaf(state, &b->low, &tidied, err) != PM_OK)
 			{
 				if (!pm_errcode_is_out_of_space(err->code))
@@ -115,6 +118,8 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 		from = b->high;
 	}
 	pfree(b);
+	if (deleted_any)
+		nvb_keep_spare(state);
 	return untidy;
 }
 
@@ -141,7 +146,7 @@ nvbtpm_load(Relation index, PmiBuild *b, uint64 lo, uint64 hi,
 	if (nvb_bulk_load(b->pool, b->fillfactor, next, ctx, &err) != PM_OK)
 		pmi_report(&err, index);
 	t = pmi_build_attach(b);
-	if (nvb_open(t, false, &err) != PM_OK)
+	if (nvb_open(t, &err) != PM_OK)
 		pmi_report(&err, index);
 	return t->dram_root;
 }
