@@ -27,6 +27,7 @@ SUITE_TEXT = OrderedDict([
     ("point_plan", "the same, simple protocol: every query planned"),
     ("point_w", "point lookups while another session inserts 100 random keys 20 times a second into the same table"),
     ("range100", "range of 100 keys"),
+    ("range100_io", "range of 100 keys from the index alone (count(*), an index-only scan)"),
     ("zipf_rw", "50:50 read/update, zipfian keys"),
     ("insert_sync", "1-row inserts, random keys, synchronous_commit on"),
     ("insert_async", "1-row inserts, random keys, synchronous_commit off"),

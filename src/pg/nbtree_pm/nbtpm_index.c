@@ -98,8 +98,8 @@ nbtpm_dram_bytes(uint64 dram_root)
 
 /* A leaf's entries into b (OrdOps.read_range; VACUUM's walk below reads with it too). */
 static void
-nbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
-				 const OrdKey *hi, OrdBatch *b)
+nbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward,
+				 const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
 {
 	nbt_batch	nb;
 
@@ -137,7 +137,7 @@ nbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, 
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		nbtpm_read_range(t, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
+		nbtpm_read_range(index, t, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
 		if (fn(arg, b->e, b->n) > 0)
 		{
 			bool		compacted;

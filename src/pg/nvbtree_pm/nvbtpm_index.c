@@ -69,14 +69,14 @@ nvbtpm_dram_bytes(uint64 dram_root)
 
 /* A batch of a leaf (OrdOps.read_range; VACUUM's walk reads with it too). */
 static void
-nvbtpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
-				  const OrdKey *hi, OrdBatch *b)
+nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward,
+				  const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
 {
 	nvb_batch	nb;
 	pm_error	err;
 
 	if (nvb_read_range(state, from, backward, lo, hi, &nb, &err) != PM_OK)
-		pmi_report_core_error(ERROR, &err, NULL);
+		pmi_report(&err, index);
 	b->n = nb.n;
 	b->low = nb.low;
 	b->high = nb.high;
@@ -100,7 +100,7 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		nvbtpm_read_range(state, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
+		nvbtpm_read_range(index, state, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, b);
 		if (fn(arg, b->e, b->n) > 0)
 		{
 			bool		tidied;

@@ -90,10 +90,11 @@ typedef struct OrdOps
 	/*
 	 * The node covering from, from it on (forward) or below it (backward),
 	 * keeping the entries in [lo, hi]; scans continue from the batch's high
-	 * (forward) or low (backward) and neither repeat nor miss an entry.
+	 * (forward) or low (backward) and neither repeat nor miss an entry.  A
+	 * structure that meets damage raises it naming index.
 	 */
-	void		(*read_range) (void *state, const OrdKey *from, bool backward, const OrdKey *lo,
-							   const OrdKey *hi, OrdBatch *b);
+	void		(*read_range) (Relation index, void *state, const OrdKey *from, bool backward,
+							   const OrdKey *lo, const OrdKey *hi, OrdBatch *b);
 	/* insert an entry; a no-op if it is already there */
 	pm_errcode	(*insert) (void *state, const OrdKey *k, pm_error *err);
 
@@ -246,7 +247,7 @@ extern void ord_format_param(Relation index, PmiFormatParam *param);
 extern const pm_key_order *ord_order_of_format(const uint8 *param, uint32 len);
 
 /* ord_pending.c */
-extern void ord_read_batch(PmiIndex *h, const pm_key_order *order, const OrdKey *from,
+extern void ord_read_batch(Relation index, PmiIndex *h, const pm_key_order *order, const OrdKey *from,
 						   bool backward, const OrdKey *lo, const OrdKey *hi, OrdBatch *b);
 
 /* ord_batch.c */

@@ -223,7 +223,7 @@ ord_note_entries(Relation index, void *state, const PmiNote *notes, int n, PmiEn
 		for (OrdKey from = lo;;)
 		{
 			CHECK_FOR_INTERRUPTS();
-			ord_ops(index)->read_range(state, &from, false, &lo, &hi, b);
+			ord_ops(index)->read_range(index, state, &from, false, &lo, &hi, b);
 			for (int i = 0; i < b->n; i++)
 			{
 				uint64		rest = ord_entry_rest(&b->e[i]);

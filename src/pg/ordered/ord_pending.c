@@ -128,19 +128,19 @@ merge_pending(const pm_key_order *order, const OrdPending *p, bool backward, Ord
 }
 
 /*
- * OrdOps.read_range of the index of h (the node covering from, keeping the
+ * OrdOps.read_range of index, whose handle is h (the node covering from, keeping the
  * entries in [lo, hi]) with the entries waiting in its operation log merged
  * in.
  */
 void
-ord_read_batch(PmiIndex *h, const pm_key_order *order, const OrdKey *from, bool backward,
-			   const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
+ord_read_batch(Relation index, PmiIndex *h, const pm_key_order *order, const OrdKey *from,
+			   bool backward, const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
 {
 	const OrdOps *ops = &ord_am(h->ops)->ord;
 	OrdPending	p = {order, lo, hi};
 
 	pmi_tier_foreach_pending(h, collect_pending, &p);
-	ops->read_range(h->am_state, from, backward, lo, hi, b);
+	ops->read_range(index, h->am_state, from, backward, lo, hi, b);
 
 	/*
 	 * A fence cut at from names from's record, which lives in the previous

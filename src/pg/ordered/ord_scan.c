@@ -94,6 +94,7 @@ ord_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys, ScanKey orderbys,
 
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
+	so->index = scan->indexRelation;
 	so->h = pmi_index_open(scan->indexRelation, pmi_index_am(scan->indexRelation));
 	pmi_scan_check_built(so->h, scan->indexRelation);
 	so->shared = scan->parallel_scan == NULL ? NULL :
@@ -146,8 +147,8 @@ read_batch(OrdScanOpaque so, int r, int kd, const OrdKey *from)
 	if (so->interlock && !so->marked_positioned)
 		pmi_scan_hold(so->h, &so->hold);
 	so->cur = r;
-	ord_read_batch(so->h, so->col.order, from, kd < 0, &so->ranges[r].lo, &so->ranges[r].hi,
-				   &so->batch);
+	ord_read_batch(so->index, so->h, so->col.order, from, kd < 0, &so->ranges[r].lo,
+				   &so->ranges[r].hi, &so->batch);
 	so->pos = kd > 0 ? -1 : so->batch.n;
 }
 

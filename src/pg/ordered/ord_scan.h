@@ -49,6 +49,7 @@ typedef struct OrdFilter
 
 typedef struct OrdScanOpaqueData
 {
+	Relation	index;
 	PmiIndex   *h;
 	OrdParallelScan *shared;	/* a parallel scan's, or NULL */
 	const OrdOps *ops;

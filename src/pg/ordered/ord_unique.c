@@ -89,7 +89,7 @@ find_conflict(Relation index, PmiIndex *h, const pm_key_order *order,
 	{
 		/* the heap items of the batch's entries stay theirs (pmi_interlock.c) */
 		pmi_scan_hold(h, &hold);
-		ord_read_batch(h, order, &from, false, lo, hi, b);
+		ord_read_batch(index, h, order, &from, false, lo, hi, b);
 		for (int i = 0; i < b->n; i++)
 		{
 			ItemPointerData tid;

@@ -108,8 +108,8 @@ phastpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg
 /* ---- OrdOps: PhaST as an ordered structure ---- */
 
 static void
-phastpm_read_range(void *state, const OrdKey *from, bool backward, const OrdKey *lo,
-				   const OrdKey *hi, OrdBatch *b)
+phastpm_read_range(Relation index, void *state, const OrdKey *from, bool backward,
+				   const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
 {
 	phast_batch pb;
 
