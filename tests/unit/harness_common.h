@@ -41,6 +41,22 @@ harness_domain_sized(bool shared, int slots, int limbo)
 	return dom;
 }
 
+/* A DRAM arena of bytes in shared memory (across fork: map it once, before any fork), formatted. */
+static inline void *
+harness_arena(size_t bytes)
+{
+	void	   *arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+							 -1, 0);
+
+	if (arena == MAP_FAILED)
+	{
+		perror("mmap");
+		exit(2);
+	}
+	pm_arena_format(arena, bytes);
+	return arena;
+}
+
 /* The tests' usual domain: HARNESS_SLOTS x HARNESS_LIMBO, shared across fork. */
 static inline pm_epoch_domain *
 harness_domain(void)

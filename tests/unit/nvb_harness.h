@@ -38,13 +38,7 @@ harness_free(void *ctx, uint32_t space, uint32_t tag, uint64_t off)
 static inline void
 harness_shared(harness *h)
 {
-	h->arena = mmap(NULL, HARNESS_ARENA, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (h->arena == MAP_FAILED)
-	{
-		perror("mmap");
-		exit(2);
-	}
-	pm_arena_format(h->arena, HARNESS_ARENA);
+	h->arena = harness_arena(HARNESS_ARENA);
 	h->dom = harness_domain();
 }
 
