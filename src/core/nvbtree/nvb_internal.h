@@ -153,10 +153,31 @@ nvb_stripe_of(const nvb_tree *t, uint32_t id)
 	return &nvb_locks_of(t)->stripe[(id * UINT32_C(2654435761)) % NVB_STRIPES];
 }
 
+/*
+ * The order of two entries or fences: by key, then by rest, as words.  No
+ * NVB-tree entry is wide (README.md: Entries), and a rest read from a
+ * damaged pool must not be followed as a record, as pm_key_cmp would follow
+ * one with PM_REST_WIDE set.
+ */
 static inline int
 nvb_cmp(const nvb_key *a, const nvb_key *b)
 {
-	return pm_key_cmp(a, b);
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->rest > b->rest) - (a->rest < b->rest);
+}
+
+/*
+ * The greatest pair below k (k is not PM_KEY_MIN), as words: pm_key_pred
+ * would make a key above a rest with PM_REST_WIDE set (a damaged fence),
+ * and a backward scan from it would not move.
+ */
+static inline nvb_key
+nvb_pred(const nvb_key *k)
+{
+	if (k->rest > 0)
+		return (nvb_key) {k->key, k->rest - 1};
+	return (nvb_key) {k->key - 1, UINT64_MAX};
 }
 
 static inline void
@@ -188,7 +209,7 @@ extern int	nvb_node_floor(nvb_node *n, const nvb_key *k);
 extern int	nvb_node_free_slot(nvb_node *n);
 extern void nvb_node_link_new(const nvb_tree *t, nvb_node *n, int slot, const nvb_key *k,
 							  uint32_t child, uint8_t *link);
-extern bool nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos);
+extern int	nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos);
 extern int	nvb_node_sorted(nvb_node *n, int *slots);
 extern int	nvb_node_collect(nvb_node *n, const nvb_key *from, bool backward, const nvb_key *lo,
 							 const nvb_key *hi, nvb_key *out, int max, bool *more,

@@ -19,6 +19,17 @@ link_get(nvb_node *n, int slot, int dir)
 	return pm_load(nvb_link(n, slot, dir));
 }
 
+/*
+ * Start loading every line of a node at once: a search or walk then hops
+ * between lines already on their way, rather than waiting for each in turn.
+ */
+static inline void
+prefetch_node(const nvb_node *n)
+{
+	for (int off = PM_CACHELINE; off < NVB_NODE_SIZE; off += PM_CACHELINE)
+		__builtin_prefetch((const char *) n + off);
+}
+
 static inline bool
 slot_ok(const nvb_node *n, int s)
 {
@@ -35,6 +46,7 @@ nvb_node_find(nvb_node *n, const nvb_key *k, nvb_pos *pos)
 	nvb_key    *keys = nvb_keys(n);
 	uint8_t    *link = &n->root;
 
+	prefetch_node(n);
 	for (int steps = 0; steps <= nvb_cap(n); steps++)
 	{
 		int			s = pm_load(link);
@@ -66,6 +78,7 @@ nvb_node_floor(nvb_node *n, const nvb_key *k)
 	int			s = pm_load(&n->root);
 	int			best = NVB_NONE;
 
+	prefetch_node(n);
 	for (int steps = 0; s != NVB_NONE; steps++)
 	{
 		if (!slot_ok(n, s) || steps > nvb_cap(n))
@@ -136,11 +149,13 @@ nvb_node_link_new(const nvb_tree *t, nvb_node *n, int slot, const nvb_key *k, ui
  * one with two is replaced by a copy of its successor in a free slot, the
  * copy committed by one link store, then the successor's old slot bypassed.
  * The two-child case moves a key where a lock-free reader may have passed
- * it, so the stripe's version is odd while it runs.  Returns false, having
- * changed nothing, when the two-child case finds no free slot.  Caller
- * holds the lock.
+ * it, so the stripe's version is odd while it runs.  Returns 1, or 0,
+ * having changed nothing, when the two-child case finds no free slot, or
+ * -1, having changed nothing, for a damaged node: a link out of the node,
+ * one that names the slot itself (a bypass that would leave it in place),
+ * or a successor's walk that does not end.  Caller holds the lock.
  */
-bool
+int
 nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos)
 {
 	int			d = pos->slot;
@@ -151,21 +166,25 @@ nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos)
 	uint8_t    *m_link;
 	nvb_stripe *st;
 
+	if (!slot_ok(n, l) || !slot_ok(n, r) || l == d || r == d)
+		return -1;
 	if (l == NVB_NONE || r == NVB_NONE)
 	{
 		pm_store(pos->link, (uint8_t) (l == NVB_NONE ? r : l));
 		nvb_persist(t, pos->link, 1);
-		return true;
+		return 1;
 	}
 	idx = nvb_node_free_slot(n);
 	if (idx >= nvb_cap(n))
-		return false;
+		return 0;
 
 	/* the successor: the leftmost slot of the right subtree, and the link reaching it */
 	m = r;
 	m_link = nvb_link(n, d, 1);
-	while (link_get(n, m, 0) != NVB_NONE)
+	for (int steps = 0; link_get(n, m, 0) != NVB_NONE; steps++)
 	{
+		if (steps >= nvb_cap(n) || !slot_ok(n, link_get(n, m, 0)))
+			return -1;
 		m_link = nvb_link(n, m, 0);
 		m = link_get(n, m, 0);
 	}
@@ -193,7 +212,7 @@ nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos)
 	if (idx >= n->count)
 		n->count = (uint8_t) (idx + 1);
 	pm_store(&st->version, st->version + 1);
-	return true;
+	return 1;
 }
 
 /*
@@ -264,6 +283,7 @@ nvb_node_collect(nvb_node *n, const nvb_key *from, bool backward, const nvb_key 
 	bool		have_last = false;
 	int			s = pm_load(&n->root);
 
+	prefetch_node(n);
 	*more = false;
 
 	/* seek: the path to the first key of the read, keeping the slots still to come */

@@ -268,14 +268,18 @@ nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
 		uint64_t	off;
 		nvb_pos		pos;
 		int			there;
+		int			removed = 1;
 		bool		split;
 		nvb_key		sep;
 		uint32_t	right;
 
 		if ((rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err)) != PM_OK)
 			break;
-		while ((there = nvb_node_find(n, k, &pos)) == 1 && nvb_node_remove(t, n, &pos))
+		while ((there = nvb_node_find(n, k, &pos)) == 1 &&
+			   (removed = nvb_node_remove(t, n, &pos)) == 1)
 			*found = true;
+		if (there == 1 && removed < 0)
+			there = -1;
 		if (there <= 0)
 		{
 			nvb_unlock(t, id);
@@ -312,7 +316,7 @@ pm_errcode
 nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 			   const nvb_key *hi, nvb_batch *b, pm_error *err)
 {
-	nvb_key		target = backward ? pm_key_pred(k) : *k;
+	nvb_key		target = backward ? nvb_pred(k) : *k;
 	pm_errcode	rc = PM_OK;
 
 	b->n = 0;
