@@ -148,8 +148,12 @@ nvb_node_link_new(const nvb_tree *t, nvb_node *n, int slot, const nvb_key *k, ui
  * README.md): a slot with at most one child is bypassed by one link store;
  * one with two is replaced by a copy of its successor in a free slot, the
  * copy committed by one link store, then the successor's old slot bypassed.
- * The two-child case moves a key where a lock-free reader may have passed
- * it, so the stripe's version is odd while it runs.  Returns 1, or 0,
+ * Either can reorder what a lock-free reader walks: the two-child case moves
+ * a key where the walk may have passed it, and a bypass lets a later insert
+ * land in a subtree the walk reaches before a slot it holds on its stack
+ * (the removed one, whose key is past the new one's).  So the stripe's
+ * version is odd while a delete runs, and readers validate against it;
+ * inserts alone never reorder a walk.  Returns 1, or 0,
  * having changed nothing, when the two-child case finds no free slot, or
  * -1, having changed nothing, for a damaged node: a link out of the node,
  * one that names the slot itself (a bypass that would leave it in place),
@@ -168,10 +172,14 @@ nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos)
 
 	if (!slot_ok(n, l) || !slot_ok(n, r) || l == d || r == d)
 		return -1;
+	st = nvb_stripe_of(t, n->id);
 	if (l == NVB_NONE || r == NVB_NONE)
 	{
+		pm_store(&st->version, st->version + 1);
+		pm_full_fence();
 		pm_store(pos->link, (uint8_t) (l == NVB_NONE ? r : l));
 		nvb_persist(t, pos->link, 1);
+		pm_store(&st->version, st->version + 1);
 		return 1;
 	}
 	idx = nvb_node_free_slot(n);
@@ -189,7 +197,6 @@ nvb_node_remove(const nvb_tree *t, nvb_node *n, const nvb_pos *pos)
 		m = link_get(n, m, 0);
 	}
 
-	st = nvb_stripe_of(t, n->id);
 	pm_store(&st->version, st->version + 1);
 	pm_full_fence();
 	nvb_keys(n)[idx] = nvb_keys(n)[m];

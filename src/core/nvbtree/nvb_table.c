@@ -129,11 +129,15 @@ nvb_id_new(nvb_tree *t, uint32_t *id, pm_error *err)
 	uint64_t	next = pm_fetch_add(&m->next_id, 1);
 	uint64_t   *dir;
 
-	nvb_persist(t, &m->next_id, sizeof(m->next_id));
 	if (next > NVB_MAX_ID)
+	{
+		/* the counter stays within what the meta block's check accepts */
+		pm_fetch_add(&m->next_id, (uint64_t) -1);
 		return pm_error_set(err, PM_ERR_LIMIT, 0,
 							"pool file \"%s\": the NVB-tree has %llu nodes, its most",
 							t->pool->path, (unsigned long long) NVB_MAX_ID);
+	}
+	nvb_persist(t, &m->next_id, sizeof(m->next_id));
 	dir = &m->dir[next / NVB_SEG_IDS];
 	if (pm_load(dir) == 0)
 	{
@@ -146,8 +150,13 @@ nvb_id_new(nvb_tree *t, uint32_t *id, pm_error *err)
 		nvb_persist(t, pm_pool_addr(t->pool, seg), NVB_SEG_IDS * sizeof(uint64_t));
 		if (!pm_cas(dir, &expected, seg))
 			pm_free_block(&t->pm, seg, err);
-		nvb_persist(t, dir, sizeof(*dir));
 	}
+
+	/*
+	 * Whoever made the segment, its directory word is durable before the id
+	 * is used: a table word in it is a commit.
+	 */
+	nvb_persist(t, dir, sizeof(*dir));
 	*id = (uint32_t) next;
 	return PM_OK;
 }

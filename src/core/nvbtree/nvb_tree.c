@@ -36,8 +36,8 @@ failed_again(const nvb_node *n, uint32_t id, int restarts, const nvb_node **bad,
  * NVB_RESTARTS_MAX backed-off restarts: a block its id maps to is current,
  * and one its id no longer maps to does not become current again while the
  * caller's epoch keeps it from being freed.  *fix gets the last node
- * reached by a move right below the root's level: its parent may lack its
- * separator (fix->level -1: none).  No lock.
+ * reached by a move right: its parent may lack its separator, or (at the
+ * root's level) there may be no parent yet (fix->level -1: none).  No lock.
  */
 static pm_errcode
 descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n_out,
@@ -54,8 +54,7 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 	{
 		uint32_t	id = (uint32_t) pm_load(&m->root);
 		nvb_node   *n = nvb_node_get(t, id, NULL);
-		int			lvl,
-					top;
+		int			lvl;
 
 		if (restarts > 0)
 			pm_spin_delay(restarts);
@@ -65,7 +64,7 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 				return nvb_corrupt(t, err, "the root does not validate", id);
 			continue;
 		}
-		top = lvl = n->level;
+		lvl = n->level;
 		for (;;)
 		{
 			int			s;
@@ -83,7 +82,7 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 				id = sib;
 				if (!nvb_node_ok(t, n, sib, lvl))
 					break;
-				if (fix != NULL && lvl < top)
+				if (fix != NULL)
 				{
 					fix->level = lvl;
 					fix->sep = n->low;
