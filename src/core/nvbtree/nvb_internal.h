@@ -180,6 +180,24 @@ nvb_pred(const nvb_key *k)
 	return (nvb_key) {k->key - 1, UINT64_MAX};
 }
 
+/*
+ * An operation's epoch section, which keeps the blocks it reads from being
+ * freed (a tree handle without epochs: bulk load and its tests).
+ */
+static inline void
+nvb_section_enter(nvb_tree *t)
+{
+	if (t->epoch != NULL)
+		pm_epoch_enter(t->epoch);
+}
+
+static inline void
+nvb_section_exit(nvb_tree *t)
+{
+	if (t->epoch != NULL)
+		pm_epoch_exit(t->epoch);
+}
+
 static inline void
 nvb_persist(const nvb_tree *t, const void *addr, size_t len)
 {

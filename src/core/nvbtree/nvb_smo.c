@@ -292,8 +292,7 @@ nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 	*tidied = false;
 	if (run == NULL)
 		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree rewrite");
-	if (t->epoch != NULL)
-		pm_epoch_enter(t->epoch);
+	nvb_section_enter(t);
 	rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err);
 	if (rc == PM_OK)
 	{
@@ -308,8 +307,7 @@ nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 		}
 		nvb_unlock(t, id);
 	}
-	if (t->epoch != NULL)
-		pm_epoch_exit(t->epoch);
+	nvb_section_exit(t);
 	free(run);
 	return rc;
 }

@@ -6,8 +6,6 @@
  */
 #include "nvb_internal.h"
 
-#include <stdlib.h>
-
 /* descents restarted (a node replaced or freed under a reader) before it is damage */
 #define NVB_RESTARTS_MAX	10000
 
@@ -239,11 +237,9 @@ nvb_insert(nvb_tree *t, const nvb_key *k, pm_error *err)
 
 	if (k->rest == 0)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "an NVB-tree entry's rest is never 0");
-	if (t->epoch != NULL)
-		pm_epoch_enter(t->epoch);
+	nvb_section_enter(t);
 	rc = nvb_insert_at(t, 0, k, NVB_NO_ID, err);
-	if (t->epoch != NULL)
-		pm_epoch_exit(t->epoch);
+	nvb_section_exit(t);
 	return rc;
 }
 
@@ -258,8 +254,7 @@ nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
 	pm_errcode	rc = PM_OK;
 
 	*found = false;
-	if (t->epoch != NULL)
-		pm_epoch_enter(t->epoch);
+	nvb_section_enter(t);
 	for (;;)
 	{
 		uint32_t	id;
@@ -294,12 +289,11 @@ nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
 		if (rc != PM_OK)
 			break;
 	}
-	if (t->epoch != NULL)
-		pm_epoch_exit(t->epoch);
+	nvb_section_exit(t);
 	return rc;
 }
 
-/* A stripe's version once no two-child delete is under way there. */
+/* A stripe's version once no delete is under way there. */
 static uint32_t
 stable_version(nvb_stripe *st)
 {
@@ -324,8 +318,7 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 		b->low = b->high = PM_KEY_MIN;
 		return PM_OK;
 	}
-	if (t->epoch != NULL)
-		pm_epoch_enter(t->epoch);
+	nvb_section_enter(t);
 	for (int tries = 0;; tries++)
 	{
 		uint32_t	id;
@@ -375,7 +368,6 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 		}
 		break;
 	}
-	if (t->epoch != NULL)
-		pm_epoch_exit(t->epoch);
+	nvb_section_exit(t);
 	return rc;
 }
