@@ -1,11 +1,11 @@
 /*
  * nvb_smo.c
- *	  Structure modifications (README.md: "Splits, compaction and the
- *	  parent"): a full node rewritten without its garbage or split in two,
- *	  each a copy on write committed by one mapping-table store; the
- *	  separator a split owes its parent, added by the splitter or by any
- *	  writer that finds it missing; the root's growth; the rewrite VACUUM
- *	  asks for.
+ *	  Structure modifications (README.md: "Splits and rewrites", and
+ *	  "Concurrency" for the parent's separator): a full node rewritten
+ *	  without its garbage or split in two, each a copy on write committed by
+ *	  one mapping-table store; the separator a split owes its parent, added
+ *	  by the splitter or by any writer that finds it missing; the root's
+ *	  growth; the rewrite VACUUM asks for.
  */
 #include "nvb_internal.h"
 
