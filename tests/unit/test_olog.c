@@ -468,6 +468,16 @@ applier(void *arg)
 		}
 		if (err.code != PM_OK)
 			thread_fail(t, "the applier's read failed", seq, &err);
+		if (pm_load(&t->reader_records) == 0)
+		{
+			/*
+			 * Nothing applied until the reader has read records: on two
+			 * cores the applier can otherwise keep applied at the tail for
+			 * every one of the reader's passes, and the reader reads nothing.
+			 */
+			sched_yield();
+			continue;
+		}
 		if (tail > pm_load(&l->applied))
 			pm_olog_set_applied(t->pool, t->o, THREAD_LANE, tail);
 		else
@@ -558,7 +568,7 @@ reader(void *arg)
 				!record_is(&rec, rec.host_pos, thread_len(rec.host_pos)))
 				thread_fail(t, "the reader read a wrong record", rec.host_pos, NULL);
 			expect = rec.host_pos + 1;
-			t->reader_records++;
+			pm_store(&t->reader_records, t->reader_records + 1);
 		}
 		if (err.code != PM_OK)
 			thread_fail(t, "the reader's read failed", expect, &err);
