@@ -91,6 +91,9 @@ UNIT_TESTS_ASAN = $(patsubst %,%_asan,$(UNIT_TESTS))
 # the wide variants include the test they run on wide entries
 $(foreach t,model concurrent crash,$(eval tests/unit/bin/test_nbtree_$(t)_wide tests/unit/bin/test_nbtree_$(t)_wide_asan: tests/unit/test_nbtree_$(t).c))
 tests/unit/bin/test_nbtree_model_order tests/unit/bin/test_nbtree_model_order_asan: tests/unit/test_nbtree_model.c
+tests/unit/bin/test_nvbtree_model_wide tests/unit/bin/test_nvbtree_model_wide_asan tests/unit/bin/test_nvbtree_model_order tests/unit/bin/test_nvbtree_model_order_asan: tests/unit/test_nvbtree_model.c
+tests/unit/bin/test_nvbtree_crash_wide tests/unit/bin/test_nvbtree_crash_wide_asan: tests/unit/test_nvbtree_crash.c
+tests/unit/bin/test_nvbtree_concurrent_wide tests/unit/bin/test_nvbtree_concurrent_wide_asan: tests/unit/test_nvbtree_concurrent.c
 # and the N-D variants the fbrtree test they run on boxes of more dimensions
 $(foreach t,model crash,$(eval tests/unit/bin/test_fbrtree_$(t)_nd tests/unit/bin/test_fbrtree_$(t)_nd_asan: tests/unit/test_fbrtree_$(t).c))
 
@@ -114,6 +117,9 @@ FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,tests/fuzz/bin/%,$(wildcard tests/fuzz/
 tests/fuzz/bin/%: tests/fuzz/%.c $(FUZZ_SRCS) $(BUILD_MODE_STAMP) $(wildcard tests/fuzz/*.h) $(CORE_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ASSERT_FLAGS) -D_GNU_SOURCE -Wall -Werror $(CORE_INCLUDES) $< $(FUZZ_SRCS) $(STANDALONE_LIBS) -o $@
+
+# the wide variant includes the target it runs on a wide tree
+tests/fuzz/bin/fuzz_nvbtree_wide: tests/fuzz/fuzz_nvbtree.c
 
 fuzz: $(FUZZ_TARGETS)
 

@@ -23,6 +23,10 @@
  * of them deleted (one- and two-child deletes: leaves with dead slots and
  * moved successors), with its reconciliation ring.
  *
+ * fuzz_nvbtree_wide builds it with FUZZ_NVB_WIDE: a wide tree of wide
+ * entries (records of 8 to 88 bytes beside their slots, 16 entries to an
+ * 8-byte key), whose reads copy records out.
+ *
  * Build: make fuzz (clang); tests/run --only fuzz runs it for a fixed time.
  */
 #ifndef _GNU_SOURCE
@@ -35,11 +39,99 @@
 #define SET_UP_ARENA (1u << 20)
 #define SCAN_BATCHES 100000		/* far more than a pool of FUZZ_FILE_LIMIT holds */
 
+#ifdef FUZZ_NVB_WIDE
+#define WIDE_TREE	true
+#define RECORD_MAX	(8 + 80)
+
+/*
+ * Entry i: key i * 7 >> 4, and a record of i * 7 (8 bytes, big-endian),
+ * then up to 80 bytes of payload, and the narrow entry's rest.  Records
+ * come from a ring that outlives the few keys one call holds at once.
+ */
+static nvb_key
+entry(uint64_t i)
+{
+	static uint64_t ring[8][(sizeof(pm_key_rec) + RECORD_MAX + 7) / 8];
+	static int	next;
+	pm_key_rec *r = (pm_key_rec *) ring[next++ % 8];
+
+	r->rest = 1 + i % 3;
+	r->keylen = 8;
+	r->len = 8 + (uint32_t) (i % 5) * 20;
+	for (int b = 0; b < 8; b++)
+		r->data[b] = (uint8_t) ((i * 7) >> (56 - 8 * b));
+	memset(r->data + 8, (int) (i & 0xff), r->len - 8);
+	return (nvb_key) {i * 7 >> 4, PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r};
+}
+
+/* The same entry with another rest (a record of its own). */
+static nvb_key
+with_rest(nvb_key k, uint64_t rest)
+{
+	((pm_key_rec *) (uintptr_t) (k.rest & PM_REST_ADDR))->rest = rest;
+	return k;
+}
+
+/* Reads copy records here; each read starts it again. */
+static uint64_t copies[(NVB_BATCH_MAX + 2) * ((sizeof(pm_key_rec) + NVB_WIDE_DATA_MAX + 7) / 8)];
+static size_t copies_used;
+
+static const pm_key_rec *
+copy_record(void *ctx, const pm_key_rec *rec)
+{
+	size_t		words = (sizeof(pm_key_rec) + rec->len + 7) / 8;
+	pm_key_rec *dst = (pm_key_rec *) &copies[copies_used];
+
+	(void) ctx;
+	if (rec->len > NVB_WIDE_DATA_MAX || copies_used + words > sizeof(copies) / 8)
+		abort();				/* a read's copies are checked records of one leaf */
+	memcpy(dst, rec, sizeof(pm_key_rec) + rec->len);
+	copies_used += words;
+	return dst;
+}
+
+/* Keys a scan holds: the caller's and copies, in memcmp order. */
+static int
+key_cmp(const nvb_key *a, const nvb_key *b)
+{
+	return pm_key_cmp(a, b);
+}
+#else
+#define WIDE_TREE	false
+
 static nvb_key
 entry(uint64_t i)
 {
 	return (nvb_key) {i * 7, 1 + i % 3};
 }
+
+static nvb_key
+with_rest(nvb_key k, uint64_t rest)
+{
+	k.rest = rest;
+	return k;
+}
+
+static const pm_key_rec *
+copy_record(void *ctx, const pm_key_rec *rec)
+{
+	(void) ctx;
+	(void) rec;
+	abort();					/* a narrow tree has no records */
+}
+
+/*
+ * Two pairs compared as words, as the NVB-tree orders them: a damaged
+ * fence's rest may carry PM_REST_WIDE, which pm_key_cmp would follow.
+ */
+static int
+key_cmp(const nvb_key *a, const nvb_key *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->rest > b->rest) - (a->rest < b->rest);
+}
+#endif
 
 /* The valid tree: scrambled inserts (i * 7919 mod a prime), then every fifth deleted. */
 static pm_errcode
@@ -54,7 +146,7 @@ fill(pm_pool *pool, pm_error *err)
 		abort();
 	pm_arena_format(arena, SET_UP_ARENA);
 	pm_alloc_attach_arena(&dram, arena, "fuzz set-up arena");
-	if ((rc = nvb_format(pool, NULL, 0, err)) != PM_OK)
+	if ((rc = nvb_format(pool, WIDE_TREE, NULL, 0, err)) != PM_OK)
 		return rc;
 	nvb_attach(&t, pool, &dram, NULL, FUZZ_SPACE_PM, 0, 0);
 	if ((rc = nvb_open(&t, err)) != PM_OK)
@@ -93,18 +185,6 @@ open_pool(const uint8_t *data, size_t size)
 }
 
 /*
- * Two pairs compared as words, as the NVB-tree orders them: a damaged
- * fence's rest may carry PM_REST_WIDE, which pm_key_cmp would follow.
- */
-static int
-key_cmp(const nvb_key *a, const nvb_key *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return (a->rest > b->rest) - (a->rest < b->rest);
-}
-
-/*
  * A scan from at, forward or backward, within [lo, hi], as an index scan
  * reads it batch by batch, until it ends, fails or has read max batches.
  */
@@ -118,7 +198,11 @@ scan(nvb_tree *t, nvb_key at, bool backward, nvb_key lo, nvb_key hi, int max)
 	{
 		nvb_key		next;
 
-		if (nvb_read_range(t, &at, backward, &lo, &hi, &b, &err) != PM_OK)
+#ifdef FUZZ_NVB_WIDE
+		copies_used = 0;
+#endif
+		if (nvb_read_range(t, &at, backward, &lo, &hi, &b, WIDE_TREE ? copy_record : NULL, NULL,
+						   &err) != PM_OK)
 			return;
 		if (b.n < 0 || b.n > NVB_BATCH_MAX)
 			abort();
@@ -168,9 +252,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* new keys past the end (the append split) and among the others */
 		for (uint64_t i = 0; i < 400; i++)
 		{
-			nvb_key		k = i < 100 ? entry(ENTRIES + i) : entry(i * 13 % ENTRIES);
+			nvb_key		k = with_rest(i < 100 ? entry(ENTRIES + i) : entry(i * 13 % ENTRIES),
+									  i < 100 ? 1 : 4);
 
-			k.rest = i < 100 ? 1 : 4;
 			if (nvb_insert(&t, &k, &err) != PM_OK)
 				break;
 		}

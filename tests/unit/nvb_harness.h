@@ -9,6 +9,7 @@
 
 #include "harness_common.h"
 #include "nvbtree.h"
+#include "nvb_wide_shim.h"
 
 #define HARNESS_ARENA	(16u << 20)
 
@@ -82,7 +83,7 @@ harness_close(harness *h)
 static pm_errcode
 harness_format(pm_pool *pool, pm_error *err)
 {
-	return nvb_format(pool, NULL, 0, err);
+	return nvb_format(pool, NVB_TEST_KIND, NULL, 0, err);
 }
 
 /* A fresh pool with an empty tree. */

@@ -219,7 +219,7 @@ point_read(worker *w, const nvb_key *k, bool *there)
 	nvb_batch	b;
 	pm_error	err;
 
-	if (nvb_read_range(&w->tree, k, false, k, k, &b, &err) != PM_OK)
+	if (nvb_read_range(&w->tree, k, false, k, k, &b, NULL, NULL, &err) != PM_OK)
 	{
 		fail("point read: %s", err.msg);
 		return false;
@@ -355,7 +355,7 @@ checked_scan(worker *w, bool backward, nvb_key lo, nvb_key hi, int e0, int e1, u
 	snapshot(s0, e0, e1);
 	for (;;)
 	{
-		if (nvb_read_range(&w->tree, &at, backward, &lo, &hi, &b, &err) != PM_OK)
+		if (nvb_read_range(&w->tree, &at, backward, &lo, &hi, &b, NULL, NULL, &err) != PM_OK)
 		{
 			fail("scan: %s", err.msg);
 			return false;
@@ -609,7 +609,7 @@ final_check(nvb_tree *t, long *want_out)
 	}
 	for (;;)
 	{
-		if (nvb_read_range(t, &at, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, &err) != PM_OK)
+		if (nvb_read_range(t, &at, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, NULL, NULL, &err) != PM_OK)
 		{
 			free(seen);
 			return "a read fails";
@@ -953,7 +953,7 @@ ps_exact(worker *w, int lo_i, int hi_i)
 
 		for (;;)
 		{
-			if (nvb_read_range(&w->tree, &at, backward, &lo, &hi, &b, &err) != PM_OK)
+			if (nvb_read_range(&w->tree, &at, backward, &lo, &hi, &b, NULL, NULL, &err) != PM_OK)
 			{
 				fail("a scenario's scan: %s", err.msg);
 				return false;
@@ -1029,7 +1029,8 @@ ps_child(int lo_i, int hi_i, const int *ins, int nins)
 static uint32_t
 leaf_id(worker *w, int idx)
 {
-	nvb_key		k = ps_key(idx);
+	wide_buf	buf;
+	nvb_key		k = nvb_test_key(&w->tree, ps_key(idx), &buf);
 	uint32_t	id;
 	nvb_node   *n;
 	uint64_t	off;
@@ -1271,7 +1272,9 @@ main(void)
 		return 2;
 	for (int round = 0; round < ROUNDS; round++)
 		free_running(round);
-	paused_splits();
+	/* the paused splits' scenarios are set for a narrow tree's leaves and inner nodes */
+	if (!NVB_TEST_KIND)
+		paused_splits();
 	pm_epoch_unregister(&H.epoch);
 	tap_rmdir(dir);
 	tap_plan(tap_count);

@@ -18,8 +18,9 @@
  * fill, split, are rewritten when full of dead slots (a full leaf at most
  * three quarters live, or a two-child delete's full leaf) or by the tidy,
  * and deletes meet slots with two children.  They run on three base pools:
- *   small: one leaf of SMALL_BASE entries, which splits early on, so that
- *          the root grows from a leaf to an inner node;
+ *   small: one leaf of SMALL_BASE entries (fewer in a wide tree, whose
+ *          leaf holds fewer), which splits early on, so that the root grows
+ *          from a leaf to an inner node;
  *   big:   182 leaves of 221 entries (bulk loaded) under one inner root of
  *          181 separators, two short of full: the third split of the run
  *          splits the root and grows the tree to three levels;
@@ -60,7 +61,7 @@
 #define NID				(BIG_KEYS * RESTS)
 #define LOAD_FILL		99			/* 221 of 224 leaf slots; 182 children per inner node */
 #define SMALL_IDS		2000		/* small: the workload's ids */
-#define SMALL_BASE		200			/* small: entries of its one leaf */
+#define SMALL_BASE		(NVB_TEST_KIND ? 50 : 200)	/* small: entries of its one leaf */
 #define ID_BURN_TO		(NVB_SEG_IDS - 2)	/* seg: the next id to hand out */
 #define MAX_POOL		(UINT64_C(16) << 20)
 #define ARENA_SIZE		(4u << 20)
@@ -352,7 +353,8 @@ apply(env *e, op o)
 static bool
 two_child(env *e, int id)
 {
-	nvb_key		k = key_of(id);
+	wide_buf	buf;
+	nvb_key		k = nvb_test_key(&e->t, key_of(id), &buf);
 	uint32_t	nid;
 	nvb_node   *n;
 	uint64_t	off;
@@ -362,7 +364,7 @@ two_child(env *e, int id)
 
 	if (nvb_lock_covering(&e->t, &k, 0, &nid, &n, &off, NULL, &err) != PM_OK)
 		return false;
-	two = nvb_node_find(n, &k, &pos) == 1 && *nvb_link(n, pos.slot, 0) != NVB_NONE &&
+	two = nvb_node_find(&e->t, n, &k, &pos) == 1 && *nvb_link(n, pos.slot, 0) != NVB_NONE &&
 		*nvb_link(n, pos.slot, 1) != NVB_NONE;
 	nvb_unlock(&e->t, nid);
 	return two;
@@ -495,24 +497,24 @@ verify_table(env *e, uint64_t *mapped)
 
 /* Keys a leaf's walk meets twice (a two-child delete cut between its commit and its bypass). */
 static int
-leaf_dups(nvb_node *n)
+leaf_dups(env *e, nvb_node *n)
 {
-	int			stack[NVB_LEAF_CAP + 1];
+	int			stack[NVB_CAP_MAX + 1];
 	int			depth = 0;
 	int			s = n->root;
 	int			dups = 0;
 	nvb_key		last = PM_KEY_MIN;
 
-	for (int steps = 0; steps < 4 * NVB_LEAF_CAP && (s != NVB_NONE || depth > 0); steps++)
+	for (int steps = 0; steps < 4 * NVB_CAP_MAX && (s != NVB_NONE || depth > 0); steps++)
 	{
-		if (s != NVB_NONE && depth < NVB_LEAF_CAP)
+		if (s != NVB_NONE && depth < NVB_CAP_MAX)
 		{
 			stack[depth++] = s;
 			s = *nvb_link(n, s, 0);
 			continue;
 		}
 		s = stack[--depth];
-		dups += pm_key_cmp(&nvb_keys(n)[s], &last) == 0;
+		dups += nvb_cmp(&e->t, &nvb_keys(n)[s], &last) == 0;
 		last = nvb_keys(n)[s];
 		s = *nvb_link(n, s, 1);
 	}
@@ -532,7 +534,7 @@ tree_dups(env *e)
 		n = nvb_node_get(&e->t, n->leftmost, NULL);
 	for (;;)
 	{
-		dups += leaf_dups(n);
+		dups += leaf_dups(e, n);
 		if (n->sibling == NVB_NO_ID)
 			return dups;
 		n = nvb_node_get(&e->t, n->sibling, NULL);
@@ -558,7 +560,7 @@ scan(env *e, bool backward, uint8_t *got, uint64_t *n_out)
 		memset(got, 0, NID);
 	for (;;)
 	{
-		if (nvb_read_range(&e->t, &at, backward, &PM_KEY_MIN, &PM_KEY_MAX, &b, &err) != PM_OK)
+		if (nvb_read_range(&e->t, &at, backward, &PM_KEY_MIN, &PM_KEY_MAX, &b, NULL, NULL, &err) != PM_OK)
 		{
 			snprintf(why, sizeof(why), "read: %s", err.msg);
 			return why;

@@ -7,7 +7,8 @@
  *	  scans both ways and reopenings (a restart: nothing rebuilt) along the
  *	  way; sequential inserts (the append split); the persists of an insert
  *	  and of a delete counted in adr mode; a bulk load with inserts among
- *	  its leaves; a pool filled to its maximum size.
+ *	  its leaves; a pool filled to its maximum size.  test_nvbtree_model_wide
+ *	  and _order run it on a wide tree (nvb_wide_shim.h).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -54,7 +55,7 @@ read_or_fail(nvb_tree *t, const nvb_key *from, bool backward, const nvb_key *lo,
 {
 	pm_error	err;
 
-	if (nvb_read_range(t, from, backward, lo, hi, b, &err) != PM_OK)
+	if (nvb_read_range(t, from, backward, lo, hi, b, NULL, NULL, &err) != PM_OK)
 		return tap_ok(false, "read: %s", err.msg);
 	return true;
 }
@@ -284,19 +285,26 @@ sequential(harness *h)
 	nvb_get_stats(&h->tree, &st);
 	tap_ok(problem == NULL && entries == (uint64_t) n, "sequential inserts: sound (%s)",
 		   problem ? problem : "ok");
-	tap_ok(st.leaves <= (uint64_t) n / (NVB_LEAF_CAP * 85 / 100) + 1,
-		   "sequential inserts fill leaves to about 90%% (%llu leaves for %d entries)",
-		   (unsigned long long) st.leaves, n);
+	{
+		uint64_t	bytes = 0;
+
+		for (int i = 0; i < n; i++)
+			bytes += nvb_test_entry_bytes(&(nvb_key) {(uint64_t) i, 1});
+		tap_ok(st.leaves <= bytes / (NVB_TEST_LEAF_ROOM * 85 / 100) + 1,
+			   "sequential inserts fill leaves to about 90%% (%llu leaves for %d entries)",
+			   (unsigned long long) st.leaves, n);
+	}
 	harness_close(h);
 	unlink(path);
 }
 
 /*
  * In adr mode an insert that splits nothing flushes two lines (its slot,
- * then the link that commits it) and fences twice; a delete flushes one
- * line with one fence (a slot with at most one child), or four lines with
- * three fences (a two-child delete: the copy's key and links, the link
- * that commits it, the successor's old link).
+ * then the link that commits it; a wide entry's record too) and fences
+ * twice; a delete flushes one line with one fence (a slot with at most one
+ * child), or four lines with three fences (a two-child delete: the copy's
+ * key and links (and record), the link that commits it, the successor's
+ * old link).
  */
 static void
 persists(harness *h)
@@ -315,18 +323,24 @@ persists(harness *h)
 	harness_open(h);
 	nvb_get_stats(&h->tree, &before);
 	c0 = pm_tls_counters;
-	for (int i = 0; i < NVB_LEAF_CAP - 1; i++)
+	/* as many as the first leaf holds (a wide one's slots are a guess at its records' sizes) */
+	for (uint64_t bytes = 0;;)
 	{
 		nvb_key		key = {xorshift(&seed) >> 1, 1};
 
+		bytes += nvb_test_entry_bytes(&key);
+		if (bytes > NVB_TEST_LEAF_ROOM * (NVB_TEST_KIND ? 4 : 9) / 10 || n == NVB_LEAF_CAP - 1)
+			break;
 		nvb_insert(&h->tree, &key, &err);
 		n++;
 	}
 	nvb_get_stats(&h->tree, &after);
-	tap_ok(after.splits == before.splits, "persist accounting: %d inserts split nothing", n);
-	tap_ok(pm_tls_counters.flushes - c0.flushes == 2 * (uint64_t) n &&
+	tap_ok(after.splits == before.splits && after.compactions == before.compactions,
+		   "persist accounting: %d inserts split nothing", n);
+	tap_ok((NVB_TEST_KIND ? pm_tls_counters.flushes - c0.flushes >= 3 * (uint64_t) n :
+			pm_tls_counters.flushes - c0.flushes == 2 * (uint64_t) n) &&
 		   pm_tls_counters.fences - c0.fences == 2 * (uint64_t) n,
-		   "an insert flushes 2 lines and fences twice (%llu flushes, %llu fences for %d)",
+		   "an insert fences twice and flushes its slot and link (and a wide record) (%llu flushes, %llu fences for %d)",
 		   (unsigned long long) (pm_tls_counters.flushes - c0.flushes),
 		   (unsigned long long) (pm_tls_counters.fences - c0.fences), n);
 
@@ -339,7 +353,7 @@ persists(harness *h)
 
 		do
 		{
-			nvb_read_range(&h->tree, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, &err);
+			nvb_read_range(&h->tree, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, &b, NULL, NULL, &err);
 			memcpy(all + got, b.e, sizeof(nvb_key) * b.n);
 			got += b.n;
 			from = b.high;
@@ -402,9 +416,26 @@ bulk_load(harness *h)
 	tap_ok(problem == NULL && entries == (uint64_t) src.n, "bulk load: %ld entries, structure sound (%s)",
 		   src.n, problem ? problem : "ok");
 	nvb_get_stats(&h->tree, &st);
-	tap_ok(st.leaves == (uint64_t) (src.n + NVB_LEAF_CAP * 75 / 100 - 1) / (NVB_LEAF_CAP * 75 / 100),
-		   "bulk load fills leaves to 75%% (%llu leaves, height %llu)", (unsigned long long) st.leaves,
-		   (unsigned long long) st.height);
+	{
+		/* a leaf closes at the entry that would take it past 75% of its room */
+		uint64_t	bytes = 0,
+					largest = 0;
+		uint64_t	target = NVB_TEST_LEAF_ROOM * 75 / 100;
+		load_src	again = {0, src.n};
+		nvb_key		k;
+
+		while (next_sorted(&again, &k))
+		{
+			bytes += nvb_test_entry_bytes(&k);
+			if (nvb_test_entry_bytes(&k) > largest)
+				largest = nvb_test_entry_bytes(&k);
+		}
+		tap_ok(NVB_TEST_KIND ? st.leaves >= bytes / target &&
+			   st.leaves <= bytes / (target - 2 * largest) + 1 :
+			   st.leaves == (uint64_t) (src.n + NVB_LEAF_CAP * 75 / 100 - 1) / (NVB_LEAF_CAP * 75 / 100),
+			   "bulk load fills leaves to 75%% (%llu leaves, height %llu)", (unsigned long long) st.leaves,
+			   (unsigned long long) st.height);
+	}
 	for (long i = 0; i < 200000; i++)
 	{
 		nvb_key		k = {UINT64_C(1) << 63 | (uint64_t) (i * 5 % (src.n / 3)), 4 + (uint64_t) i};
@@ -461,6 +492,54 @@ full_pool(harness *h)
 	unlink(path);
 }
 
+#ifdef NVB_TEST_WIDE
+/*
+ * Records of the largest size a wide tree takes, every one of one 8-byte
+ * key (so separators keep their records): leaves and the root split with
+ * the fewest entries a node holds; a record one byte longer is refused
+ * with PM_ERR_LIMIT and changes nothing; deletes of every other one.
+ */
+static void
+longest_records(harness *h)
+{
+	char		path[256];
+	pm_error	err;
+	pm_errcode	rc = PM_OK;
+	uint64_t	entries;
+	const char *problem;
+	nvb_stats	st;
+	int			n = 600;
+
+	h->pool = harness_new_nvb(tmp_path("longest", path, sizeof(path)), PM_MODE_EADR, 0);
+	nvb_attach(&h->tree, h->pool, &h->dram, &h->epoch, SPACE_PM, 0, 0);
+	harness_open(h);
+	for (int i = 0; i < n && rc == PM_OK; i++)
+		rc = nvb_test_record_op(&h->tree, true, 5, (uint64_t) i + 1, NVB_WIDE_DATA_MAX - 8 * (i % 2),
+								NVB_WIDE_DATA_MAX, (uint64_t) i * 7919 % 601, &err);
+	problem = nvb_check(&h->tree, &entries);
+	nvb_get_stats(&h->tree, &st);
+	tap_ok(rc == PM_OK && problem == NULL && entries == (uint64_t) n && st.height >= 3,
+		   "%d entries of %d-byte records under one key: sound, %llu leaves, height %llu (%s)", n,
+		   NVB_WIDE_DATA_MAX, (unsigned long long) st.leaves, (unsigned long long) st.height,
+		   rc != PM_OK ? err.msg : problem ? problem : "ok");
+	rc = nvb_test_record_op(&h->tree, true, 5, 9999, 8, NVB_WIDE_DATA_MAX + 1, 1, &err);
+	problem = nvb_check(&h->tree, &entries);
+	tap_ok(rc == PM_ERR_LIMIT && problem == NULL && entries == (uint64_t) n,
+		   "a record of %d bytes is refused with a limit error and changes nothing (%s)",
+		   NVB_WIDE_DATA_MAX + 1, err.msg);
+	rc = PM_OK;
+	for (int i = 0; i < n && rc == PM_OK; i += 2)
+		rc = nvb_test_record_op(&h->tree, false, 5, (uint64_t) i + 1, NVB_WIDE_DATA_MAX,
+								NVB_WIDE_DATA_MAX, (uint64_t) i * 7919 % 601, &err);
+	problem = nvb_check(&h->tree, &entries);
+	tap_ok(rc == PM_OK && problem == NULL && entries == (uint64_t) n / 2,
+		   "every other one deleted: sound, %llu left (%s)", (unsigned long long) entries,
+		   rc != PM_OK ? err.msg : problem ? problem : "ok");
+	harness_close(h);
+	unlink(path);
+}
+#endif
+
 int
 main(void)
 {
@@ -480,6 +559,9 @@ main(void)
 	persists(&h);
 	bulk_load(&h);
 	full_pool(&h);
+#ifdef NVB_TEST_WIDE
+	longest_records(&h);
+#endif
 	tap_plan(tap_count);
 	return tap_failed ? 1 : 0;
 }

@@ -49,58 +49,190 @@ vec_free(level_vec *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* Write node id: count keys (and children) filled, persisted, mapped. */
-static pm_errcode
-write_node(nvb_tree *t, uint32_t id, int level, const nvb_key *low, const nvb_key *high,
-		   uint32_t sibling, uint32_t leftmost, const nvb_key *keys, const uint32_t *children,
-		   int count, pm_error *err)
+/* A key a builder holds, with its record's copy (a wide key's next() may reuse its memory). */
+typedef struct staged
 {
-	nvb_node   *n;
-	uint64_t	off;
-	pm_errcode	rc = nvb_node_alloc(t, &n, &off, false, err);
+	nvb_key		k;
+	uint32_t	child;
+	uint64_t	rec[(sizeof(pm_key_rec) + NVB_WIDE_DATA_MAX + 7) / 8];
+} staged;
 
-	if (rc != PM_OK)
-		return rc;
-	nvb_node_init(n, id, level, low, high, sibling, leftmost);
-	nvb_node_fill(n, keys, children, count);
-	nvb_node_persist(t, n);
-	nvb_table_set(t, id, off);
-	return PM_OK;
+static void
+stage(const nvb_tree *t, staged *s, const nvb_key *k, uint32_t child)
+{
+	s->k = *k;
+	s->child = child;
+	if (t->wide && pm_rest_is_wide(k->rest))
+	{
+		pm_key_view v = pm_key_view_of(t->pool, k->rest);
+		pm_key_rec *r = (pm_key_rec *) s->rec;
+
+		r->rest = v.rest;
+		r->keylen = v.keylen;
+		r->len = v.len;
+		memcpy(r->data, v.data, v.len);
+		s->k.rest = PM_REST_WIDE | PM_REST_LOCAL | (uintptr_t) r;
+	}
 }
 
 /*
- * The level above v: nodes of up to per children each, the first child
- * their leftmost, the others' low fences their separators.
+ * One level's nodes, written left to right from the keys pushed in order:
+ * a leaf level's entries, or an inner level's children with their low
+ * fences (the first child of a node is its leftmost, the others'
+ * separators).  A node is closed when the next key would take it past
+ * fill_pct percent (a narrow tree's: of its slots; a wide tree's: of its
+ * slots and its bytes); the key that did not fit is its high fence and the
+ * next node's first.
+ */
+typedef struct builder
+{
+	nvb_tree   *t;
+	int			level;
+	int			fill_pct;
+	uint32_t	id;				/* the node being filled */
+	bool		first;			/* it is the level's first: low is PM_KEY_MIN */
+	bool		open;			/* it has its low (inner: its leftmost child) */
+	staged		low;
+	uint32_t	leftmost;
+	int			n;
+	staged	   *items;			/* NVB_CAP_MAX + 1 */
+	nvb_key		keys[NVB_CAP_MAX + 1];
+	uint32_t	children[NVB_CAP_MAX + 1];
+	level_vec	out;			/* the nodes written: id and low fence */
+} builder;
+
+static bool
+over_target(const builder *b, int count)
+{
+	const nvb_tree *t = b->t;
+	uint64_t	bytes;
+
+	if (!t->wide)
+	{
+		int			per = b->level == 0 ? NVB_LEAF_CAP * b->fill_pct / 100 :
+			(NVB_INNER_CAP + 1) * b->fill_pct / 100 - 1;
+
+		return count > (per < 1 ? 1 : per);
+	}
+	if (count <= 1)
+		return false;
+	if (count > NVB_CAP_MAX * b->fill_pct / 100)
+		return true;
+	bytes = nvb_fence_bytes(t, &b->low.k);
+	for (int i = 0; i < count; i++)
+		bytes += nvb_entry_bytes(t, b->level, &b->items[i].k);
+	return bytes > (uint64_t) nvb_node_room(t) * b->fill_pct / 100;
+}
+
+/* Write the node of the first c items, high fence high and sibling sib. */
+static pm_errcode
+write_node(builder *b, int c, const nvb_key *high, uint32_t sib, pm_error *err)
+{
+	nvb_key		low = b->first ? PM_KEY_MIN : b->low.k;
+	uint64_t	off;
+	pm_errcode	rc;
+
+	for (int i = 0; i < c; i++)
+	{
+		b->keys[i] = b->items[i].k;
+		b->children[i] = b->items[i].child;
+	}
+	rc = nvb_node_new(b->t, b->id, b->level, &low, high, sib, b->level > 0 ? b->leftmost : NVB_NO_ID,
+					  b->keys, b->children, c, NULL, false, &off, err);
+	if (rc != PM_OK)
+		return rc;
+	nvb_table_set(b->t, b->id, off);
+	if (!vec_push(&b->out, b->id, &((nvb_node *) pm_pool_addr(b->t->pool, off))->low))
+		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree build");
+	return PM_OK;
+}
+
+/* Whether the first c items fit one node between low and high. */
+static bool
+fits(builder *b, const nvb_key *low, const nvb_key *high, int c)
+{
+	for (int i = 0; i < c; i++)
+		b->keys[i] = b->items[i].k;
+	return nvb_node_cap_for(b->t, b->level, low, high, b->keys, c, NULL) > 0;
+}
+
+/*
+ * Close the node before item c, its high fence: with fewer items if they
+ * do not fit with that fence (a wide one), the first left out then being
+ * the fence.  The fence starts the next node: a leaf's first entry, an
+ * inner node's leftmost child.
  */
 static pm_errcode
-build_level(nvb_tree *t, int level, const level_vec *v, int per, level_vec *up, pm_error *err)
+close_node(builder *b, int c, pm_error *err)
 {
-	nvb_key		keys[NVB_INNER_CAP];
-	uint32_t	children[NVB_INNER_CAP];
-	uint32_t	id,
-				next_id = NVB_NO_ID;
-	pm_errcode	rc = nvb_id_new(t, &id, err);
+	const nvb_tree *t = b->t;
+	nvb_key		low = b->first ? PM_KEY_MIN : b->low.k;
+	int			inner = b->level > 0;
+	uint32_t	sib;
+	int			carried;
+	pm_errcode	rc;
 
-	for (int first = 0; rc == PM_OK && first < v->n; first += per)
+	while (c > 1 - inner && !fits(b, &low, &b->items[c].k, c))
+		c--;
+	if ((rc = nvb_id_new(b->t, &sib, err)) != PM_OK ||
+		(rc = write_node(b, c, &b->items[c].k, sib, err)) != PM_OK)
+		return rc;
+	stage(t, &b->low, &b->items[c].k, NVB_NO_ID);
+	b->leftmost = b->items[c].child;
+	carried = c + inner;
+	for (int i = carried; i < b->n; i++)
+		stage(t, &b->items[i - carried], &b->items[i].k, b->items[i].child);
+	b->n -= carried;
+	b->id = sib;
+	b->first = false;
+	return PM_OK;
+}
+
+/* Add the next key (with its child, at an inner level). */
+static pm_errcode
+push(builder *b, const nvb_key *k, uint32_t child, pm_error *err)
+{
+	if (b->level > 0 && !b->open)
 	{
-		int			last = first + per < v->n ? first + per : v->n;
-		nvb_key		low = first == 0 ? PM_KEY_MIN : v->low[first];
-		nvb_key		high = last < v->n ? v->low[last] : PM_KEY_MAX;
-
-		if (last < v->n && (rc = nvb_id_new(t, &next_id, err)) != PM_OK)
-			break;
-		for (int c = first + 1; c < last; c++)
-		{
-			keys[c - first - 1] = v->low[c];
-			children[c - first - 1] = v->id[c];
-		}
-		rc = write_node(t, id, level, &low, &high, last < v->n ? next_id : NVB_NO_ID,
-						v->id[first], keys, children, last - first - 1, err);
-		if (rc == PM_OK && !vec_push(up, id, &low))
-			rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree build");
-		id = next_id;
+		/* an inner level's first child: the first node's leftmost, below PM_KEY_MIN's */
+		b->leftmost = child;
+		b->open = true;
+		return PM_OK;
 	}
-	return rc;
+	stage(b->t, &b->items[b->n++], k, child);
+	if (over_target(b, b->n))
+		return close_node(b, b->n - 1, err);
+	return PM_OK;
+}
+
+/* Write the level's last node. */
+static pm_errcode
+finish(builder *b, pm_error *err)
+{
+	return write_node(b, b->n, &PM_KEY_MAX, NVB_NO_ID, err);
+}
+
+static pm_errcode
+builder_start(builder *b, nvb_tree *t, int level, int fill_pct, uint32_t id, pm_error *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	b->level = level;
+	b->fill_pct = fill_pct;
+	b->id = id;
+	b->first = true;
+	b->items = malloc(sizeof(staged) * (NVB_CAP_MAX + 1));
+	if (b->items == NULL)
+		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree build");
+	return PM_OK;
+}
+
+static void
+builder_end(builder *b)
+{
+	free(b->items);
+	b->items = NULL;
+	vec_free(&b->out);
 }
 
 pm_errcode
@@ -109,83 +241,46 @@ nvb_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nvb_key *k),
 {
 	nvb_tree	t;
 	nvb_meta   *m;
-	nvb_key    *buf = malloc(sizeof(nvb_key) * (NVB_LEAF_CAP + 1));
-	level_vec	v = {0},
-				up = {0};
-	int			per_leaf = NVB_LEAF_CAP * fill_pct / 100;
-	int			per_inner = (NVB_INNER_CAP + 1) * fill_pct / 100;
-	int			n = 0;
-	uint32_t	id;
+	builder		b;
+	nvb_key		k;
 	uint64_t	old_off;
-	nvb_key		low = PM_KEY_MIN;
-	int			level = 0;
+	uint32_t	id;
 	pm_errcode	rc;
 
-	if (buf == NULL)
-		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree build");
-	memset(&t, 0, sizeof(t));
-	t.pool = pool;
-	pm_alloc_attach_pool(&t.pm, pool);
+	nvb_attach(&t, pool, NULL, NULL, 0, 0, 0);
 	if ((rc = nvb_meta_check(pool, &m, err)) != PM_OK)
-		goto done;
+		return rc;
 	/* the formatted tree's empty root leaf gives its id to the first leaf */
 	id = (uint32_t) m->root;
 	if (!nvb_node_ok(&t, nvb_node_get(&t, id, &old_off), id, 0))
-	{
-		rc = nvb_corrupt(&t, err, "a freshly formatted tree's root does not validate", id);
-		goto done;
-	}
+		return nvb_corrupt(&t, err, "a freshly formatted tree's root does not validate", id);
 	pm_free_block(&t.pm, old_off, err);
-	if (per_leaf < 1)
-		per_leaf = 1;
-	if (per_inner < 2)
-		per_inner = 2;
-
-	for (;;)
+	if ((rc = builder_start(&b, &t, 0, fill_pct, id, err)) != PM_OK)
+		return rc;
+	while (rc == PM_OK && next(ctx, &k))
+		rc = push(&b, &k, NVB_NO_ID, err);
+	if (rc == PM_OK)
+		rc = finish(&b, err);
+	while (rc == PM_OK && b.out.n > 1)
 	{
-		bool		more = n < per_leaf ? next(ctx, &buf[n]) : true;
-		uint32_t	sib = NVB_NO_ID;
+		builder		up;
 
-		if (n < per_leaf && more)
-		{
-			n++;
-			continue;
-		}
-		/* a full leaf (or the last): its sibling, if a key is left over, gets a new id */
-		if (n == per_leaf && (more = next(ctx, &buf[n])) &&
-			(rc = nvb_id_new(&t, &sib, err)) != PM_OK)
-			goto done;
-		rc = write_node(&t, id, 0, &low, more ? &buf[n] : &PM_KEY_MAX, sib, NVB_NO_ID, buf,
-						NULL, n, err);
-		if (rc != PM_OK)
-			goto done;
-		if (!vec_push(&v, id, &low))
-		{
-			rc = pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree build");
-			goto done;
-		}
-		if (!more)
+		if ((rc = nvb_id_new(&t, &id, err)) != PM_OK ||
+			(rc = builder_start(&up, &t, b.level + 1, fill_pct, id, err)) != PM_OK)
 			break;
-		low = buf[n];
-		buf[0] = buf[n];
-		n = 1;
-		id = sib;
+		for (int i = 0; rc == PM_OK && i < b.out.n; i++)
+			rc = push(&up, &b.out.low[i], b.out.id[i], err);
+		if (rc == PM_OK)
+			rc = finish(&up, err);
+		builder_end(&b);
+		b = up;
 	}
-	while (v.n > 1)
+	if (rc == PM_OK)
 	{
-		level++;
-		if ((rc = build_level(&t, level, &v, per_inner, &up, err)) != PM_OK)
-			goto done;
-		vec_free(&v);
-		v = up;
-		memset(&up, 0, sizeof(up));
+		pm_store(&m->root, (uint64_t) b.out.id[0]);
+		nvb_persist(&t, &m->root, sizeof(m->root));
 	}
-	pm_store(&m->root, (uint64_t) v.id[0]);
-	nvb_persist(&t, &m->root, sizeof(m->root));
-done:
-	vec_free(&v);
-	vec_free(&up);
-	free(buf);
+	builder_end(&b);
 	return rc;
 }
 
@@ -211,7 +306,7 @@ walk(nvb_tree *t, bool check, walk_totals *tot)
 	nvb_meta   *m = nvb_meta_of(t);
 	uint32_t	first = (uint32_t) pm_load(&m->root);
 	nvb_node   *root = nvb_node_get(t, first, NULL);
-	int			slots[NVB_LEAF_CAP];
+	int			slots[NVB_CAP_MAX];
 	uint64_t	limit = pm_load(&m->next_id);
 
 	memset(tot, 0, sizeof(*tot));
@@ -239,7 +334,7 @@ walk(nvb_tree *t, bool check, walk_totals *tot)
 			if (++nodes > limit)
 				return "a level's siblings do not end";
 			keys = nvb_keys(n);
-			cnt = nvb_node_sorted(n, slots);
+			cnt = nvb_node_sorted(t, n, slots);
 			if (cnt < 0)
 			{
 				snprintf(problem, sizeof(problem), "node %u: its search tree is not in order", id);
@@ -254,14 +349,14 @@ walk(nvb_tree *t, bool check, walk_totals *tot)
 				tot->inner++;
 			if (check)
 			{
-				if (nvb_cmp(&n->low, &expect_low) != 0)
+				if (nvb_cmp(t, &n->low, &expect_low) != 0)
 				{
 					snprintf(problem, sizeof(problem),
 							 "node %u: its low fence is not its left sibling's high", id);
 					return problem;
 				}
-				if (cnt > 0 && (nvb_cmp(&keys[slots[0]], &n->low) < 0 ||
-								nvb_cmp(&keys[slots[cnt - 1]], &n->high) >= 0))
+				if (cnt > 0 && (nvb_cmp(t, &keys[slots[0]], &n->low) < 0 ||
+								nvb_cmp(t, &keys[slots[cnt - 1]], &n->high) >= 0))
 				{
 					snprintf(problem, sizeof(problem), "node %u: a key outside its fences", id);
 					return problem;
@@ -272,7 +367,7 @@ walk(nvb_tree *t, bool check, walk_totals *tot)
 					nvb_node   *cn = nvb_node_get(t, c, NULL);
 					const nvb_key *sep = i < 0 ? &n->low : &keys[slots[i]];
 
-					if (!nvb_node_ok(t, cn, c, level - 1) || nvb_cmp(&cn->low, sep) != 0)
+					if (!nvb_node_ok(t, cn, c, level - 1) || nvb_cmp(t, &cn->low, sep) != 0)
 					{
 						snprintf(problem, sizeof(problem),
 								 "node %u: child %u does not start at its separator", id, c);

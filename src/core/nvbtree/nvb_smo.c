@@ -27,10 +27,10 @@ pm_errcode
 nvb_node_alloc(nvb_tree *t, nvb_node **n, uint64_t *off, bool spare_ok, pm_error *err)
 {
 	*n = NULL;
-	*off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, err);
+	*off = pm_alloc_block(&t->pm, t->node_size, err);
 	if (*off == 0 && pm_errcode_is_out_of_space(err->code) && t->epoch != NULL &&
 		pm_epoch_reclaim(t->epoch) > 0)
-		*off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, err);
+		*off = pm_alloc_block(&t->pm, t->node_size, err);
 	if (*off == 0 && pm_errcode_is_out_of_space(err->code) && spare_ok)
 	{
 		nvb_meta   *m = nvb_meta_of(t);
@@ -60,13 +60,38 @@ nvb_keep_spare(nvb_tree *t)
 		return;
 	if (t->epoch != NULL)
 		(void) pm_epoch_reclaim(t->epoch);
-	off = pm_alloc_block(&t->pm, NVB_NODE_SIZE, &err);
+	off = pm_alloc_block(&t->pm, t->node_size, &err);
 	if (off == 0)
 		return;
 	if (pm_cas(&m->spare, &none, off))
 		nvb_persist(t, &m->spare, sizeof(m->spare));
 	else
 		pm_free_block(&t->pm, off, &err);
+}
+
+/*
+ * A new node written into a new block and persisted (no table word names
+ * it yet), with room for count keys and incoming (NULL: none).  Keys that
+ * do not fit are PM_ERR_LIMIT (callers choose splits whose halves fit).
+ */
+pm_errcode
+nvb_node_new(nvb_tree *t, uint32_t id, int level, const nvb_key *low, const nvb_key *high,
+			 uint32_t sibling, uint32_t leftmost, const nvb_key *keys, const uint32_t *children,
+			 int count, const nvb_key *incoming, bool spare_ok, uint64_t *off, pm_error *err)
+{
+	int			cap = nvb_node_cap_for(t, level, low, high, keys, count, incoming);
+	nvb_node   *n;
+	pm_errcode	rc;
+
+	if (cap == 0)
+		return pm_error_set(err, PM_ERR_LIMIT, 0,
+							"pool file \"%s\": NVB-tree node %u: %d entries do not fit a node",
+							t->pool->path, id, count + (incoming != NULL));
+	if ((rc = nvb_node_alloc(t, &n, off, spare_ok, err)) != PM_OK)
+		return rc;
+	nvb_node_write(t, n, id, level, cap, low, high, sibling, leftmost, keys, children, count);
+	nvb_node_persist(t, n);
+	return PM_OK;
 }
 
 /* A block no table word names any more: freed once no reader can hold it. */
@@ -88,20 +113,20 @@ count_smo(nvb_tree *t, uint64_t *counter)
 		pm_fetch_add(counter, 1);
 }
 
-/* A node's live keys and children in order (a copy: the node may be replaced). */
+/* A node's live keys and children in order (read from the node, which the caller holds). */
 typedef struct node_run
 {
 	int			n;
-	nvb_key		keys[NVB_LEAF_CAP];
-	uint32_t	children[NVB_LEAF_CAP];
+	nvb_key		keys[NVB_CAP_MAX];
+	uint32_t	children[NVB_CAP_MAX];
 } node_run;
 
 static bool
-run_of(nvb_node *n, node_run *run)
+run_of(const nvb_tree *t, nvb_node *n, node_run *run)
 {
-	int			slots[NVB_LEAF_CAP];
+	int			slots[NVB_CAP_MAX];
 
-	run->n = nvb_node_sorted(n, slots);
+	run->n = nvb_node_sorted(t, n, slots);
 	if (run->n < 0)
 		return false;
 	for (int i = 0; i < run->n; i++)
@@ -112,24 +137,118 @@ run_of(nvb_node *n, node_run *run)
 	return true;
 }
 
-/* n's replacement with the same id and range, its live slots as a balanced tree; committed. */
-static pm_errcode
-compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run, bool spare_ok,
-		pm_error *err)
+/* Bytes run[from, to) takes in a node of level. */
+static uint64_t
+run_bytes(const nvb_tree *t, int level, const node_run *run, int from, int to)
 {
-	nvb_node   *c = NULL;
+	uint64_t	bytes = 0;
+
+	for (int i = from; i < to; i++)
+		bytes += nvb_entry_bytes(t, level, &run->keys[i]);
+	return bytes;
+}
+
+/*
+ * n's replacement with the same id and range, its live slots as a balanced
+ * tree and room for incoming; committed.
+ */
+static pm_errcode
+compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run,
+		const nvb_key *incoming, bool spare_ok, pm_error *err)
+{
 	uint64_t	c_off;
-	pm_errcode	rc = nvb_node_alloc(t, &c, &c_off, spare_ok, err);
+	pm_errcode	rc = nvb_node_new(t, id, n->level, &n->low, &n->high, n->sibling, n->leftmost,
+								  run->keys, run->children, run->n, incoming, spare_ok, &c_off,
+								  err);
 
 	if (rc != PM_OK)
 		return rc;
-	nvb_node_init(c, id, n->level, &n->low, &n->high, n->sibling, n->leftmost);
-	nvb_node_fill(c, run->keys, run->children, run->n);
-	nvb_node_persist(t, c);
 	nvb_table_set(t, id, c_off);
 	nvb_node_retire(t, off);
 	count_smo(t, &nvb_locks_of(t)->compactions);
 	return PM_OK;
+}
+
+/*
+ * Whether a full node is rewritten rather than split: it holds one entry,
+ * or it is at most three quarters live (in a wide tree by slots and by
+ * bytes), or, for a delete, it has garbage; and its live entries with
+ * incoming fit one node.
+ */
+static bool
+rewrite_suffices(const nvb_tree *t, nvb_node *n, const node_run *run, const nvb_key *incoming,
+				 bool for_delete)
+{
+	bool		sparse;
+
+	if (t->wide)
+		sparse = run->n * 4 <= NVB_CAP_MAX * NVB_COMPACT_QUARTERS &&
+			(run_bytes(t, n->level, run, 0, run->n) + nvb_fence_bytes(t, &n->low) +
+			 nvb_fence_bytes(t, &n->high)) * 4 <= (uint64_t) nvb_node_room(t) * NVB_COMPACT_QUARTERS;
+	else
+		sparse = run->n * 4 <= nvb_cap(n) * NVB_COMPACT_QUARTERS;
+	if (!(run->n < 2 || sparse || (for_delete && run->n < nvb_node_free_slot(n))))
+		return false;
+	return nvb_node_cap_for(t, n->level, &n->low, &n->high, run->keys, run->n, incoming) > 0;
+}
+
+/*
+ * Where a full node splits: the entry that leads the right half (an inner
+ * node's moves up instead).  Half the entries (a wide tree's: half the
+ * bytes), or, for the rightmost node split by a key past all of its own, 90%
+ * of them, so that ascending inserts leave full nodes; -1 when no split
+ * leaves halves that fit a node with incoming in its half.
+ */
+static int
+split_point(const nvb_tree *t, nvb_node *n, const node_run *run, const nvb_key *incoming,
+			nvb_key *sep)
+{
+	bool		append = pm_key_is_max(&n->high) &&
+		nvb_cmp(t, incoming, &run->keys[run->n - 1]) > 0;
+	int			inner = n->level > 0;
+
+	for (int attempt = append ? 0 : 1; attempt < 2; attempt++)
+	{
+		int			pct = attempt == 0 ? NVB_APPEND_SPLIT_PCT : 50;
+		int			m;
+
+		if (t->wide)
+		{
+			uint64_t	goal = run_bytes(t, n->level, run, 0, run->n) * pct / 100;
+			uint64_t	sum = 0;
+
+			for (m = 0; m < run->n - 1 && sum < goal; m++)
+				sum += nvb_entry_bytes(t, n->level, &run->keys[m]);
+		}
+		else
+			m = run->n * pct / 100;
+		if (m < 1)
+			m = 1;
+		if (m > run->n - 1)
+			m = run->n - 1;
+
+		/*
+		 * A leaf's separator without the record of the entry that leads the
+		 * right half, where the 8-byte keys either side differ, as B-trees
+		 * truncate suffixes: (key, 1) sorts at or below every entry of the
+		 * key (an entry's rest is at least 1, and a narrow rest's empty
+		 * bytes sort first), and its rest is not 0, a free slot's.
+		 */
+		*sep = run->keys[m];
+		if (!inner && t->wide && pm_rest_is_wide(sep->rest) && run->keys[m - 1].key != sep->key)
+			sep->rest = 1;
+		{
+			bool		left = nvb_cmp(t, incoming, sep) < 0;
+			int			r_from = m + inner;
+
+			if (nvb_node_cap_for(t, n->level, &n->low, sep, run->keys, m,
+								 left ? incoming : NULL) > 0 &&
+				nvb_node_cap_for(t, n->level, sep, &n->high, run->keys + r_from, run->n - r_from,
+								 left ? NULL : incoming) > 0)
+				return m;
+		}
+	}
+	return -1;
 }
 
 /*
@@ -140,15 +259,16 @@ compact(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const node_run *run
  * new id, the left half as id's new node whose sibling is the right, both
  * persisted, the right half mapped, then id remapped: the commit, after
  * which the two are one virtual node until the parent gains *sep -> *right,
- * which the caller adds after releasing the lock (nvb_add_parent).
+ * which the caller adds after releasing the lock (nvb_add_parent).  *sep is
+ * the right node's low fence, which stays readable while the caller's
+ * epoch section lasts.
  */
 pm_errcode
 nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key *incoming,
 			  bool for_delete, bool *split, nvb_key *sep, uint32_t *right, pm_error *err)
 {
 	node_run   *run = malloc(sizeof(node_run));
-	nvb_node   *l = NULL,
-			   *r = NULL;
+	nvb_key		cut;
 	uint64_t	l_off,
 				r_off;
 	uint32_t	r_id;
@@ -159,32 +279,37 @@ nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key
 	*split = false;
 	if (run == NULL)
 		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree split");
-	if (!run_of(n, run))
+	if (!run_of(t, n, run))
 	{
 		free(run);
 		return nvb_corrupt(t, err, "its search tree does not validate", id);
 	}
-	if (run->n * 4 <= nvb_cap(n) * NVB_COMPACT_QUARTERS || run->n < 2 ||
-		(for_delete && run->n < nvb_cap(n)))
+	if (rewrite_suffices(t, n, run, incoming, for_delete))
 	{
-		rc = compact(t, id, n, off, run, for_delete, err);
+		rc = compact(t, id, n, off, run, incoming, for_delete, err);
 		free(run);
 		return rc;
 	}
-
-	m = run->n / 2;
-	if (pm_key_is_max(&n->high) && nvb_cmp(incoming, &run->keys[run->n - 1]) > 0)
-		m = run->n * NVB_APPEND_SPLIT_PCT / 100;
+	if ((m = split_point(t, n, run, incoming, &cut)) < 0)
+	{
+		free(run);
+		return pm_error_set(err, PM_ERR_LIMIT, 0,
+							"pool file \"%s\": NVB-tree node %u: no split leaves halves that fit",
+							t->pool->path, id);
+	}
 	/* an inner node's middle separator moves up; its child leads the right half */
 	r_from = n->level > 0 ? m + 1 : m;
-	*sep = run->keys[m];
 	if ((rc = nvb_id_new(t, &r_id, err)) != PM_OK ||
-		(rc = nvb_node_alloc(t, &r, &r_off, for_delete, err)) != PM_OK)
+		(rc = nvb_node_new(t, r_id, n->level, &cut, &n->high, n->sibling,
+						   n->level > 0 ? run->children[m] : NVB_NO_ID, run->keys + r_from,
+						   run->children + r_from, run->n - r_from, NULL, for_delete, &r_off,
+						   err)) != PM_OK)
 	{
 		free(run);
 		return rc;
 	}
-	if ((rc = nvb_node_alloc(t, &l, &l_off, false, err)) != PM_OK)
+	if ((rc = nvb_node_new(t, id, n->level, &n->low, &cut, r_id, n->leftmost, run->keys,
+						   run->children, m, NULL, false, &l_off, err)) != PM_OK)
 	{
 		pm_error	ignored;
 
@@ -192,13 +317,6 @@ nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key
 		free(run);
 		return rc;
 	}
-	nvb_node_init(r, r_id, n->level, sep, &n->high, n->sibling,
-				  n->level > 0 ? run->children[m] : NVB_NO_ID);
-	nvb_node_fill(r, run->keys + r_from, run->children + r_from, run->n - r_from);
-	nvb_node_persist(t, r);
-	nvb_node_init(l, id, n->level, &n->low, sep, r_id, n->leftmost);
-	nvb_node_fill(l, run->keys, run->children, m);
-	nvb_node_persist(t, l);
 	nvb_table_set(t, r_id, r_off);
 	pm_smo_pause("nvbtree_pm split");
 	nvb_table_set(t, id, l_off);
@@ -206,6 +324,7 @@ nvb_make_room(nvb_tree *t, uint32_t id, nvb_node *n, uint64_t off, const nvb_key
 	count_smo(t, &nvb_locks_of(t)->splits);
 	*split = true;
 	*right = r_id;
+	*sep = ((nvb_node *) pm_pool_addr(t->pool, r_off))->low;
 	free(run);
 	return PM_OK;
 }
@@ -235,11 +354,9 @@ grow_root(nvb_tree *t, int level, const nvb_key *sep, uint32_t child, bool *grow
 	else if (root->level == level - 1)
 	{
 		if ((rc = nvb_id_new(t, &id, err)) == PM_OK &&
-			(rc = nvb_node_alloc(t, &root, &off, false, err)) == PM_OK)
+			(rc = nvb_node_new(t, id, level, &PM_KEY_MIN, &PM_KEY_MAX, NVB_NO_ID, old, sep,
+							   &child, 1, NULL, false, &off, err)) == PM_OK)
 		{
-			nvb_node_init(root, id, level, &PM_KEY_MIN, &PM_KEY_MAX, NVB_NO_ID, old);
-			nvb_node_fill(root, sep, &child, 1);
-			nvb_node_persist(t, root);
 			nvb_table_set(t, id, off);
 			pm_store(&m->root, (uint64_t) id);
 			nvb_persist(t, &m->root, sizeof(m->root));
@@ -298,11 +415,11 @@ nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 	{
 		int			used = nvb_node_free_slot(n);
 
-		if (!run_of(n, run))
+		if (!run_of(t, n, run))
 			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
 		else if (run->n * 2 <= used && run->n < used)
 		{
-			rc = compact(t, id, n, off, run, true, err);
+			rc = compact(t, id, n, off, run, NULL, true, err);
 			*tidied = rc == PM_OK;
 		}
 		nvb_unlock(t, id);

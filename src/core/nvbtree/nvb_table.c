@@ -28,10 +28,10 @@ nvb_meta_check(pm_pool *pool, nvb_meta **meta, pm_error *err)
 	if (m->magic != NVB_META_MAGIC)
 		return pm_error_set(err, PM_ERR_CORRUPT, 0, "pool file \"%s\" holds no NVB-tree",
 							pool->path);
-	if (m->version != NVB_VERSION)
+	if (m->version != NVB_VERSION && m->version != NVB_VERSION_WIDE)
 		return pm_error_set(err, PM_ERR_VERSION, 0,
-							"pool file \"%s\" holds an NVB-tree of version %u, not %u",
-							pool->path, m->version, NVB_VERSION);
+							"pool file \"%s\" holds an NVB-tree of version %u, not %u or %u",
+							pool->path, m->version, NVB_VERSION, NVB_VERSION_WIDE);
 	if (m->host_len > NVB_META_HOST_MAX || pm_load(&m->next_id) > NVB_MAX_ID + 1 ||
 		pm_load(&m->root) == NVB_NO_ID || pm_load(&m->root) >= pm_load(&m->next_id))
 		return pm_error_set(err, PM_ERR_CORRUPT, 0,
@@ -42,13 +42,15 @@ nvb_meta_check(pm_pool *pool, nvb_meta **meta, pm_error *err)
 }
 
 pm_errcode
-nvb_meta_host(pm_pool *pool, const uint8_t **host, uint32_t *host_len, pm_error *err)
+nvb_meta_host(pm_pool *pool, bool *wide, const uint8_t **host, uint32_t *host_len,
+			  pm_error *err)
 {
 	nvb_meta   *m;
 	pm_errcode	rc = nvb_meta_check(pool, &m, err);
 
 	if (rc != PM_OK)
 		return rc;
+	*wide = m->version == NVB_VERSION_WIDE;
 	*host = m->host;
 	*host_len = m->host_len;
 	return PM_OK;
@@ -83,7 +85,7 @@ nvb_node_get(const nvb_tree *t, uint32_t id, uint64_t *off)
 	if (w == NULL)
 		return NULL;
 	o = pm_load(w);
-	if (!pm_alloc_block_in_pool(t->pool, o, NVB_NODE_SIZE))
+	if (!pm_alloc_block_in_pool(t->pool, o, t->node_size))
 		return NULL;
 	if (off != NULL)
 		*off = o;
@@ -106,15 +108,35 @@ nvb_table_set(const nvb_tree *t, uint32_t id, uint64_t off)
 
 /*
  * Whether n is a node the caller may read as id's (at level, unless level
- * is negative): its identity, and a root slot and cursor inside it.
+ * is negative): its identity, its slots inside its block (a narrow tree's
+ * as many as its level has), a root slot and cursor inside them, and
+ * (wide) its fences' records.
  */
 bool
 nvb_node_ok(const nvb_tree *t, const nvb_node *n, uint32_t id, int level)
 {
-	(void) t;
-	return n != NULL && n->magic == NVB_NODE_MAGIC && n->id == id &&
-		n->level < NVB_MAX_LEVEL && (level < 0 || n->level == level) &&
-		(n->root == NVB_NONE || n->root < nvb_cap(n)) && n->count <= nvb_cap(n);
+	int			cap;
+
+	if (n == NULL || n->magic != NVB_NODE_MAGIC || n->id != id || n->level >= NVB_MAX_LEVEL ||
+		(level >= 0 && n->level != level))
+		return false;
+	cap = nvb_cap(n);
+	if (t->wide ? cap < 1 || cap > NVB_CAP_MAX || nvb_slots_end(n->level, cap) > t->node_size :
+		cap != (n->level == 0 ? NVB_LEAF_CAP : NVB_INNER_CAP))
+		return false;
+	return (n->root == NVB_NONE || n->root < cap) && n->count <= cap &&
+		nvb_key_ok(t, n, &n->low) && nvb_key_ok(t, n, &n->high);
+}
+
+/* A handle's view of its pool's tree: wide or narrow (narrow when the meta block does not validate). */
+static void
+set_kind(nvb_tree *t)
+{
+	nvb_meta   *m;
+	pm_error	err;
+
+	t->wide = nvb_meta_check(t->pool, &m, &err) == PM_OK && m->version == NVB_VERSION_WIDE;
+	t->node_size = t->wide ? NVB_WIDE_NODE_SIZE : NVB_NODE_SIZE;
 }
 
 /*
@@ -184,11 +206,10 @@ nvb_unlock(const nvb_tree *t, uint32_t id)
 }
 
 pm_errcode
-nvb_format(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
+nvb_format(pm_pool *pool, bool wide, const void *host, uint32_t host_len, pm_error *err)
 {
 	nvb_tree	t;
 	nvb_meta   *m;
-	nvb_node   *leaf;
 	uint64_t	meta_off,
 				leaf_off;
 	uint32_t	id;
@@ -198,6 +219,8 @@ nvb_format(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "NVB-tree host data of %u bytes", host_len);
 	memset(&t, 0, sizeof(t));
 	t.pool = pool;
+	t.wide = wide;
+	t.node_size = wide ? NVB_WIDE_NODE_SIZE : NVB_NODE_SIZE;
 	pm_alloc_attach_pool(&t.pm, pool);
 	meta_off = pm_alloc_block(&t.pm, NVB_META_SIZE, err);
 	if (meta_off == 0)
@@ -205,7 +228,7 @@ nvb_format(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
 	m = pm_pool_addr(pool, meta_off);
 	memset(m, 0, sizeof(*m));
 	m->magic = NVB_META_MAGIC;
-	m->version = NVB_VERSION;
+	m->version = wide ? NVB_VERSION_WIDE : NVB_VERSION;
 	m->host_len = host_len;
 	if (host_len > 0)
 		memcpy(m->host, host, host_len);
@@ -213,14 +236,10 @@ nvb_format(pm_pool *pool, const void *host, uint32_t host_len, pm_error *err)
 	nvb_persist(&t, m, sizeof(*m));
 	pm_pool_set_root(pool, 0, meta_off);
 
-	if ((rc = nvb_id_new(&t, &id, err)) != PM_OK)
+	if ((rc = nvb_id_new(&t, &id, err)) != PM_OK ||
+		(rc = nvb_node_new(&t, id, 0, &PM_KEY_MIN, &PM_KEY_MAX, NVB_NO_ID, NVB_NO_ID, NULL, NULL,
+						   0, NULL, false, &leaf_off, err)) != PM_OK)
 		return rc;
-	leaf_off = pm_alloc_block(&t.pm, NVB_NODE_SIZE, err);
-	if (leaf_off == 0)
-		return err->code;
-	leaf = pm_pool_addr(pool, leaf_off);
-	nvb_node_init(leaf, id, 0, &PM_KEY_MIN, &PM_KEY_MAX, NVB_NO_ID, NVB_NO_ID);
-	nvb_node_persist(&t, leaf);
 	nvb_table_set(&t, id, leaf_off);
 	pm_store(&m->root, (uint64_t) id);
 	nvb_persist(&t, &m->root, sizeof(m->root));
@@ -239,6 +258,7 @@ nvb_attach(nvb_tree *t, pm_pool *pool, pm_alloc *dram, pm_epoch_handle *epoch,
 	t->space_pm = space_pm;
 	t->tag_pm = tag_pm;
 	t->dram_root = dram_root;
+	set_kind(t);
 }
 
 /*

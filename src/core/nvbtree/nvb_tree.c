@@ -68,9 +68,9 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 			int			s;
 			uint32_t	child;
 
-			if (nvb_cmp(k, &n->low) < 0)
+			if (nvb_cmp(t, k, &n->low) < 0)
 				break;			/* restart */
-			if (nvb_cmp(k, &n->high) >= 0)
+			if (nvb_cmp(t, k, &n->high) >= 0)
 			{
 				uint32_t	sib = n->sibling;
 
@@ -94,7 +94,7 @@ descend(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nvb_node **n
 				*n_out = n;
 				return PM_OK;
 			}
-			s = nvb_node_floor(n, k);
+			s = nvb_node_floor(t, n, k);
 			if (s < 0)
 				return nvb_corrupt(t, err, "its search tree does not validate", id);
 			child = s == NVB_NONE ? n->leftmost : pm_load(&nvb_children(n)[s]);
@@ -134,12 +134,12 @@ nvb_lock_covering(nvb_tree *t, const nvb_key *k, int level, uint32_t *id_out, nv
 			uint64_t	off;
 
 			n = nvb_node_get(t, id, &off);
-			if (!nvb_node_ok(t, n, id, level) || nvb_cmp(k, &n->low) < 0)
+			if (!nvb_node_ok(t, n, id, level) || nvb_cmp(t, k, &n->low) < 0)
 			{
 				nvb_unlock(t, id);
 				break;			/* freed or replaced: descend again */
 			}
-			if (nvb_cmp(k, &n->high) >= 0)
+			if (nvb_cmp(t, k, &n->high) >= 0)
 			{
 				uint32_t	sib = n->sibling;
 
@@ -165,14 +165,14 @@ separator_wanted(nvb_tree *t, int level, const nvb_key *sep, uint32_t child)
 {
 	nvb_node   *c = nvb_node_get(t, child, NULL);
 
-	return nvb_node_ok(t, c, child, level - 1) && nvb_cmp(&c->low, sep) == 0;
+	return nvb_node_ok(t, c, child, level - 1) && nvb_cmp(t, &c->low, sep) == 0;
 }
 
 /*
  * Insert k (with child, at an inner level) into the node of level that
- * covers it; a no-op if it is there.  A full node makes room first (and a
- * split adds its separator, after the lock is released); a missing
- * separator met on the way is added after.
+ * covers it; a no-op if it is there.  A full node (no free slot, or no room
+ * for k's record) makes room first (and a split adds its separator, after
+ * the lock is released); a missing separator met on the way is added after.
  */
 pm_errcode
 nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error *err)
@@ -188,28 +188,36 @@ nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error
 		nvb_pos		pos;
 		int			found;
 		int			slot;
+		int			placed;
+		nvb_key		stored;
 		bool		split;
 		nvb_key		sep;
 		uint32_t	right;
 
 		if ((rc = nvb_lock_covering(t, k, level, &id, &n, &off, &fix, err)) != PM_OK)
 			return rc;
-		found = nvb_node_find(n, k, &pos);
+		found = nvb_node_find(t, n, k, &pos);
 		if (found < 0)
 		{
 			nvb_unlock(t, id);
 			return nvb_corrupt(t, err, "its search tree does not validate", id);
 		}
-		if (found || (level > 0 && (nvb_cmp(k, &n->low) == 0 ||
+		if (found || (level > 0 && (nvb_cmp(t, k, &n->low) == 0 ||
 									!separator_wanted(t, level, k, child))))
 		{
 			nvb_unlock(t, id);
 			break;
 		}
 		slot = nvb_node_free_slot(n);
-		if (slot < nvb_cap(n))
+		placed = slot < nvb_cap(n) ? nvb_node_place(t, n, slot, k, &stored) : 0;
+		if (placed < 0)
 		{
-			nvb_node_link_new(t, n, slot, k, child, pos.link);
+			nvb_unlock(t, id);
+			return nvb_corrupt(t, err, "its records do not validate", id);
+		}
+		if (placed)
+		{
+			nvb_node_link_new(t, n, slot, &stored, child, pos.link);
 			nvb_unlock(t, id);
 			break;
 		}
@@ -230,13 +238,38 @@ nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error
 	return PM_OK;
 }
 
+/*
+ * Whether k may be an entry of t: a rest that is not 0 and, if wide, a
+ * record in the caller's memory of at most NVB_WIDE_DATA_MAX bytes, which
+ * only a wide tree takes.
+ */
+static pm_errcode
+entry_ok(const nvb_tree *t, const nvb_key *k, pm_error *err)
+{
+	if (k->rest == 0)
+		return pm_error_set(err, PM_ERR_INVALID, 0, "an NVB-tree entry's rest is never 0");
+	if (!pm_rest_is_wide(k->rest))
+		return PM_OK;
+	if (!t->wide)
+		return pm_error_set(err, PM_ERR_INVALID, 0,
+							"pool file \"%s\": a wide entry for a narrow NVB-tree", t->pool->path);
+	if ((k->rest & (PM_REST_LOCAL | PM_REST_BELOW | PM_REST_ABOVE | PM_REST_PACKED)) != PM_REST_LOCAL)
+		return pm_error_set(err, PM_ERR_INVALID, 0,
+							"a wide NVB-tree entry's record is in the caller's memory");
+	if (pm_key_rec_of(NULL, k->rest)->len > NVB_WIDE_DATA_MAX)
+		return pm_error_set(err, PM_ERR_LIMIT, 0,
+							"an index key of %u bytes exceeds the maximum of an NVB-tree, %d",
+							pm_key_rec_of(NULL, k->rest)->len + 8, NVB_WIDE_DATA_MAX + 8);
+	return PM_OK;
+}
+
 pm_errcode
 nvb_insert(nvb_tree *t, const nvb_key *k, pm_error *err)
 {
 	pm_errcode	rc;
 
-	if (k->rest == 0)
-		return pm_error_set(err, PM_ERR_INVALID, 0, "an NVB-tree entry's rest is never 0");
+	if ((rc = entry_ok(t, k, err)) != PM_OK)
+		return rc;
 	nvb_section_enter(t);
 	rc = nvb_insert_at(t, 0, k, NVB_NO_ID, err);
 	nvb_section_exit(t);
@@ -269,7 +302,7 @@ nvb_delete(nvb_tree *t, const nvb_key *k, bool *found, pm_error *err)
 
 		if ((rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err)) != PM_OK)
 			break;
-		while ((there = nvb_node_find(n, k, &pos)) == 1 &&
+		while ((there = nvb_node_find(t, n, k, &pos)) == 1 &&
 			   (removed = nvb_node_remove(t, n, &pos)) == 1)
 			*found = true;
 		if (there == 1 && removed < 0)
@@ -305,11 +338,20 @@ stable_version(nvb_stripe *st)
 	return v;
 }
 
+/* k naming a copy of its record, if it names one in the pool. */
+static void
+copy_out(nvb_key *k, nvb_copy_fn copy, void *ctx, const nvb_tree *t)
+{
+	if (pm_rest_is_wide(k->rest) && !(k->rest & PM_REST_LOCAL))
+		k->rest = PM_REST_WIDE | PM_REST_LOCAL |
+			(uintptr_t) copy(ctx, pm_key_rec_of(t->pool, k->rest));
+}
+
 pm_errcode
 nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
-			   const nvb_key *hi, nvb_batch *b, pm_error *err)
+			   const nvb_key *hi, nvb_batch *b, nvb_copy_fn copy, void *ctx, pm_error *err)
 {
-	nvb_key		target = backward ? nvb_pred(k) : *k;
+	nvb_key		target = backward ? nvb_pred(t, k) : *k;
 	pm_errcode	rc = PM_OK;
 
 	b->n = 0;
@@ -338,7 +380,7 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 			break;
 		st = nvb_stripe_of(t, id);
 		v = stable_version(st);
-		got = nvb_node_collect(n, k, backward, lo, hi, b->e, NVB_BATCH_MAX, &more, &next);
+		got = nvb_node_collect(t, n, k, backward, lo, hi, b->e, NVB_BATCH_MAX, &more, &next);
 		pm_full_fence();
 		if (pm_load(&st->version) != v)
 			continue;
@@ -348,9 +390,9 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 			break;
 		}
 		/* the keys come in order: the first and the last (or the next) against the fences */
-		if ((got > 0 && (nvb_cmp(&b->e[0], &n->low) < 0 ||
-						 nvb_cmp(&b->e[got - 1], &n->high) >= 0)) ||
-			(!backward && more && nvb_cmp(&next, &n->high) >= 0))
+		if ((got > 0 && (nvb_cmp(t, &b->e[0], &n->low) < 0 ||
+						 nvb_cmp(t, &b->e[got - 1], &n->high) >= 0)) ||
+			(!backward && more && nvb_cmp(t, &next, &n->high) >= 0))
 		{
 			rc = nvb_corrupt(t, err, "an entry lies outside its fences", id);
 			break;
@@ -365,6 +407,14 @@ nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward, const nvb_key *lo,
 		{
 			b->low = *k;
 			b->high = more ? next : n->high;
+		}
+		/* in the epoch section still: no record read may be freed yet */
+		if (t->wide)
+		{
+			for (int i = 0; i < got; i++)
+				copy_out(&b->e[i], copy, ctx, t);
+			copy_out(&b->low, copy, ctx, t);
+			copy_out(&b->high, copy, ctx, t);
 		}
 		break;
 	}

@@ -17,7 +17,7 @@
 static pm_errcode
 nvbtpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 {
-	return nvb_format(pool, NULL, 0, err);
+	return nvb_format(pool, false, NULL, 0, err);
 }
 
 /* Replaced nodes retire through the slot's epoch space, tagged with its generation. */
@@ -75,7 +75,7 @@ nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward
 	nvb_batch	nb;
 	pm_error	err;
 
-	if (nvb_read_range(state, from, backward, lo, hi, &nb, &err) != PM_OK)
+	if (nvb_read_range(state, from, backward, lo, hi, &nb, NULL, NULL, &err) != PM_OK)
 		pmi_report(&err, index);
 	b->n = nb.n;
 	b->low = nb.low;
