@@ -18,5 +18,5 @@ COMMENT ON FUNCTION nvbtree_pm_check(regclass, boolean) IS
   'verify an nvbtree_pm index; with heapallindexed, also that every heap tuple is indexed';
 REVOKE ALL ON FUNCTION nvbtree_pm_check(regclass, boolean) FROM PUBLIC;
 
--- btree's operator classes on the types whose values are 8-byte keys, as phast_pm's
-SELECT pm_index_copy_operator_classes('phast_pm', 'nvbtree_pm');
+-- every type nbtree_pm takes: strings, numeric and several columns in wide trees
+SELECT pm_index_copy_operator_classes('nbtree_pm', 'nvbtree_pm');

@@ -1,7 +1,8 @@
 -- nvbtree_pm: the ordered access method over the NVB-tree answers as btree does on an identical
 -- table (the differential suite, tests/t/090_differential.pl, compares every operator and plan
 -- shape).  A leaf holds 224 entries and a read returns at most 64: scans cross batches inside
--- leaves as well as between them.
+-- leaves as well as between them.  Strings, several columns and INCLUDE make a wide tree, whose
+-- records live beside their slots.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pm_index;
 RESET client_min_messages;
@@ -97,8 +98,47 @@ CREATE INDEX nv_ff ON nv USING nvbtree_pm (v) WITH (fillfactor = 50);
 SELECT nvbtree_pm_check('nv_ff', true);
 CREATE INDEX nv_bad ON nv USING nvbtree_pm (v) WITH (fillfactor = 5);
 SELECT nvbtree_pm_check('nv_bt_v');
-CREATE TABLE nv_text (t text);
-CREATE INDEX ON nv_text USING nvbtree_pm (t);
 
-DROP TABLE nv, nv_bt, nv_text, nv_u, nv_t;
+-- wide trees: strings in the database's collation, in "C" and in a libc collation (whose order
+-- is strcoll's), numeric, two columns with INCLUDE; built, then inserted into (records
+-- moved by splits and rewrites), deleted from, vacuumed
+CREATE TABLE nv_w (s text, c text COLLATE "C", l text COLLATE "en_US.utf8", n numeric, i int4, p text);
+INSERT INTO nv_w SELECT md5(g::text) || repeat(E'\u00e9', g % 7), 'k' || (g % 300),
+                        (ARRAY[E'E\u0301-', E'\u00e9', 'e', E'\u00df', 'ss', 'ae'])[1 + g % 6] || (g % 500),
+                        g / 7.0, g % 1000, repeat('x', g % 200)
+  FROM generate_series(1, 20000) g;
+CREATE TABLE nv_bt_w AS SELECT * FROM nv_w;
+CREATE INDEX nv_w_s ON nv_w USING nvbtree_pm (s);
+CREATE INDEX nv_w_l ON nv_w USING nvbtree_pm (l);
+CREATE INDEX nv_w_n ON nv_w USING nvbtree_pm (n);
+CREATE INDEX nv_w_ci ON nv_w USING nvbtree_pm (c, i) INCLUDE (p);
+CREATE INDEX nv_bt_w_s ON nv_bt_w USING btree (s);
+CREATE INDEX nv_bt_w_l ON nv_bt_w USING btree (l);
+CREATE INDEX nv_bt_w_n ON nv_bt_w USING btree (n);
+CREATE INDEX nv_bt_w_ci ON nv_bt_w USING btree (c, i) INCLUDE (p);
+INSERT INTO nv_w SELECT md5(g::text), 'k' || (g % 7), E'\u00e6' || g, -g, g % 10, repeat('y', g % 300)
+  FROM generate_series(20001, 40000) g;
+INSERT INTO nv_bt_w SELECT md5(g::text), 'k' || (g % 7), E'\u00e6' || g, -g, g % 10, repeat('y', g % 300)
+  FROM generate_series(20001, 40000) g;
+DELETE FROM nv_w WHERE i % 3 = 1;
+DELETE FROM nv_bt_w WHERE i % 3 = 1;
+VACUUM nv_w;
+VACUUM nv_bt_w;
+SELECT nvbtree_pm_check(i, true) FROM unnest('{nv_w_s,nv_w_l,nv_w_n,nv_w_ci}'::regclass[]) i;
+EXPLAIN (COSTS OFF) SELECT c, i, p FROM nv_w WHERE c BETWEEN 'k1' AND 'k2' ORDER BY c, i;
+SELECT nv_same('SELECT s FROM %s_w WHERE s BETWEEN ''3'' AND ''8'' ORDER BY s') AS text_range,
+       nv_same('SELECT s FROM %s_w WHERE s > ''f'' ORDER BY s DESC LIMIT 300') AS text_desc,
+       nv_same('SELECT l FROM %s_w WHERE l >= E''\u00e9'' ORDER BY l') AS libc_range,
+       nv_same('SELECT l FROM %s_w ORDER BY l DESC') AS libc_desc,
+       nv_same('SELECT n FROM %s_w WHERE n BETWEEN -500.5 AND 100.25 ORDER BY n') AS numeric,
+       nv_same('SELECT c || i || p FROM %s_w WHERE c BETWEEN ''k1'' AND ''k2'' ORDER BY c, i, p') AS include,
+       nv_same('SELECT count(*) FROM %s_w WHERE c = ''k5'' AND i < 400') AS two_columns;
+SELECT leaves > 0 AS has_leaves, height >= 2 AS has_levels, entries = (SELECT count(*) FROM nv_w)
+  FROM pm_index_stats('nv_w_ci');
+-- a key past the tree's record limit
+INSERT INTO nv_w (s) VALUES (repeat('z', 1000));
+CREATE UNIQUE INDEX nv_w_u ON nv_w USING nvbtree_pm (s, i);
+INSERT INTO nv_w (s, i) SELECT s, i FROM nv_w WHERE s IS NOT NULL LIMIT 1;
+
+DROP TABLE nv, nv_bt, nv_w, nv_bt_w, nv_u, nv_t;
 DROP FUNCTION nv_same(text);

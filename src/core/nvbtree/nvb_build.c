@@ -258,7 +258,10 @@ nvb_bulk_load(pm_pool *pool, int fill_pct, bool (*next) (void *ctx, nvb_key *k),
 	if ((rc = builder_start(&b, &t, 0, fill_pct, id, err)) != PM_OK)
 		return rc;
 	while (rc == PM_OK && next(ctx, &k))
-		rc = push(&b, &k, NVB_NO_ID, err);
+	{
+		if ((rc = nvb_entry_ok(&t, &k, err)) == PM_OK)
+			rc = push(&b, &k, NVB_NO_ID, err);
+	}
 	if (rc == PM_OK)
 		rc = finish(&b, err);
 	while (rc == PM_OK && b.out.n > 1)

@@ -325,5 +325,6 @@ extern pm_errcode nvb_lock_covering(nvb_tree *t, const nvb_key *k, int level, ui
 									nvb_node **n, uint64_t *off, nvb_fix *fix, pm_error *err);
 extern pm_errcode nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child,
 								pm_error *err);
+extern pm_errcode nvb_entry_ok(const nvb_tree *t, const nvb_key *k, pm_error *err);
 
 #endif							/* PM_NVB_INTERNAL_H */

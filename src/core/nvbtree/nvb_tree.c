@@ -243,8 +243,8 @@ nvb_insert_at(nvb_tree *t, int level, const nvb_key *k, uint32_t child, pm_error
  * record in the caller's memory of at most NVB_WIDE_DATA_MAX bytes, which
  * only a wide tree takes.
  */
-static pm_errcode
-entry_ok(const nvb_tree *t, const nvb_key *k, pm_error *err)
+pm_errcode
+nvb_entry_ok(const nvb_tree *t, const nvb_key *k, pm_error *err)
 {
 	if (k->rest == 0)
 		return pm_error_set(err, PM_ERR_INVALID, 0, "an NVB-tree entry's rest is never 0");
@@ -268,7 +268,7 @@ nvb_insert(nvb_tree *t, const nvb_key *k, pm_error *err)
 {
 	pm_errcode	rc;
 
-	if ((rc = entry_ok(t, k, err)) != PM_OK)
+	if ((rc = nvb_entry_ok(t, k, err)) != PM_OK)
 		return rc;
 	nvb_section_enter(t);
 	rc = nvb_insert_at(t, 0, k, NVB_NO_ID, err);

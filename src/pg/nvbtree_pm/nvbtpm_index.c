@@ -14,16 +14,88 @@
 
 #define NVBTPM_META_MAGIC	0x4e564250	/* "NVBP" */
 
+/* The format parameter's first byte: the tree's kind */
+#define NVBTPM_NARROW		0
+#define NVBTPM_WIDE			1
+
+/*
+ * An index's format parameter: the tree's kind, wide where its entries can
+ * be (strings, several columns, INCLUDE: ord_index_wide), then the ordered
+ * access methods' parameter (what orders its strings: ord_format_param).
+ * A narrow tree's 4 KiB nodes of 8-byte keys are the faster layout.
+ */
+static void
+nvbtpm_format_param(Relation index, PmiFormatParam *param)
+{
+	PmiFormatParam ord;
+
+	ord_format_param(index, &ord);
+	if (ord.len + 1 > PMI_FORMAT_PARAM_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nvbtree_pm does not support a locale name longer than %d bytes",
+						PMI_FORMAT_PARAM_MAX - 3)));
+	param->data[0] = ord_index_wide(index) ? NVBTPM_WIDE : NVBTPM_NARROW;
+	memcpy(param->data + 1, ord.data, ord.len);
+	param->len = ord.len + 1;
+}
+
+/* The order of a pool's records, from what nvbtpm_format_param made (ERROR if it is not that). */
+static const pm_key_order *
+order_of_param(const PmiFormatParam *param, bool *wide)
+{
+	if (param->len < 1 || param->data[0] > NVBTPM_WIDE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("nvbtree_pm pool holds an unknown key format of %u bytes", param->len),
+				 errhint("REINDEX the index.")));
+	*wide = param->data[0] == NVBTPM_WIDE;
+	return ord_order_of_format(param->data + 1, param->len - 1);
+}
+
 static pm_errcode
 nvbtpm_format(pm_pool *pool, const PmiFormatParam *param, pm_error *err)
 {
-	return nvb_format(pool, false, NULL, 0, err);
+	bool		wide;
+
+	pool->key_order = order_of_param(param, &wide);
+	return nvb_format(pool, wide, param->data + 1, param->len - 1, err);
 }
 
-/* Replaced nodes retire through the slot's epoch space, tagged with its generation. */
+/* What a pool was formatted with: its kind and the host bytes its meta block keeps. */
+static void
+nvbtpm_pool_format_param(pm_pool *pool, PmiFormatParam *param)
+{
+	const uint8 *host;
+	uint32		len;
+	bool		wide;
+	pm_error	err;
+
+	if (nvb_meta_host(pool, &wide, &host, &len, &err) != PM_OK)
+		pmi_report_core_error(ERROR, &err, NULL);
+	if (len + 1 > PMI_FORMAT_PARAM_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("pool file \"%s\" holds a format parameter of %u bytes", pool->path, len),
+				 errhint("REINDEX the index.")));
+	param->data[0] = wide ? NVBTPM_WIDE : NVBTPM_NARROW;
+	memcpy(param->data + 1, host, len);
+	param->len = len + 1;
+}
+
+/*
+ * The tree over pool, whose records order as its format parameter says;
+ * replaced nodes retire through the slot's epoch space, tagged with its
+ * generation.
+ */
 static void
 nvbtpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
+	PmiFormatParam param;
+	bool		wide;
+
+	nvbtpm_pool_format_param(pool, &param);
+	pool->key_order = order_of_param(&param, &wide);
 	nvb_attach(state, pool, pmi_dram(), pmi_epoch(), slotno + 1, generation, dram_root);
 }
 
@@ -67,7 +139,10 @@ nvbtpm_dram_bytes(uint64 dram_root)
 	return nvb_dram_bytes(&t);
 }
 
-/* A batch of a leaf (OrdOps.read_range; VACUUM's walk reads with it too). */
+/*
+ * A batch of a leaf (OrdOps.read_range; VACUUM's walk reads with it too),
+ * its records copied into the batch's memory.
+ */
 static void
 nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward,
 				  const OrdKey *lo, const OrdKey *hi, OrdBatch *b)
@@ -75,7 +150,10 @@ nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward
 	nvb_batch	nb;
 	pm_error	err;
 
-	if (nvb_read_range(state, from, backward, lo, hi, &nb, NULL, NULL, &err) != PM_OK)
+	if (b->records != NULL)
+		ord_batch_next_records(b);
+	if (nvb_read_range(state, from, backward, lo, hi, &nb, ord_copy_record, b->records,
+					   &err) != PM_OK)
 		pmi_report(&err, index);
 	b->n = nb.n;
 	b->low = nb.low;
@@ -87,7 +165,9 @@ nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward
  * A batch at a time; the leaf of a batch fn deleted from is rewritten
  * without the slots its deletes left once they are half of it.  A rewrite
  * that finds no space leaves the leaf as it is.  After deletes, a block is
- * set aside for the next VACUUM from those this walk freed.
+ * set aside for the next VACUUM from those this walk freed.  A batch's wide
+ * keys are copies that last until fn returns (PmiAmOps.keep_entry keeps one
+ * longer).
  */
 static uint32
 nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
@@ -97,6 +177,7 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 	uint32		untidy = 0;
 	bool		deleted_any = false;
 
+	ord_batch_init(b, index);
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -117,6 +198,7 @@ nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg,
 			break;
 		from = b->high;
 	}
+	ord_batch_free(b);
 	pfree(b);
 	if (deleted_any)
 		nvb_keep_spare(state);
@@ -171,11 +253,14 @@ const OrdAm nvbtpm_am = {
 		.reloptions = nvbtpm_reloptions,
 		.nreloptions = lengthof(nvbtpm_reloptions),
 		.format = nvbtpm_format,
+		.format_param = nvbtpm_format_param,
+		.pool_format_param = nvbtpm_pool_format_param,
 		.attach = nvbtpm_attach,
 		.state_size = sizeof(nvb_tree),
 		.recover = nvbtpm_recover,
 		.release_dram = nvbtpm_release_dram,
 		.dram_bytes = nvbtpm_dram_bytes,
+		.keep_entry = ord_keep_entry,
 		.delete_entry = nvbtpm_delete_entry,
 		.foreach_batch = nvbtpm_foreach_batch,
 		.check = nvbtpm_check_structure,
@@ -183,6 +268,8 @@ const OrdAm nvbtpm_am = {
 		ORD_AM_SHARED_OPS,
 	},
 	.ord = {
+		.wide_keys = true,
+		.record_max = NVB_WIDE_DATA_MAX,
 		.read_range = nvbtpm_read_range,
 		.insert = nvbtpm_insert,
 		.delete = nvbtpm_delete,

@@ -86,6 +86,8 @@ typedef struct OrdOps
 	 * types
 	 */
 	bool		wide_keys;
+	/* data bytes a wide entry's record may hold (0: ORD_WIDE_MAX) */
+	int			record_max;
 
 	/*
 	 * The node covering from, from it on (forward) or below it (backward),
@@ -209,6 +211,8 @@ typedef struct OrdColumn
 	int			nkeys;
 	struct OrdColumn *keys;
 	TupleDesc	desc;
+	int			record_max;		/* of an entry's record (OrdOps.record_max) */
+	const char *amname;
 } OrdColumn;
 
 /* ord_scalar.c */

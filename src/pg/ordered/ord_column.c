@@ -132,7 +132,10 @@ OrdColumn
 ord_column(Relation index)
 {
 	OrdColumn	col = key_column(index, 0);
+	const OrdAm *am = ord_am(pmi_index_am(index));
 
+	col.record_max = am->ord.record_max > 0 ? am->ord.record_max : ORD_WIDE_MAX;
+	col.amname = am->am.amname;
 	col.natts = IndexRelationGetNumberOfAttributes(index);
 	col.nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	col.desc = RelationGetDescr(index);

@@ -84,6 +84,7 @@ extern void ord_value_string(const OrdColumn *col, Oid typid, Datum value, Strin
 							 int *keylen);
 extern Datum ord_string_value(const OrdColumn *col, const char *s, int keylen, int len);
 extern OrdKey ord_key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry);
+extern void ord_key_too_long(uint32 len, int max, const char *what);
 extern OrdKey ord_bytes_key(const OrdColumn *col, Oid typid, Datum value, uint64 rest, bool entry);
 extern void ord_append_ordering(StringInfo buf, const OrdKey *k);
 

@@ -526,13 +526,20 @@ ord_key_of(const OrdColumn *col, const Datum *values, const bool *isnull, ItemPo
 	OrdKey		k;
 
 	if (col->nkeys > 1)
-		return composite_key(col, values, isnull, tid);
-	if (col->natts > 1)
-		return ord_included_key(col, values, isnull, ord_rest(tid, isnull[0]));
-	if (!isnull[0] && ord_class_of(col->type) == KEY_BYTES)
-		return ord_bytes_key(col, col->type, values[0], ord_rest(tid, false), true);
-	k.key = isnull[0] ? ORD_NULL_KEY : ord_encode(col->type, values[0]);
-	k.rest = ord_rest(tid, isnull[0]);
+		k = composite_key(col, values, isnull, tid);
+	else if (col->natts > 1)
+		k = ord_included_key(col, values, isnull, ord_rest(tid, isnull[0]));
+	else if (!isnull[0] && ord_class_of(col->type) == KEY_BYTES)
+		k = ord_bytes_key(col, col->type, values[0], ord_rest(tid, false), true);
+	else
+	{
+		k.key = isnull[0] ? ORD_NULL_KEY : ord_encode(col->type, values[0]);
+		k.rest = ord_rest(tid, isnull[0]);
+	}
+	/* a structure whose records are shorter than ord_key_of_string's limit */
+	if (pm_rest_is_wide(k.rest) && (int) pm_key_rec_of(NULL, k.rest)->len > col->record_max)
+		ord_key_too_long(pm_key_rec_of(NULL, k.rest)->len + 8, col->record_max + 8,
+						 psprintf("an %s", col->amname));
 	return k;
 }
 

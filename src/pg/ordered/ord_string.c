@@ -691,6 +691,20 @@ ord_string_value(const OrdColumn *col, const char *s, int keylen, int len)
 	}
 }
 
+/* ERROR: an entry's key of len bytes is longer than max, the most what's keys hold. */
+void
+ord_key_too_long(uint32 len, int max, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("index key of %u bytes exceeds the maximum %d of %s key", len, max, what),
+			 errdetail("A key holds the uncompressed bytes of the indexed values (key and INCLUDE "
+					   "columns) and, for a string in an ICU collation, the collation's sort "
+					   "key too."),
+			 errhint("Consider an index of an MD5 hash of the value, or use btree, which "
+					 "compresses values and takes up to 2704 bytes after compression.")));
+}
+
 /*
  * The key of a string whose first keylen bytes order it (its first 8) and
  * rest; the record of the ordering bytes past 8 and the host bytes, if
@@ -709,15 +723,7 @@ ord_key_of_string(const uint8 *b, int keylen, int len, uint64 rest, bool entry)
 	if (ordering == 0 && len == keylen)
 		return k;
 	if (entry && ordering + (len - keylen) > ORD_WIDE_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index key of %d bytes exceeds the maximum %d of a pm_index key",
-						len, ORD_WIDE_MAX + 8),
-				 errdetail("A key holds the uncompressed bytes of the indexed values (key and INCLUDE "
-						   "columns) and, for a string in an ICU collation, the collation's sort "
-						   "key too."),
-				 errhint("Consider an index of an MD5 hash of the value, or use btree, which "
-						 "compresses values and takes up to 2704 bytes after compression.")));
+		ord_key_too_long(len, ORD_WIDE_MAX + 8, "a pm_index");
 	r = palloc(sizeof(pm_key_rec) + ordering + (len - keylen));
 	r->rest = rest;
 	r->keylen = (uint32) ordering;
