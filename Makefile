@@ -145,8 +145,22 @@ bench/bin/bench_fbrtree_cap%: bench/core/bench_fbrtree.c $(FBR_SRCS) $(FBR_OTHER
 
 unit-tests: $(UNIT_TESTS) $(UNIT_TESTS_ASAN)
 
+# tests/run: without the sanitized builds of the crash and concurrency tests (long enumerations
+# of power failures, kills and interleavings), which tests/torture runs (PM_UNIT_SANITIZE=all)
+UNIT_TESTS_DEEP = $(foreach t,$(UNIT_TESTS_ASAN),$(if $(findstring _crash,$(t))$(findstring _concurrent,$(t)),$(t)))
+UNIT_TESTS_TIER = $(UNIT_TESTS) $(filter-out $(UNIT_TESTS_DEEP),$(UNIT_TESTS_ASAN))
+unit-tests-tier: $(UNIT_TESTS_TIER)
+
 # tests/run --fast: without the sanitized builds
 unit-tests-plain: $(UNIT_TESTS)
+
+# the binaries each of the three builds, which tests/run runs
+list-unit-tests:
+	@echo $(UNIT_TESTS) $(UNIT_TESTS_ASAN)
+list-unit-tests-tier:
+	@echo $(UNIT_TESTS_TIER)
+list-unit-tests-plain:
+	@echo $(UNIT_TESTS)
 
 benches: $(CORE_BENCHES)
 
@@ -157,4 +171,4 @@ unit: $(UNIT_TESTS)
 prove_installcheck:
 	$(prove_installcheck)
 
-.PHONY: unit unit-tests unit-tests-plain benches fuzz prove_installcheck
+.PHONY: unit unit-tests unit-tests-tier unit-tests-plain list-unit-tests list-unit-tests-tier list-unit-tests-plain benches fuzz prove_installcheck
