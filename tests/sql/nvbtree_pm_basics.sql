@@ -71,9 +71,25 @@ SELECT nvbtree_pm_check('nv_v', true);
 SELECT nv_same('SELECT v FROM %s WHERE v BETWEEN 10 AND 5000 ORDER BY v') AS range_after,
        nv_same('SELECT v FROM %s WHERE v > 99000 ORDER BY v DESC') AS desc_after;
 SELECT entries = (SELECT count(*) FROM nv) AS entries_counted, leaves > 0 AS has_leaves,
-       height >= 2 AS has_levels, smo_splits > 0 AS split, smo_merges IS NULL AS no_merge_counter,
-       dram_bytes > 0 AS lock_table
+       height >= 2 AS has_levels, smo_splits > 0 AS split, dram_bytes > 0 AS lock_table
   FROM pm_index_stats('nv_v');
+
+-- a table that shrinks: VACUUM merges sparse leaves into their left neighbours
+SELECT leaves AS leaves_before, smo_merges AS merges_before FROM pm_index_stats('nv_v') \gset
+DELETE FROM nv WHERE k % 10 <> 1;
+DELETE FROM nv_bt WHERE k % 10 <> 1;
+VACUUM nv;
+VACUUM nv_bt;
+SELECT nvbtree_pm_check('nv_v', true);
+SELECT nv_same('SELECT v FROM %s WHERE v BETWEEN 10 AND 50000 ORDER BY v') AS range_merged,
+       nv_same('SELECT v FROM %s WHERE v > 9000 ORDER BY v DESC') AS desc_merged;
+SELECT smo_merges > :merges_before AS merged, leaves * 3 < :leaves_before AS fewer_leaves,
+       entries = (SELECT count(*) FROM nv) AS entries_counted
+  FROM pm_index_stats('nv_v');
+INSERT INTO nv SELECT g, (g * 13) % 100003 FROM generate_series(1, 20000) g;
+INSERT INTO nv_bt SELECT g, (g * 13) % 100003 FROM generate_series(1, 20000) g;
+SELECT nvbtree_pm_check('nv_v', true);
+SELECT nv_same('SELECT v FROM %s WHERE v BETWEEN 10 AND 50000 ORDER BY v') AS range_regrown;
 
 -- unique
 CREATE TABLE nv_u (id int8);

@@ -273,8 +273,9 @@ $node->safe_psql('postgres', "SELECT nbtree_pm_check('big_k', true)");
 is($node->safe_psql('postgres', $count_by_index), '250000', 'and a VACUUM after it too');
 
 # Inside a structure modification: the backend that splits an nbtree_pm leaf (or an fbrtree_pm
-# node) sleeps where a crash leaves the most to repair; then the postmaster and that backend
-# are killed together, or the backend alone (the postmaster then restarts the rest).
+# node, or merges nvbtree_pm leaves) sleeps where a crash leaves the most to repair; then the
+# postmaster and that backend are killed together, or the backend alone (the postmaster then
+# restarts the rest).
 $node->safe_psql(
 	'postgres', q{
 	CREATE TABLE smo_n (k int8); CREATE INDEX smo_n_k ON smo_n USING nbtree_pm (k);
@@ -296,8 +297,18 @@ my %smo = (
 		check => "SELECT phast_pm_check('smo_q_q', true)",
 		count => 'SELECT count(*) FROM smo_q WHERE q >= 0'
 	},
+	# VACUUM's tidy of an emptied nvbtree_pm leaf merges it into its left neighbour (before it,
+	# the rows come back and go again, so that each run has leaves to empty); the split's
+	# inserts after it land in merged leaves, half empty: more of them
+	'nvbtree_pm merge' => {
+		before => 'INSERT INTO smo_v SELECT g FROM generate_series(1000, 3999) g; '
+		  . 'DELETE FROM smo_v WHERE v BETWEEN 1000 AND 3999',
+		insert => 'VACUUM smo_v',
+		check => "SELECT nvbtree_pm_check('smo_v_v', true)",
+		count => 'SELECT count(*) FROM smo_v WHERE v >= 0'
+	},
 	'nvbtree_pm split' => {
-		insert => 'INSERT INTO smo_v SELECT 2500 FROM generate_series(1, 200)',
+		insert => 'INSERT INTO smo_v SELECT 2500 FROM generate_series(1, 500)',
 		check => "SELECT nvbtree_pm_check('smo_v_v', true)",
 		count => 'SELECT count(*) FROM smo_v WHERE v >= 0'
 	},
@@ -313,8 +324,10 @@ for my $where (sort keys %smo)
 		my $what = "$victim killed inside an $where";
 		my $log_offset = -s $node->logfile;
 		my ($out, $err) = ('', '');
-		my $h = psql_start($node, \$out, \$err,
-			"SET pm_index.debug_smo_pause = 60000; $smo{$where}{insert}");
+		$node->safe_psql('postgres', $smo{$where}{before}) if $smo{$where}{before};
+		# two -c: VACUUM runs outside a transaction block
+		my $h = psql_start($node, \$out, \$err, 'SET pm_index.debug_smo_pause = 60000',
+			$smo{$where}{insert});
 		ok($node->wait_for_log(qr/pausing 60000 ms inside an \Q$where\E/, $log_offset),
 			"$what: a backend is there");
 		my ($pid) = substr(slurp_file($node->logfile), $log_offset) =~

@@ -47,7 +47,9 @@
  * Four such splits: a leaf in the middle of the tree, the root while it is
  * a leaf, an inner root (the second split of its splitter's insert, the
  * first being a leaf's), and a leaf split by a two-child delete that found
- * it full.
+ * it full.  Then a merge held the same way ("nvbtree_pm merge": the
+ * parent's separator for the right leaf removed, nothing remapped), the
+ * right leaf reached from the left one only.
  *
  * Operations are seeded (PM_TEST_SEED=n runs other ones); the interleaving
  * of the free-running part is the scheduler's.
@@ -771,15 +773,16 @@ free_running(int round)
 	nvb_get_stats(&H.tree, &st);
 	tap_diag("round %d (a window of %d keys, %d%% shared): %.1f s; %llu inserts, %llu deletes, "
 			 "%llu point reads; %llu scans (%llu backward) of %llu batches, %llu entries they had "
-			 "to return; %llu tidy calls, %llu leaves rewritten by them", round, S->hot_keys,
+			 "to return; %llu tidy calls, %llu leaves merged or rewritten by them", round, S->hot_keys,
 			 S->shared_pct, now_sec() - t0,
 			 (unsigned long long) S->inserts, (unsigned long long) S->deletes,
 			 (unsigned long long) S->point_reads, (unsigned long long) S->scans,
 			 (unsigned long long) S->backward_scans, (unsigned long long) S->batches,
 			 (unsigned long long) S->must_see, (unsigned long long) S->tidy_calls,
 			 (unsigned long long) S->tidied);
-	tap_diag("round %d: %llu splits, %llu rewrites; %llu leaves, %llu inner nodes, height %llu",
-			 round, (unsigned long long) st.splits, (unsigned long long) st.compactions,
+	tap_diag("round %d: %llu splits, %llu rewrites, %llu merges; %llu leaves, %llu inner nodes, "
+			 "height %llu", round, (unsigned long long) st.splits,
+			 (unsigned long long) st.compactions, (unsigned long long) st.merges,
 			 (unsigned long long) st.leaves, (unsigned long long) st.inner_nodes,
 			 (unsigned long long) st.height);
 	tap_ok(exits_ok && S->failures == 0,
@@ -841,7 +844,8 @@ ps_next(void *ctx, nvb_key *k)
 }
 
 /* The splitter's pause: held while the test looks, in the thread that asked for it. */
-static __thread int pause_at;	/* pause at this thread's pause_at-th split (0: never) */
+static __thread int pause_at;	/* pause at this thread's pause_at-th pause_where (0: never) */
+static __thread const char *pause_where;
 static __thread int pause_count;
 static uint32_t paused;
 static uint32_t released;
@@ -849,7 +853,7 @@ static uint32_t released;
 static void
 pause_hook(const char *where)
 {
-	if (pause_at == 0 || strcmp(where, "nvbtree_pm split") != 0 || ++pause_count != pause_at)
+	if (pause_at == 0 || strcmp(where, pause_where) != 0 || ++pause_count != pause_at)
 		return;
 	__atomic_store_n(&paused, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))
@@ -880,6 +884,7 @@ op_thread_main(void *arg)
 	pm_error	err;
 
 	pause_at = o->pause_at;
+	pause_where = "nvbtree_pm split";
 	pause_count = 0;
 	o->found = true;
 	for (int i = 0; i < o->n; i++)
@@ -1042,6 +1047,27 @@ leaf_id(worker *w, int idx)
 	return id;
 }
 
+/* A fresh pool of nload entries 0, 4, 8, ... bulk loaded at fill and opened, me attached to it. */
+static bool
+ps_pool(const char *name, int nload, int fill, worker *me)
+{
+	load_src	src = {0, nload};
+	pm_error	err;
+
+	memset(S->expect, 0, sizeof(S->expect));
+	for (int i = 0; i < nload; i++)
+		S->expect[4 * i] = 1;
+	H.pool = harness_new_nvb(pool_path, PM_MODE_EADR, UINT64_C(1) << 30);
+	if (nvb_bulk_load(H.pool, fill, ps_next, &src, &err) != PM_OK)
+		return tap_ok(false, "%s: bulk load: %s", name, err.msg);
+	nvb_attach(&H.tree, H.pool, &H.dram, &H.epoch, SPACE_PM, 0, 0);
+	harness_open(&H);
+	dram_root = H.tree.dram_root;
+	memset(me, 0, sizeof(*me));
+	wattach(me, H.pool, 9);
+	return true;
+}
+
 typedef struct scenario
 {
 	const char *name;
@@ -1071,8 +1097,6 @@ typedef struct scenario
 static void
 run_scenario(const scenario *sc)
 {
-	pm_error	err;
-	load_src	src = {0, sc->nload};
 	worker		me;
 	op_thread	splitter,
 				blocked;
@@ -1085,20 +1109,8 @@ run_scenario(const scenario *sc)
 	uint32_t	failures0 = S->failures;
 	struct timespec wait = {0, 100 * 1000000};
 
-	memset(S->expect, 0, sizeof(S->expect));
-	for (int i = 0; i < sc->nload; i++)
-		S->expect[4 * i] = 1;
-	H.pool = harness_new_nvb(pool_path, PM_MODE_EADR, UINT64_C(1) << 30);
-	if (nvb_bulk_load(H.pool, sc->fill, ps_next, &src, &err) != PM_OK)
-	{
-		tap_ok(false, "%s: bulk load: %s", sc->name, err.msg);
+	if (!ps_pool(sc->name, sc->nload, sc->fill, &me))
 		return;
-	}
-	nvb_attach(&H.tree, H.pool, &H.dram, &H.epoch, SPACE_PM, 0, 0);
-	harness_open(&H);
-	dram_root = H.tree.dram_root;
-	memset(&me, 0, sizeof(me));
-	wattach(&me, H.pool, 9);
 	ps_apply(&me, false, sc->pre, sc->npre);
 	nvb_get_stats(&H.tree, &st0);
 
@@ -1249,6 +1261,149 @@ paused_splits(void)
 		run_scenario(&sc[i]);
 }
 
+/* The merging thread of the paused merge: a tidy of the leaf covering entry idx, held at its pause. */
+typedef struct merge_thread
+{
+	worker		w;
+	int			idx;
+	bool		merged;
+	uint32_t	done;
+	pthread_t	th;
+} merge_thread;
+
+static void *
+merge_thread_main(void *arg)
+{
+	merge_thread *m = arg;
+	nvb_key		k = ps_key(m->idx);
+	pm_error	err;
+
+	pause_at = 1;
+	pause_where = "nvbtree_pm merge";
+	pause_count = 0;
+	if (nvb_tidy_leaf(&m->w.tree, &k, &m->merged, &err) != PM_OK)
+		fail("the paused merge's tidy: %s", err.msg);
+	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A merge held at its pause point (the parent's separator for the right
+ * leaf removed, nothing remapped: the right leaf reached from the left one
+ * only), while this process reads everything exactly and writes in other
+ * leaves, a forked process reads and writes too, the tree checks, and an
+ * insert into the right leaf's range waits for its lock; then released.
+ * Leaves of 112 loaded entries (fill 50) under one root: leaf j holds
+ * entries 448 j .. 448 (j + 1) - 4; leaves 10 and 11 are thinned to every
+ * eighth entry first, so that the two hold at most half a leaf.
+ */
+static void
+paused_merge(void)
+{
+	enum
+	{
+		LEAF = 448, NLOAD = 112 * 20, L0 = LEAF * 10
+	};
+	int			mine[] = {LEAF * 15 + 1, LEAF * 15 + 2, LEAF * 3 + 5};
+	int			mine_del[] = {LEAF * 16 + 40, LEAF * 2 + 8};
+	int			child[] = {LEAF * 17 + 1, LEAF * 17 + 3};
+	int			blocked_idx[] = {LEAF * 11 + 9};
+	int			thin[2 * 112];
+	int			nthin = 0;
+	worker		me;
+	merge_thread m;
+	op_thread	blocked;
+	nvb_stats	st0,
+				st;
+	uint64_t	entries;
+	const char *p;
+	bool		ok = true;
+	uint32_t	failures0 = S->failures;
+	struct timespec wait = {0, 100 * 1000000};
+
+	if (!ps_pool("paused merge", NLOAD, 50, &me))
+		return;
+	for (int i = L0; i < L0 + 2 * LEAF; i += 4)
+		if ((i - L0) % 32 != 0)
+			thin[nthin++] = i;
+	ps_apply(&me, true, thin, nthin);
+	nvb_get_stats(&H.tree, &st0);
+
+	/* the leaves the others write in share no lock stripe with the root, the left or the right leaf */
+	{
+		uint32_t	root = (uint32_t) pm_load(&nvb_meta_of(&H.tree)->root);
+		nvb_stripe *held[3] = {nvb_stripe_of(&H.tree, root),
+			nvb_stripe_of(&H.tree, leaf_id(&me, L0)),
+		nvb_stripe_of(&H.tree, leaf_id(&me, L0 + LEAF))};
+		int			others[] = {mine[0], mine[1], mine[2], mine_del[0], mine_del[1], child[0], child[1]};
+
+		for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+			for (int j = 0; j < 3; j++)
+				ok &= nvb_stripe_of(&H.tree, leaf_id(&me, others[i])) != held[j];
+		if (!tap_ok(ok && st0.height == 2 && leaf_id(&me, L0) != leaf_id(&me, L0 + LEAF),
+					"paused merge: two leaves under an inner root, on lock stripes of their own"))
+		{
+			pm_epoch_unregister(&me.epoch);
+			harness_close(&H);
+			return;
+		}
+	}
+
+	pm_smo_pause_hook = pause_hook;
+	__atomic_store_n(&paused, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&released, 0, __ATOMIC_RELEASE);
+	memset(&m, 0, sizeof(m));
+	m.idx = L0 + LEAF + 100;	/* the right leaf's tidy merges it into the left */
+	wattach(&m.w, H.pool, 10);
+	pthread_create(&m.th, NULL, merge_thread_main, &m);
+	while (!__atomic_load_n(&paused, __ATOMIC_ACQUIRE) && !__atomic_load_n(&m.done, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ok = tap_ok(__atomic_load_n(&paused, __ATOMIC_ACQUIRE) == 1,
+				"paused merge: the tidy stops after the parent's separator is removed, before the "
+				"commit");
+	if (ok)
+	{
+		ok = tap_ok(ps_exact(&me, L0 - LEAF, L0 + 3 * LEAF),
+					"paused merge: scans both ways, whole and of the two leaves' range, return "
+					"exactly the entries (the right leaf reached from the left)");
+		ps_apply(&me, false, mine, 3);
+		ps_apply(&me, true, mine_del, 2);
+		ok &= tap_ok(ps_exact(&me, L0 - LEAF, L0 + 3 * LEAF),
+					 "paused merge: inserts and deletes elsewhere return, and the scans see them");
+		ok &= tap_ok(ps_child(L0 - LEAF, L0 + 3 * LEAF, child, 2),
+					 "paused merge: a forked process (its own mapping) scans exactly, inserts "
+					 "elsewhere and sees its entries");
+		op_start(&blocked, false, blocked_idx, 1, 0, 11);
+		nanosleep(&wait, NULL);
+		ok &= tap_ok(__atomic_load_n(&blocked.done, __ATOMIC_ACQUIRE) == 0,
+					 "paused merge: an insert into the right leaf's range waits for its lock");
+		ok &= tap_ok(ps_exact(&me, L0 - LEAF, L0 + 3 * LEAF),
+					 "paused merge: the waiting insert has no effect yet");
+		p = nvb_check(&H.tree, &entries);
+		ok &= tap_ok(p == NULL, "paused merge: the tree checks, the right leaf without its "
+					 "separator (%s)", p ? p : "ok");
+	}
+	__atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+	pthread_join(m.th, NULL);
+	pm_epoch_unregister(&m.w.epoch);
+	if (ok)
+		op_join(&blocked);
+	pm_smo_pause_hook = NULL;
+	S->expect[blocked_idx[0]] = ok;
+	nvb_get_stats(&H.tree, &st);
+	p = nvb_check(&H.tree, &entries);
+	tap_ok(ok && m.merged && p == NULL && ps_exact(&me, L0 - LEAF, L0 + 3 * LEAF) &&
+		   st.merges == st0.merges + 1 && st.leaves == st0.leaves - 1 && S->failures == failures0,
+		   "paused merge, released: the merge commits, the waiting insert lands in the merged "
+		   "leaf; the tree checks (%s), holds exactly the entries, %llu leaves of %llu%s%s",
+		   p ? p : "ok", (unsigned long long) st.leaves, (unsigned long long) st0.leaves,
+		   S->failures != failures0 ? "; " : "", S->failures != failures0 ? S->first_failure : "");
+	pm_epoch_unregister(&me.epoch);
+	drain_all();
+	harness_close(&H);
+	unlink(pool_path);
+}
+
 int
 main(void)
 {
@@ -1272,9 +1427,12 @@ main(void)
 		return 2;
 	for (int round = 0; round < ROUNDS; round++)
 		free_running(round);
-	/* the paused splits' scenarios are set for a narrow tree's leaves and inner nodes */
+	/* the paused scenarios are set for a narrow tree's leaves and inner nodes */
 	if (!NVB_TEST_KIND)
+	{
 		paused_splits();
+		paused_merge();
+	}
 	pm_epoch_unregister(&H.epoch);
 	tap_rmdir(dir);
 	tap_plan(tap_count);

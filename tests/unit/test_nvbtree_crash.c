@@ -12,7 +12,7 @@
  *	  clean check again.
  *
  * The workloads are deterministic sequences of inserts, deletes and leaf
- * rewrites (nvb_tidy_leaf) generated from a seed and the reference set
+ * tidies (nvb_tidy_leaf: merges and rewrites) generated from a seed and the reference set
  * (gen_next), so the parent can replay them; phases of growth, churn and
  * shrinking follow each other in a window of keys that moves, so leaves
  * fill, split, are rewritten when full of dead slots (a full leaf at most
@@ -26,24 +26,30 @@
  *          splits the root and grows the tree to three levels;
  *   seg:   big, with node ids handed out up to two short of the end of the
  *          mapping table's first segment: the run's second split makes
- *          segment 1 and maps a node in it.
+ *          segment 1 and maps a node in it;
+ *   sparse: big, with five of every six entries deleted: leaves of a sixth
+ *          of their entries, which the workload's tidies merge.
  *
  * adr: ADR_POINTS simulated power failures (crashsim.c: per cache line the
  * durable, flushed or current content, chosen by a seed) at a persistence
  * event of one of ADR_SEEDS workloads.  A calibration run of each
  * workload records, per operation, its persistence events and what it did
  * (a split, a rewrite, a two-child delete, a root growth, a new table
- * segment); crash points are then aimed in turn at a random event, at
- * events of operations of each kind, and at the last events of a split
- * (its table stores and the parent's new separator).  The event sequence
+ * segment, a merge); crash points are then aimed in turn at a random event,
+ * at events of operations of each kind, and at the last events of a split
+ * (its table stores and the parent's new separator) and of a merge (the
+ * parent's separator removed, the two table stores).  The event sequence
  * is deterministic (each process's allocator starts at the same chunk).
  *
  * eadr: EADR_KILLS SIGKILLs of a workload process, in series of
  * SERIES_KILLS on one pool that carries on from kill to kill (each series
- * from a fresh copy of the small or the big base, in turn): the first at a
- * split's pause point (pm_smo_pause_hook, "nvbtree_pm split": the right
- * half mapped, the left half not yet committed), so that the restart finds
- * a mapped right half that no node names, the others at a random moment.
+ * from a fresh copy of the small, the big or the sparse base, in turn): the
+ * first at a split's pause point (pm_smo_pause_hook, "nvbtree_pm split":
+ * the right half mapped, the left half not yet committed), so that the
+ * restart finds a mapped right half that no node names, or, on the sparse
+ * base, at a merge's ("nvbtree_pm merge": the parent's separator removed,
+ * nothing remapped), so that it finds the right leaf reached from the left
+ * one only; the others at a random moment.
  *
  * Workloads and crash points are seeded; PM_TEST_SEED=n runs other ones.
  */
@@ -75,9 +81,9 @@
 #define ADR_POINTS		1500
 #define ADR_OPS			500			/* per crash child */
 #define EADR_SERIES		100
-#define SERIES_KILLS	3			/* the first at a split, the others at random */
+#define SERIES_KILLS	3			/* the first at a split or a merge, the others at random */
 #define EADR_KILLS		(EADR_SERIES * SERIES_KILLS)
-#define HOOK_WAIT_SEC	5.0			/* a child not killed at a split by then is killed anyway */
+#define HOOK_WAIT_SEC	5.0			/* a child not killed at its pause by then is killed anyway */
 #define OPS_AFTER		200			/* on the recovered tree */
 #define MAX_REPORT		5
 
@@ -87,16 +93,19 @@
 #define F_TWO_CHILD		4
 #define F_GROW			8
 #define F_SEGMENT		16
+#define F_MERGE			32
+#define NFLAGS			6
 
 typedef enum base_kind
 {
 	BASE_SMALL,
 	BASE_BIG,
 	BASE_SEG,
+	BASE_SPARSE,
 	NBASES
 } base_kind;
 
-static const char *const base_name[NBASES] = {"small", "big", "seg"};
+static const char *const base_name[NBASES] = {"small", "big", "seg", "sparse"};
 
 typedef enum op_kind
 {
@@ -131,14 +140,21 @@ typedef struct gen
  * Calibration, shared with the crash children (MAP_SHARED, mapped before
  * any fork): per operation, the event count after it and what it did.
  */
+/* What calibration compares before and after each operation. */
+typedef struct smo_counts
+{
+	uint64_t	splits;
+	uint64_t	rewrites;
+	uint64_t	merges;
+	uint64_t	segments;
+	int			height;
+} smo_counts;
+
 typedef struct progress
 {
 	uint64_t	events_after[ADR_OPS];
 	uint8_t		did[ADR_OPS];
-	uint64_t	splits;			/* the counters before the next operation */
-	uint64_t	rewrites;
-	int			height;
-	uint64_t	segments;
+	smo_counts	before;			/* the counters before the next operation */
 } progress;
 
 /* A process's tree over a pool, with its own DRAM tier and epoch domain. */
@@ -155,7 +171,8 @@ typedef struct env
 /* What verifications found, over all crashes. */
 typedef struct vstats
 {
-	uint64_t	orphans;		/* mapped nodes no level reaches (a split's uncommitted right half) */
+	uint64_t	orphans;		/* mapped nodes no level reaches (a split's uncommitted right
+								 * half, a merge's right leaf before its table word is cleared) */
 	int			with_orphan;	/* crashes after which there was a new one */
 	int			with_dup;		/* crashes after which a leaf held a key twice */
 	int			inflight_done;	/* the insert or delete in flight had taken effect */
@@ -370,18 +387,18 @@ two_child(env *e, int id)
 	return two;
 }
 
-/* The counters calibration compares before and after each operation. */
 static void
-counters(env *e, uint64_t *splits, uint64_t *rewrites, int *height, uint64_t *segments)
+counters(env *e, smo_counts *c)
 {
 	nvb_meta   *m = nvb_meta_of(&e->t);
 	nvb_locks  *l = nvb_locks_of(&e->t);
 	uint32_t	root = (uint32_t) pm_load(&m->root);
 
-	*splits = pm_load(&l->splits);
-	*rewrites = pm_load(&l->compactions);
-	*height = nvb_node_get(&e->t, root, NULL)->level + 1;
-	*segments = (pm_load(&m->next_id) + NVB_SEG_IDS - 1) / NVB_SEG_IDS;
+	c->splits = pm_load(&l->splits);
+	c->rewrites = pm_load(&l->compactions);
+	c->merges = pm_load(&l->merges);
+	c->height = nvb_node_get(&e->t, root, NULL)->level + 1;
+	c->segments = (pm_load(&m->next_id) + NVB_SEG_IDS - 1) / NVB_SEG_IDS;
 }
 
 /* ---------- verification ---------- */
@@ -803,6 +820,14 @@ make_base(env *e, base_kind kind, gen *g)
 			if (nvb_id_new(&e->t, &id, &err) != PM_OK)
 				w = err.msg;
 	}
+	else if (kind == BASE_SPARSE)
+	{
+		int			loaded = 0;
+
+		for (int id = 0; id < NID && w == NULL; id++)
+			if (g->ref[id] && loaded++ % 6 != 0)
+				w = apply(e, gen_apply(g, (op) {OP_DELETE, id}));
+	}
 	pm_epoch_drain(&e->ep);
 	if (w == NULL)
 		w = verify(e, g->ref, -1, got, NULL);
@@ -828,7 +853,8 @@ typedef struct work
 	env		   *e;
 	gen			g;
 	bool		calibrate;
-	uint64_t	pause_kill;		/* eadr: SIGKILL at this split's pause point (0: none) */
+	uint64_t	pause_kill;		/* eadr: SIGKILL at this pause of pause_at (0: none) */
+	const char *pause_at;		/* "nvbtree_pm split" or "nvbtree_pm merge" */
 } work;
 
 static const char *
@@ -839,7 +865,7 @@ work_open(void *ctx, const char *path, pm_mode mode, pm_pool **pool)
 
 	*pool = c->e->pool;
 	if (w == NULL && c->calibrate)
-		counters(c->e, &P->splits, &P->rewrites, &P->height, &P->segments);
+		counters(c->e, &P->before);
 	return w;
 }
 
@@ -859,28 +885,26 @@ static void
 work_calibrate(void *ctx, uint64_t k, pm_crashsim *cs)
 {
 	work	   *c = ctx;
-	uint64_t	splits,
-				rewrites,
-				segments;
-	int			height;
+	smo_counts	now;
 
-	counters(c->e, &splits, &rewrites, &height, &segments);
+	counters(c->e, &now);
 	P->events_after[k] = pm_crashsim_events(cs);
-	P->did[k] |= (splits != P->splits ? F_SPLIT : 0) | (rewrites != P->rewrites ? F_REWRITE : 0) |
-		(height != P->height ? F_GROW : 0) | (segments != P->segments ? F_SEGMENT : 0);
-	P->splits = splits;
-	P->rewrites = rewrites;
-	P->height = height;
-	P->segments = segments;
+	P->did[k] |= (now.splits != P->before.splits ? F_SPLIT : 0) |
+		(now.rewrites != P->before.rewrites ? F_REWRITE : 0) |
+		(now.height != P->before.height ? F_GROW : 0) |
+		(now.segments != P->before.segments ? F_SEGMENT : 0) |
+		(now.merges != P->before.merges ? F_MERGE : 0);
+	P->before = now;
 }
 
 static uint64_t pause_kill_at;
+static const char *pause_kill_where;
 static uint64_t pauses;
 
 static void
 kill_at_pause(const char *where)
 {
-	if (strcmp(where, "nvbtree_pm split") == 0 && ++pauses == pause_kill_at)
+	if (strcmp(where, pause_kill_where) == 0 && ++pauses == pause_kill_at)
 		kill(getpid(), SIGKILL);
 }
 
@@ -899,6 +923,7 @@ eadr_workload(void *arg)
 	{
 		pauses = 0;
 		pause_kill_at = c->pause_kill;
+		pause_kill_where = c->pause_at;
 		pm_smo_pause_hook = kill_at_pause;
 	}
 	crash_child_loop(&w, 0, NULL);
@@ -985,7 +1010,7 @@ main(void)
 	vstats		vs = {0};
 	int			failures = 0;
 	double		t0;
-	int			landed[5] = {0};	/* crash points inside an op that split, rewrote, ... */
+	int			landed[NFLAGS] = {0};	/* crash points inside an op that split, rewrote, ... */
 	int			aimed = 0;
 	int			crashed = 0;
 
@@ -1021,17 +1046,19 @@ main(void)
 
 	/*
 	 * adr: each workload calibrated, then its share of the crash points,
-	 * aimed in turn (point % 10): 0, 1 any event; 2, 3 a split's; 4 a
+	 * aimed in turn (point % 12): 0, 1 any event; 2, 3 a split's; 4 a
 	 * rewrite's; 5 a two-child delete's; 6 a root growth's; 7 a new
 	 * segment's; 8 one of a split's last six (the table stores, the
 	 * parent's separator); 9 a rewrite's or a two-child delete's last
-	 * three.  An aim with no such op takes a split's.
+	 * three; 10 a merge's; 11 one of a merge's last four (the parent's
+	 * separator, the table stores).  An aim with no such op takes a
+	 * split's.
 	 */
 	t0 = now_sec();
 	{
 		uint64_t	rng = 12345 + test_seed * 7919;
 		int			calib_ok = 0;
-		int			did_total[5] = {0};
+		int			did_total[NFLAGS] = {0};
 		uint64_t	events_total = 0;
 
 		for (int s = 0; s < ADR_SEEDS; s++)
@@ -1056,31 +1083,33 @@ main(void)
 			calib_ok++;
 			events_total += P->events_after[ADR_OPS - 1];
 			for (int k = 0; k < ADR_OPS; k++)
-				for (int f = 0; f < 5; f++)
+				for (int f = 0; f < NFLAGS; f++)
 					did_total[f] += (P->did[k] >> f) & 1;
 
 			for (int point = 0; point < ADR_POINTS / ADR_SEEDS; point++)
 			{
-				static const uint8_t aim[10] = {0, 0, F_SPLIT, F_SPLIT, F_REWRITE, F_TWO_CHILD,
-				F_GROW, F_SEGMENT, F_SPLIT, F_REWRITE | F_TWO_CHILD};
-				int			k = aim[point % 10] ? pick_op(&rng, aim[point % 10]) : -1;
+				static const uint8_t aim[12] = {0, 0, F_SPLIT, F_SPLIT, F_REWRITE, F_TWO_CHILD,
+				F_GROW, F_SEGMENT, F_SPLIT, F_REWRITE | F_TWO_CHILD, F_MERGE, F_MERGE};
+				int			k = aim[point % 12] ? pick_op(&rng, aim[point % 12]) : -1;
 				uint64_t	lo,
 							hi,
 							at;
 				const char *why;
 				gen			cur;
 
-				if (aim[point % 10] && k < 0)
+				if (aim[point % 12] && k < 0)
 					k = pick_op(&rng, F_SPLIT);
 				if (k < 0)
 					at = 1 + xorshift(&rng) % P->events_after[ADR_OPS - 1];
 				else
 				{
 					op_events(k, &lo, &hi);
-					if (point % 10 == 8 && hi - lo > 6)
+					if (point % 12 == 8 && hi - lo > 6)
 						lo = hi - 6;
-					else if (point % 10 == 9 && hi - lo > 3)
+					else if (point % 12 == 9 && hi - lo > 3)
 						lo = hi - 3;
+					else if (point % 12 == 11 && hi - lo > 4)
+						lo = hi - 4;
 					at = lo + 1 + xorshift(&rng) % (hi - lo);
 					aimed++;
 				}
@@ -1102,7 +1131,7 @@ main(void)
 				vs.orphans = 0;	/* the base has none */
 				if (crash_rep->completed < ADR_OPS &&
 					op_of_event(at) == (int) crash_rep->completed)
-					for (int f = 0; f < 5; f++)
+					for (int f = 0; f < NFLAGS; f++)
 						landed[f] += (P->did[crash_rep->completed] >> f) & 1;
 				why = check_after_crash(&e, image_path, PM_MODE_ADR, &g0, crash_rep->completed,
 										xorshift(&rng), &cur, &vs);
@@ -1113,16 +1142,16 @@ main(void)
 			}
 		}
 		tap_diag("adr: %d workloads of %d ops, %llu persistence events; their ops: %d splits, "
-				 "%d rewrites, %d two-child deletes, %d root growths, %d new table segments",
-				 calib_ok, ADR_OPS, (unsigned long long) events_total, did_total[0],
-				 did_total[1], did_total[2], did_total[3], did_total[4]);
+				 "%d rewrites, %d two-child deletes, %d root growths, %d new table segments, "
+				 "%d merges", calib_ok, ADR_OPS, (unsigned long long) events_total, did_total[0],
+				 did_total[1], did_total[2], did_total[3], did_total[4], did_total[5]);
 		tap_diag("adr: %d power failures in %.1f s (%d aimed); inside an op that split: %d, "
 				 "rewrote: %d, deleted a slot of two children: %d, grew the root: %d, made a "
-				 "table segment: %d", crashed, now_sec() - t0, aimed, landed[0], landed[1],
-				 landed[2], landed[3], landed[4]);
+				 "table segment: %d, merged: %d", crashed, now_sec() - t0, aimed, landed[0],
+				 landed[1], landed[2], landed[3], landed[4], landed[5]);
 		tap_diag("adr: after the restart, the insert or delete in flight had taken effect in %d "
-				 "of %d; a leaf held a key twice after %d; a split's right half was left "
-				 "mapped but unreached after %d", vs.inflight_done, vs.inflight_ops,
+				 "of %d; a leaf held a key twice after %d; a node (a split's right half, a "
+				 "merge's right leaf) was left mapped but unreached after %d", vs.inflight_done, vs.inflight_ops,
 				 vs.with_dup, vs.with_orphan);
 		tap_ok(calib_ok == ADR_SEEDS, "%d of %d adr workloads run to completion under crashsim",
 			   calib_ok, ADR_SEEDS);
@@ -1131,20 +1160,21 @@ main(void)
 			   "acknowledged entries, maps only nodes the allocator holds, and keeps working "
 			   "(%d failures)", crashed, failures);
 		tap_ok(landed[0] >= crashed / 5 && landed[1] >= crashed / 20 && landed[2] >= crashed / 20 &&
-			   landed[3] >= crashed / 40 && landed[4] >= crashed / 40 && vs.with_dup > 0,
+			   landed[3] >= crashed / 40 && landed[4] >= crashed / 40 &&
+			   landed[5] >= crashed / 30 && vs.with_dup > 0,
 			   "adr: power failures landed in splits (%d), rewrites (%d), two-child deletes (%d, "
-			   "%d leaving a key twice), root growths (%d) and new table segments (%d)",
-			   landed[0], landed[1], landed[2], vs.with_dup, landed[3], landed[4]);
+			   "%d leaving a key twice), root growths (%d), new table segments (%d) and merges (%d)",
+			   landed[0], landed[1], landed[2], vs.with_dup, landed[3], landed[4], landed[5]);
 	}
 
 	/*
-	 * eadr: SIGKILLs, at a split's pause point or at random.  A series of
+	 * eadr: SIGKILLs, at a split's or a merge's pause point or at random.  A series of
 	 * kills carries one pool on from kill to kill; each series starts from
 	 * a fresh copy of a base (small and big in turn), with its kill at a
-	 * split: leaves never merge, so a key space whose leaves have all split
-	 * to its full density splits no more, and the splits must not run out
-	 * however many operations the random kills let through (the machine's
-	 * speed decides that).
+	 * split (the sparse base's at a merge): a key space whose leaves have
+	 * all split to its full density splits no more, and the splits must not
+	 * run out however many operations the random kills let through (the
+	 * machine's speed decides that).
 	 */
 	t0 = now_sec();
 	{
@@ -1159,7 +1189,7 @@ main(void)
 
 		for (int series = 0; series < EADR_SERIES && efail == 0; series++)
 		{
-			base_kind	kind = series % 2 ? BASE_BIG : BASE_SMALL;
+			base_kind	kind = series % 3 == 0 ? BASE_SMALL : series % 3 == 1 ? BASE_BIG : BASE_SPARSE;
 			gen			state = base_gen[kind];
 
 			copy_file(base_path[kind], work_path);
@@ -1175,6 +1205,7 @@ main(void)
 				if (i == 0)
 				{
 					c.pause_kill = 1 + xorshift(&rng) % 3;
+					c.pause_at = kind == BASE_SPARSE ? "nvbtree_pm merge" : "nvbtree_pm split";
 					if (fork_kill_at_pause(&c))
 					{
 						killed++;
@@ -1199,7 +1230,7 @@ main(void)
 				{
 					if (efail++ < MAX_REPORT)
 						tap_diag("eadr series %d (%s), kill %d (%s, %llu ops done): %s", series,
-								 base_name[kind], i, c.pause_kill ? "at a split" : "at random",
+								 base_name[kind], i, c.pause_kill ? c.pause_at : "at random",
 								 (unsigned long long) crash_rep->completed, why);
 					break;		/* the pool is in an unknown state */
 				}
@@ -1207,19 +1238,19 @@ main(void)
 			}
 			orphans_end += evs.orphans;
 		}
-		tap_diag("eadr: %d kills in %.1f s (%d at a split's pause point), %d inside the workload "
-				 "loop, %llu ops acknowledged; a split's right half left mapped but unreached "
+		tap_diag("eadr: %d kills in %.1f s (%d at a split's or a merge's pause point), %d inside "
+				 "the workload loop, %llu ops acknowledged; a node left mapped but unreached "
 				 "after %d, %llu such nodes in the series' last pools", killed, now_sec() - t0,
 				 at_pause, in_loop, (unsigned long long) ops_total, evs.with_orphan,
 				 (unsigned long long) orphans_end);
 		tap_ok(killed == EADR_KILLS && at_pause == EADR_SERIES,
-			   "%d of %d eadr workload processes were killed mid-run, %d of %d at a split",
+			   "%d of %d eadr workload processes were killed mid-run, %d of %d at a split or a merge",
 			   killed, EADR_KILLS, at_pause, EADR_SERIES);
 		tap_ok(efail == 0,
 			   "eadr: after every kill, the restarted tree checks, holds exactly the acknowledged "
 			   "entries, maps only nodes the allocator holds, and keeps working (%d failures)",
 			   efail);
-		tap_ok(in_loop >= EADR_KILLS / 2 && evs.with_orphan >= EADR_SERIES,
+		tap_ok(in_loop >= EADR_KILLS / 2 && evs.with_orphan >= EADR_SERIES - EADR_SERIES / 3,
 			   "eadr: %d kills landed in the workload loop, %d left a split's right half mapped",
 			   in_loop, evs.with_orphan);
 	}

@@ -5,7 +5,8 @@
  *	  leaf rewrites over a small key space (many duplicates, constant
  *	  splits, two-child deletes and rewrites), with structure checks, full
  *	  scans both ways and reopenings (a restart: nothing rebuilt) along the
- *	  way; sequential inserts (the append split); the persists of an insert
+ *	  way; most entries deleted and every leaf tidied, merging sparse
+ *	  leaves, then inserts again; sequential inserts (the append split); the persists of an insert
  *	  and of a delete counted in adr mode; a bulk load with inserts among
  *	  its leaves; a pool filled to its maximum size.  test_nvbtree_model_wide
  *	  and _order run it on a wide tree (nvb_wide_shim.h).
@@ -114,6 +115,7 @@ check(nvb_tree *t, const char *when)
 
 static uint64_t total_splits;
 static uint64_t total_compactions;
+static uint64_t total_merges;
 
 /* Close the lock table and open the pool again: what a restart does, nothing of the tree rebuilt. */
 static void
@@ -124,6 +126,7 @@ reopen(harness *h)
 	nvb_get_stats(&h->tree, &st);
 	total_splits += st.splits;
 	total_compactions += st.compactions;
+	total_merges += st.merges;
 	nvb_release_dram(&h->tree);
 	harness_open(h);
 }
@@ -160,6 +163,87 @@ bounded_read(harness *h, int i, bool backward, int lo_i, int hi_i, long op)
 		return tap_ok(false, "op %ld: %s read at %d returns %d entries, reference %d", op,
 					  backward ? "backward" : "forward", i, b.n, e);
 	return true;
+}
+
+/*
+ * Most entries deleted, then every leaf tidied as VACUUM's walk does (at
+ * each batch's low, from the left), so that sparse leaves merge with their
+ * right siblings; then inserts all over the merged leaves.  Checked after
+ * each step.
+ */
+static void
+shrink_and_merge(harness *h, uint64_t seed)
+{
+	pm_error	err;
+	nvb_stats	st0,
+				st;
+	nvb_batch	b;
+	nvb_key		from = PM_KEY_MIN;
+	long		tidied = 0;
+
+	nvb_get_stats(&h->tree, &st0);
+	for (int i = 0; i < NIDX; i++)
+	{
+		nvb_key		k = key_of(i);
+		bool		found;
+
+		if (!ref[i] || xorshift(&seed) % 16 == 0)
+			continue;
+		if (nvb_delete(&h->tree, &k, &found, &err) != PM_OK || !found)
+		{
+			tap_ok(false, "shrink: delete of %d: %s", i, found ? err.msg : "not found");
+			exit(1);
+		}
+		ref[i] = 0;
+		ref_count--;
+	}
+	for (;;)
+	{
+		bool		t;
+
+		if (!read_or_fail(&h->tree, &from, false, &PM_KEY_MIN, &PM_KEY_MAX, &b))
+			exit(1);
+		if (nvb_tidy_leaf(&h->tree, &b.low, &t, &err) != PM_OK)
+		{
+			tap_ok(false, "shrink: tidy: %s", err.msg);
+			exit(1);
+		}
+		tidied += t;
+		if (pm_key_is_max(&b.high))
+			break;
+		from = b.high;
+	}
+	nvb_get_stats(&h->tree, &st);
+	tap_diag("shrink: %llu leaves before, %llu after %llu merges and %llu rewrites (%ld tidies)",
+			 (unsigned long long) st0.leaves, (unsigned long long) st.leaves,
+			 (unsigned long long) (st.merges - st0.merges),
+			 (unsigned long long) (st.compactions - st0.compactions), tidied);
+	if (!check(&h->tree, "after the shrink's merges") ||
+		!full_scan(&h->tree, false, "after the shrink's merges") ||
+		!full_scan(&h->tree, true, "after the shrink's merges"))
+		exit(1);
+	tap_ok(st.merges - st0.merges > st0.leaves / 4 && st.leaves < st0.leaves / 2,
+		   "sparse leaves merge with their right siblings: %llu leaves of %llu left",
+		   (unsigned long long) st.leaves, (unsigned long long) st0.leaves);
+	for (int n = 0; n < NIDX / 8; n++)
+	{
+		int			i = (int) (xorshift(&seed) % NIDX);
+		nvb_key		k = key_of(i);
+
+		if (nvb_insert(&h->tree, &k, &err) != PM_OK)
+		{
+			tap_ok(false, "regrow: insert of %d: %s", i, err.msg);
+			exit(1);
+		}
+		ref_count += !ref[i];
+		ref[i] = 1;
+	}
+	pm_epoch_drain(&h->epoch);
+	reopen(h);
+	if (!check(&h->tree, "inserts into merged leaves, reopened") ||
+		!full_scan(&h->tree, false, "inserts into merged leaves, reopened") ||
+		!full_scan(&h->tree, true, "inserts into merged leaves, reopened"))
+		exit(1);
 }
 
 static void
@@ -250,6 +334,7 @@ run_model(harness *h, uint64_t seed)
 	tap_ok(st.entries == (uint64_t) ref_count, "statistics count the entries");
 	tap_ok(total_splits > 1000 && total_compactions > 100 && st.height >= 3 && tidied > 100,
 		   "the run split and rewrote nodes (three levels at least) and tidied leaves");
+	shrink_and_merge(h, seed);
 	harness_close(h);
 	unlink(path);
 }

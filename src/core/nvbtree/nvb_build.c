@@ -446,5 +446,6 @@ nvb_get_stats(nvb_tree *t, nvb_stats *st)
 
 		st->splits = pm_load(&l->splits);
 		st->compactions = pm_load(&l->compactions);
+		st->merges = pm_load(&l->merges);
 	}
 }

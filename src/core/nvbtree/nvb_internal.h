@@ -162,7 +162,10 @@ typedef struct nvb_locks
 	uint64_t	magic;
 	uint64_t	splits;
 	uint64_t	compactions;
-	uint64_t	pad[5];
+	uint64_t	merges;
+	uint32_t	merging;		/* 1 while a leaf merge is under way: one at a time */
+	uint32_t	pad0;
+	uint64_t	pad[3];
 	nvb_stripe	stripe[NVB_STRIPES];
 } nvb_locks;
 

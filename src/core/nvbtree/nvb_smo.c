@@ -5,7 +5,7 @@
  *	  without its garbage or split in two, each a copy on write committed by
  *	  one mapping-table store; the separator a split owes its parent, added
  *	  by the splitter or by any writer that finds it missing; the root's
- *	  growth; the rewrite VACUUM asks for.
+ *	  growth; the rewrite or merge VACUUM asks for.
  */
 #include "nvb_internal.h"
 
@@ -393,38 +393,211 @@ nvb_add_parent(nvb_tree *t, int level, const nvb_key *sep, uint32_t child, pm_er
 	return nvb_insert_at(t, level, sep, child, err);
 }
 
+/* Whether run's entries fill at most half a leaf: by slots, and in a wide tree by bytes. */
+static bool
+fills_half(const nvb_tree *t, const node_run *run)
+{
+	if (!t->wide)
+		return run->n * 2 <= NVB_LEAF_CAP;
+	return run->n * 2 <= NVB_CAP_MAX &&
+		run_bytes(t, 0, run, 0, run->n) * 2 <= nvb_node_room(t);
+}
+
+/* The stripes a merge holds, each locked once however many of its nodes share it. */
+typedef struct held_stripes
+{
+	int			n;
+	uint32_t	ids[3];
+} held_stripes;
+
+static void
+hold(const nvb_tree *t, held_stripes *h, uint32_t id)
+{
+	for (int i = 0; i < h->n; i++)
+		if (nvb_stripe_of(t, h->ids[i]) == nvb_stripe_of(t, id))
+			return;
+	nvb_lock(t, id);
+	h->ids[h->n++] = id;
+}
+
+static void
+release(const nvb_tree *t, held_stripes *h)
+{
+	for (int i = 0; i < h->n; i++)
+		nvb_unlock(t, h->ids[i]);
+	h->n = 0;
+}
+
 /*
- * After deletes: rewrite the leaf covering k without its garbage when at
- * least half of the slots it handed out are.
+ * Merge leaf r_id, whose low fence is sep, into its left neighbour, if the
+ * parent names r_id by a separator of its own, the neighbour is the child
+ * before it there and the two hold at most half a leaf (README.md:
+ * "Merges").  Under the locks of the parent, the left leaf and r_id: the
+ * merged leaf written into a new block (the left leaf's id and low fence,
+ * r_id's high fence and sibling), the parent's separator removed (r_id is
+ * then reached from the left leaf only, as after a split that has not
+ * reached its parent), the left id remapped to the merged block (the
+ * commit), r_id's table word cleared.  One merge at a time; a merge under
+ * way elsewhere makes this one a no-op.  runs: room for two.
+ */
+static pm_errcode
+merge_into_left(nvb_tree *t, uint32_t r_id, const nvb_key *sep, node_run *runs, bool *merged,
+				pm_error *err)
+{
+	nvb_locks  *locks = nvb_locks_of(t);
+	uint32_t	idle = 0;
+	held_stripes h = {0};
+	nvb_key		below = nvb_pred(t, sep);
+	uint32_t	p_id,
+				id;
+	nvb_node   *p,
+			   *l,
+			   *r;
+	uint64_t	p_off,
+				l_off,
+				r_off,
+				m_off;
+	nvb_pos		pos;
+	int			found,
+				left,
+				removed = 0;
+	pm_errcode	rc;
+
+	*merged = false;
+	if (!pm_cas(&locks->merging, &idle, 1))
+		return PM_OK;
+	if ((rc = nvb_lock_covering(t, sep, 1, &p_id, &p, &p_off, NULL, err)) != PM_OK)
+		goto done;
+	h.ids[h.n++] = p_id;
+	found = nvb_node_find(t, p, sep, &pos);
+	left = found == 1 ? nvb_node_floor(t, p, &below) : 0;
+	if (found < 0 || left < 0)
+	{
+		rc = nvb_corrupt(t, err, "its search tree does not validate", p_id);
+		goto unlock;
+	}
+	if (!found || pm_load(&nvb_children(p)[pos.slot]) != r_id)
+		goto unlock;
+	id = left == NVB_NONE ? p->leftmost : pm_load(&nvb_children(p)[left]);
+	if (id == r_id)
+	{
+		rc = nvb_corrupt(t, err, "two of its separators name one child", p_id);
+		goto unlock;
+	}
+	hold(t, &h, id);
+	hold(t, &h, r_id);
+	l = nvb_node_get(t, id, &l_off);
+	r = nvb_node_get(t, r_id, &r_off);
+	/* the left child must be r_id's left neighbour (not one whose split has not reached p) */
+	if (!nvb_node_ok(t, l, id, 0) || !nvb_node_ok(t, r, r_id, 0) || l->sibling != r_id ||
+		nvb_cmp(t, &l->high, sep) != 0 || nvb_cmp(t, &r->low, sep) != 0)
+		goto unlock;
+	if (!run_of(t, l, &runs[0]) || !run_of(t, r, &runs[1]))
+	{
+		rc = nvb_corrupt(t, err, "its search tree does not validate", id);
+		goto unlock;
+	}
+	if (runs[0].n + runs[1].n > NVB_CAP_MAX)
+		goto unlock;
+	memcpy(runs[0].keys + runs[0].n, runs[1].keys, sizeof(nvb_key) * runs[1].n);
+	memset(runs[0].children + runs[0].n, 0, sizeof(uint32_t) * runs[1].n);
+	runs[0].n += runs[1].n;
+	if (!fills_half(t, &runs[0]))
+		goto unlock;
+	if ((rc = nvb_node_new(t, id, 0, &l->low, &r->high, r->sibling, NVB_NO_ID, runs[0].keys,
+						   runs[0].children, runs[0].n, NULL, true, &m_off, err)) != PM_OK)
+		goto unlock;
+
+	/*
+	 * The separator, every copy of it (a two-child delete a crash cut can
+	 * leave two).  A copy that cannot be removed (a full parent: a two-child
+	 * delete needs a free slot) leaves the leaves as they are, r_id still
+	 * named.
+	 */
+	do
+	{
+		removed = nvb_node_remove(t, p, &pos);
+		if (removed != 1)
+			break;
+		found = nvb_node_find(t, p, sep, &pos);
+	} while (found == 1);
+	if (removed != 1 || found != 0)
+	{
+		pm_error	ignored;
+
+		pm_free_block(&t->pm, m_off, &ignored);
+		if (removed < 0 || found < 0)
+			rc = nvb_corrupt(t, err, "its search tree does not validate", p_id);
+		goto unlock;
+	}
+	pm_smo_pause("nvbtree_pm merge");
+	nvb_table_set(t, id, m_off);
+	nvb_table_set(t, r_id, 0);
+	nvb_node_retire(t, l_off);
+	nvb_node_retire(t, r_off);
+	count_smo(t, &locks->merges);
+	*merged = true;
+unlock:
+	release(t, &h);
+done:
+	pm_store(&locks->merging, 0);
+	return rc;
+}
+
+/*
+ * After deletes: merge the leaf covering k into its left neighbour if the
+ * two hold at most half a leaf (VACUUM's walk goes left to right, so the
+ * neighbour has had its deletes), else rewrite it without its garbage when
+ * at least half of the slots it handed out are.
  */
 pm_errcode
 nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 {
-	node_run   *run = malloc(sizeof(node_run));
+	node_run   *runs = malloc(2 * sizeof(node_run));
+	nvb_node   *root;
 	uint32_t	id;
 	nvb_node   *n;
 	uint64_t	off;
 	pm_errcode	rc;
 
 	*tidied = false;
-	if (run == NULL)
+	if (runs == NULL)
 		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree rewrite");
 	nvb_section_enter(t);
+	root = nvb_node_get(t, (uint32_t) pm_load(&nvb_meta_of(t)->root), NULL);
 	rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err);
 	if (rc == PM_OK)
 	{
 		int			used = nvb_node_free_slot(n);
 
-		if (!run_of(t, n, run))
+		if (!run_of(t, n, &runs[0]))
 			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
-		else if (run->n * 2 <= used && run->n < used)
+		else if (!pm_key_is_min(&n->low) && root != NULL && root->level > 0 &&
+				 fills_half(t, &runs[0]))
 		{
-			rc = compact(t, id, n, off, run, NULL, true, err);
+			/* the locks are taken again, the parent's first */
+			nvb_key		sep = n->low;
+
+			nvb_unlock(t, id);
+			rc = merge_into_left(t, id, &sep, runs, tidied, err);
+			if (rc != PM_OK || *tidied)
+				goto out;
+			rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err);
+			if (rc != PM_OK)
+				goto out;
+			used = nvb_node_free_slot(n);
+			if (!run_of(t, n, &runs[0]))
+				rc = nvb_corrupt(t, err, "its search tree does not validate", id);
+		}
+		if (rc == PM_OK && runs[0].n * 2 <= used && runs[0].n < used)
+		{
+			rc = compact(t, id, n, off, &runs[0], NULL, true, err);
 			*tidied = rc == PM_OK;
 		}
 		nvb_unlock(t, id);
 	}
+out:
 	nvb_section_exit(t);
-	free(run);
+	free(runs);
 	return rc;
 }

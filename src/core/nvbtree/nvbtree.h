@@ -79,6 +79,7 @@ typedef struct nvb_stats
 	uint64_t	node_ids;		/* ids handed out (mapping table entries) */
 	uint64_t	splits;			/* since the lock table was made (the last start) */
 	uint64_t	compactions;
+	uint64_t	merges;
 	uint64_t	pm_bytes;
 	uint64_t	dram_bytes;
 } nvb_stats;
@@ -171,9 +172,10 @@ extern pm_errcode nvb_read_range(nvb_tree *t, const nvb_key *k, bool backward,
 								 nvb_copy_fn copy, void *ctx, pm_error *err);
 
 /*
- * Maintenance of the leaf covering k after deletes: rewrite it without the
- * slots deletes left if they are at least half of those it handed out
- * (*tidied: it was).
+ * Maintenance of the leaf covering k after deletes: merge it into its left
+ * neighbour if the two hold at most half a leaf, else rewrite it without
+ * the slots deletes left if they are at least half of those it handed out
+ * (*tidied: it was merged or rewritten).
  */
 extern pm_errcode nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err);
 

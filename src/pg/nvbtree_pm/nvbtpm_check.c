@@ -34,5 +34,5 @@ nvbtpm_shape(PmiIndex *h, PmiShape *shape)
 	shape->dram_bytes = st.dram_bytes;
 	shape->splits = st.splits;
 	shape->compactions = st.compactions;
-	shape->merges = -1;			/* leaves are rewritten, never merged */
+	shape->merges = st.merges;
 }
