@@ -3,8 +3,8 @@
 
     python3 bench/lib/report.py DIR
 
-Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, ready.csv, core.csv, ycsb.csv and
-fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
+Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, ready.csv, first_query.csv,
+core.csv, ycsb.csv and fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
 min-max and the ratio to PostgreSQL's btree (or, for the core structures, to the baseline; for
 the FBR-tree's fan-out study, to the shipped fan-out), and draws the plots with gnuplot.
 Standard library only.
@@ -409,6 +409,27 @@ def cpu_section(directory, out):
     out.append("")
 
 
+def first_query_section(directory, out):
+    rows = read_csv(directory, "first_query.csv")
+    if not rows:
+        return
+    out.append("## First query after a restart\n")
+    out.append("`pm_index.startup_load_workers = 0`: no index is loaded before it is used, so the first "
+               "point lookup of each table after `pg_ctl start -w` returns does whatever its index "
+               "needs first (opening the pool, rebuilding a DRAM layer; after `-m immediate`, a crash, "
+               "reconciling with the heap). Query time from psql's `\\timing`, connection excluded; "
+               "server start: `pg_ctl start -w` until it accepts connections.\n")
+    out.append("| stop | entries | index | server start s | first query ms |")
+    out.append("|---|---:|---|---:|---:|")
+    groups = group_by(rows, lambda r: (r["stop"], int(r["entries"]), r["kind"]))
+    for key in sorted(groups, key=lambda k: (k[0], k[1], kind_key(k[2]))):
+        g = groups[key]
+        out.append(f"| {key[0]} | {key[1]:,} | {key[2]} | "
+                   f"{fmt_spread([float(r['server_start_s']) for r in g], 3)} | "
+                   f"{fmt_spread([float(r['first_query_ms']) for r in g], 1)} |")
+    out.append("")
+
+
 def ready_section(directory, out):
     rows = read_csv(directory, "ready.csv")
     if not rows:
@@ -559,6 +580,7 @@ def main():
     build_size_section(directory, plot, out)
     recovery_section(directory, plot, out)
     ready_section(directory, out)
+    first_query_section(directory, out)
     cpu_section(directory, out)
     data_build_section(directory, out)
     data_build_section(directory, out, "pt_build.csv", "CREATE INDEX on `point`",
