@@ -82,7 +82,12 @@ $$;
 -- it is tiered (its rows then are inserted after the index is made, so that they wait in its
 -- operation log while the replay workers are paused: tiered_desc and tiered_uq).
 -- NULLS FIRST, DESC NULLS LAST and the tiered ones, where only the scan's placing of the NULLs
--- or the entries' source differs from ASC and DESC, for the types of pm_diff.key_kinds().
+-- or the entries' source differs from ASC and DESC, for the types of pm_diff.key_kinds().  The
+-- other ordered access methods share nbtree_pm's operator classes and key encodings
+-- (src/pg/ordered): what a type changes is its encoding, which nbtree_pm's ASC, DESC and
+-- unique indexes test for every type, so theirs are ASC only but for the key kinds, whose
+-- encodings (8-byte and wide, memcmp and collation orders) take every ordering in every access
+-- method.
 CREATE FUNCTION pm_diff.orderings(t regtype)
 RETURNS TABLE (name text, clause text, am text, uniq boolean, tiered boolean)
 LANGUAGE sql STABLE AS $$
@@ -94,7 +99,9 @@ LANGUAGE sql STABLE AS $$
            WHERE amname = ANY (pm_diff.ordered_ams())
              AND EXISTS (SELECT FROM pg_opclass oc
                           WHERE oc.opcmethod = am.oid AND oc.opcintype = pm_diff.base(t))) a(am)
-   WHERE o.name NOT IN ('nf', 'dnl', 'tiered_desc', 'tiered_uq') OR t = ANY (pm_diff.key_kinds())
+   WHERE t = ANY (pm_diff.key_kinds())
+      OR (a.am = 'nbtree_pm' AND o.name IN ('asc', 'desc', 'uq'))
+      OR o.name = 'asc'
    ORDER BY a.am, o.name
 $$;
 

@@ -1,8 +1,8 @@
 # PostgreSQL as the oracle: every operator class of the ordered access methods (nbtree_pm,
-# phast_pm, nvbtree_pm), every operator of its family (cross-type members too), over boundary and random
-# values, every plan shape and index ordering, compared with btree on an identical table and
-# with a sequential scan
-# (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
+# phast_pm, nvbtree_pm), every operator of its family (cross-type members too), over boundary and
+# random values, every plan shape and index ordering (the other two's shared classes ascending but
+# for the key kinds: pm_diff.orderings), compared with btree on an identical table and with a
+# sequential scan (tests/diff/nbtree_pm.sql); every operator class of fbrtree_pm (geometry with PostGIS), its
 # search and ordering operators and PostGIS's predicates, compared with GiST and a sequential
 # scan (tests/diff/fbrtree_pm.sql); random scroll cursor moves against btree's twin cursor
 # (tests/diff/nbtree_pm.sql), with rows deleted, inserted and VACUUMed in their pause; random
