@@ -19,7 +19,7 @@ from collections import OrderedDict, defaultdict
 
 # none: the same table without an index (the insert suites), what an index costs is measured against
 KIND_ORDER = ["btree", "nbtree_pm", "nbtree_pm_tiered", "phast_pm", "phast_pm_tiered", "nvbtree_pm", "hash", "hash_pm", "gist", "spgist",
-              "fbrtree_pm", "fbrtree_pm_tiered", "none"]
+              "fbrtree_pm", "fbrtree_pm_tiered", "none", "limit", "limit_io"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
