@@ -146,8 +146,10 @@ bench/bin/bench_fbrtree_cap%: bench/core/bench_fbrtree.c $(FBR_SRCS) $(FBR_OTHER
 unit-tests: $(UNIT_TESTS) $(UNIT_TESTS_ASAN)
 
 # tests/run: without the sanitized builds of the crash and concurrency tests (long enumerations
-# of power failures, kills and interleavings), which tests/torture runs (PM_UNIT_SANITIZE=all)
-UNIT_TESTS_DEEP = $(foreach t,$(UNIT_TESTS_ASAN),$(if $(findstring _crash,$(t))$(findstring _concurrent,$(t)),$(t)))
+# of power failures, kills and interleavings) and of the models under a collation's order (the
+# wide models' code under strcoll, whose sanitized wide models run), which tests/torture runs
+# (PM_UNIT_SANITIZE=all)
+UNIT_TESTS_DEEP = $(foreach t,$(UNIT_TESTS_ASAN),$(if $(findstring _crash,$(t))$(findstring _concurrent,$(t))$(findstring _order,$(t)),$(t)))
 UNIT_TESTS_TIER = $(UNIT_TESTS) $(filter-out $(UNIT_TESTS_DEEP),$(UNIT_TESTS_ASAN))
 unit-tests-tier: $(UNIT_TESTS_TIER)
 
