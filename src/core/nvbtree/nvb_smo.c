@@ -544,6 +544,21 @@ done:
 	return rc;
 }
 
+/* Lock the leaf covering k and read its live entries into run; the caller unlocks *id. */
+static pm_errcode
+lock_leaf_run(nvb_tree *t, const nvb_key *k, uint32_t *id, nvb_node **n, uint64_t *off,
+			  node_run *run, pm_error *err)
+{
+	pm_errcode	rc = nvb_lock_covering(t, k, 0, id, n, off, NULL, err);
+
+	if (rc == PM_OK && !run_of(t, *n, run))
+	{
+		nvb_unlock(t, *id);
+		rc = nvb_corrupt(t, err, "its search tree does not validate", *id);
+	}
+	return rc;
+}
+
 /*
  * After deletes: merge the leaf covering k into its left neighbour if the
  * two hold at most half a leaf (VACUUM's walk goes left to right, so the
@@ -565,31 +580,24 @@ nvb_tidy_leaf(nvb_tree *t, const nvb_key *k, bool *tidied, pm_error *err)
 		return pm_error_set(err, PM_ERR_NOMEM, 0, "out of memory for an NVB-tree rewrite");
 	nvb_section_enter(t);
 	root = nvb_node_get(t, (uint32_t) pm_load(&nvb_meta_of(t)->root), NULL);
-	rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err);
+	rc = lock_leaf_run(t, k, &id, &n, &off, &runs[0], err);
+	if (rc == PM_OK && !pm_key_is_min(&n->low) && root != NULL && root->level > 0 &&
+		fills_half(t, &runs[0]))
+	{
+		/* the locks are taken again, the parent's first */
+		nvb_key		sep = n->low;
+
+		nvb_unlock(t, id);
+		rc = merge_into_left(t, id, &sep, runs, tidied, err);
+		if (rc != PM_OK || *tidied)
+			goto out;
+		rc = lock_leaf_run(t, k, &id, &n, &off, &runs[0], err);
+	}
 	if (rc == PM_OK)
 	{
 		int			used = nvb_node_free_slot(n);
 
-		if (!run_of(t, n, &runs[0]))
-			rc = nvb_corrupt(t, err, "its search tree does not validate", id);
-		else if (!pm_key_is_min(&n->low) && root != NULL && root->level > 0 &&
-				 fills_half(t, &runs[0]))
-		{
-			/* the locks are taken again, the parent's first */
-			nvb_key		sep = n->low;
-
-			nvb_unlock(t, id);
-			rc = merge_into_left(t, id, &sep, runs, tidied, err);
-			if (rc != PM_OK || *tidied)
-				goto out;
-			rc = nvb_lock_covering(t, k, 0, &id, &n, &off, NULL, err);
-			if (rc != PM_OK)
-				goto out;
-			used = nvb_node_free_slot(n);
-			if (!run_of(t, n, &runs[0]))
-				rc = nvb_corrupt(t, err, "its search tree does not validate", id);
-		}
-		if (rc == PM_OK && runs[0].n * 2 <= used && runs[0].n < used)
+		if (runs[0].n * 2 <= used && runs[0].n < used)
 		{
 			rc = compact(t, id, n, off, &runs[0], NULL, true, err);
 			*tidied = rc == PM_OK;

@@ -165,10 +165,10 @@ nvbtpm_read_range(Relation index, void *state, const OrdKey *from, bool backward
  * A batch at a time; the leaf of a batch fn deleted from is tidied: merged
  * into its left neighbour, which the walk has passed, if the two hold at
  * most half a leaf, else rewritten without the slots its deletes left once
- * they are half of it.  A tidy that finds no space leaves the leaf as it is.  After deletes, a block is
- * set aside for the next VACUUM from those this walk freed.  A batch's wide
- * keys are copies that last until fn returns (PmiAmOps.keep_entry keeps one
- * longer).
+ * they are half of it.  A tidy that finds no space leaves the leaf as it
+ * is.  After deletes, a block is set aside for the next VACUUM from those
+ * this walk freed.  A batch's wide keys are copies that last until fn
+ * returns (PmiAmOps.keep_entry keeps one longer).
  */
 static uint32
 nvbtpm_foreach_batch(Relation index, void *state, PmiEntryBatchFn fn, void *arg, pm_error *err)
