@@ -118,7 +118,21 @@ extern void pmi_scan_check_built(PmiIndex *h, Relation index);
 pg_noreturn extern void pmi_report(const pm_error *err, Relation index);
 extern void pmi_count_writes(PmiIndex *h, const pm_counters *before, int n, bool insert);
 extern void pmi_publish_counters(PmiIndex *h);
-extern MemoryContext pmi_tuple_context(MemoryContext *ctx, void *scan_state);
+/* an index-only scan's tuples (pmi_index_only_tuple); zeroed before the first */
+typedef struct PmiIndexOnlyTuples
+{
+	MemoryContext ctx;			/* NULL until the first tuple */
+	bool		formed;			/* the last tuple was formed in ctx */
+	bool		layout_known;	/* may_keep is set */
+	bool		may_keep;		/* the index's tuples may share one layout */
+	IndexTuple	fixed;			/* the tuple kept for that layout, or NULL */
+	uint16		offsets[INDEX_MAX_KEYS];	/* of its columns' values */
+} PmiIndexOnlyTuples;
+
+extern MemoryContext pmi_index_only_context(PmiIndexOnlyTuples *t, void *scan_state);
+extern IndexTuple pmi_index_only_tuple(PmiIndexOnlyTuples *t, Relation index,
+									   const Datum *values, const bool *isnull);
+extern void pmi_index_only_end(PmiIndexOnlyTuples *t);
 
 /* pmi_check.c */
 extern void pmi_check(Oid indexoid, bool heapallindexed, const PmiAmOps *ops);

@@ -7,6 +7,7 @@
  */
 #include "pm_index.h"
 
+#include "access/itup.h"
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "storage/bufmgr.h"
@@ -311,16 +312,112 @@ pmi_index_plannable(Relation index, bool *transient)
 }
 
 /*
- * The context an index-only scan forms its tuples in, reset for each tuple:
- * made on first use (most scans are not index-only) as a child of the
- * context that holds the scan's state.
+ * Whether an index's tuples without NULLs all share one layout: every column
+ * fixed-width and passed by value.  Sets where each column's value lies in a
+ * tuple's data, aligned as index_form_tuple aligns it.
+ */
+static bool
+fixed_layout(TupleDesc desc, uint16 *offsets)
+{
+	Size		off = 0;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attbyval || att->attlen <= 0)
+			return false;
+		off = att_align_nominal(off, att->attalign);
+		offsets[i] = off;
+		off += att->attlen;
+	}
+	return true;
+}
+
+/* Whether tuple reads back values: the layout fixed_layout assumed holds. */
+static bool
+reads_back(IndexTuple tuple, TupleDesc desc, const Datum *values)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		bool		isnull;
+
+		if (index_getattr(tuple, i + 1, desc, &isnull) != values[i] || isnull)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The context an index-only scan decodes an entry's values in and forms its
+ * tuple in (pmi_index_only_tuple): made on first use (most scans are not
+ * index-only) as a child of the context that holds the scan's state, and
+ * reset when the last tuple was formed there.
  */
 MemoryContext
-pmi_tuple_context(MemoryContext *ctx, void *scan_state)
+pmi_index_only_context(PmiIndexOnlyTuples *t, void *scan_state)
 {
-	if (*ctx == NULL)
-		*ctx = AllocSetContextCreate(GetMemoryChunkContext(scan_state), "pm_index index-only tuples",
-									 ALLOCSET_SMALL_SIZES);
-	MemoryContextReset(*ctx);
-	return *ctx;
+	if (t->ctx == NULL)
+		t->ctx = AllocSetContextCreate(GetMemoryChunkContext(scan_state), "pm_index index-only tuples",
+									   ALLOCSET_SMALL_SIZES);
+	else if (t->formed)
+		MemoryContextReset(t->ctx);
+	t->formed = false;
+	return t->ctx;
+}
+
+/*
+ * The tuple an index-only scan returns (xs_itup) for the values of an entry,
+ * valid until the next; called in pmi_index_only_context.  The first tuple
+ * without NULLs of an index of fixed-width by-value columns (int8, int4,
+ * timestamptz, float8 keys) is kept once it reads back its values, and later
+ * ones store their values into it: sizing, allocating and filling a tuple per
+ * row would be most of a short index-only range's cost.
+ */
+IndexTuple
+pmi_index_only_tuple(PmiIndexOnlyTuples *t, Relation index, const Datum *values,
+					 const bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	bool		any_null = false;
+	IndexTuple	tuple;
+
+	for (int i = 0; i < desc->natts; i++)
+		any_null = any_null || isnull[i];
+	if (t->fixed != NULL && !any_null)
+	{
+		char	   *data = (char *) t->fixed + IndexInfoFindDataOffset(t->fixed->t_info);
+
+		for (int i = 0; i < desc->natts; i++)
+			store_att_byval(data + t->offsets[i], values[i], TupleDescAttr(desc, i)->attlen);
+		return t->fixed;
+	}
+	if (!t->layout_known)
+	{
+		t->may_keep = fixed_layout(desc, t->offsets);
+		t->layout_known = true;
+	}
+	tuple = index_form_tuple(desc, (Datum *) values, (bool *) isnull);
+	t->formed = true;
+	if (t->may_keep && !any_null)
+	{
+		t->may_keep = false;
+		if (reads_back(tuple, desc, values))
+		{
+			t->fixed = MemoryContextAlloc(MemoryContextGetParent(t->ctx), IndexTupleSize(tuple));
+			memcpy(t->fixed, tuple, IndexTupleSize(tuple));
+			return t->fixed;
+		}
+	}
+	return tuple;
+}
+
+void
+pmi_index_only_end(PmiIndexOnlyTuples *t)
+{
+	if (t->ctx != NULL)
+		MemoryContextDelete(t->ctx);
+	if (t->fixed != NULL)
+		pfree(t->fixed);
+	memset(t, 0, sizeof(*t));
 }

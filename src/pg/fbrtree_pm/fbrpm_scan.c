@@ -69,8 +69,7 @@ typedef struct FbrpmScanOpaqueData
 	int			knn_next_waiting;
 	MemoryContext waitcxt;		/* the copies of waiting entries, reset by
 								 * rescan (made on first use) */
-	MemoryContext tupctx;		/* index-only tuples, reset per tuple (made on
-								 * first use) */
+	PmiIndexOnlyTuples itups;
 	MemoryContext distctx;		/* ordered scans: values rebuilt for
 								 * distances, reset per tuple */
 	MemoryContextCallback cleanup;
@@ -519,11 +518,11 @@ return_entry(IndexScanDesc scan, const fbr_item *item)
 		 * plan that reads no column (count(*)) scans such an index only.
 		 */
 		isnull = isnull || !fbrpm_can_return(&so->oc);
-		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
+		old = MemoryContextSwitchTo(pmi_index_only_context(&so->itups, so));
 		if (!isnull)
 			value = fbrpm_entry_value(&so->oc, item);
 		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
-		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+		scan->xs_itup = pmi_index_only_tuple(&so->itups, scan->indexRelation, &value, &isnull);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -689,8 +688,7 @@ fbrpm_endscan(IndexScanDesc scan)
 	 * names it
 	 */
 	release_core_state(so);
-	if (so->tupctx)
-		MemoryContextDelete(so->tupctx);
+	pmi_index_only_end(&so->itups);
 	if (so->distctx)
 		MemoryContextDelete(so->distctx);
 }

@@ -370,15 +370,14 @@ ord_gettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
-		Relation	index = scan->indexRelation;
 		Datum		values[INDEX_MAX_KEYS];
 		bool		isnull[INDEX_MAX_KEYS];
 		MemoryContext old;
 
-		old = MemoryContextSwitchTo(pmi_tuple_context(&so->tupctx, so));
+		old = MemoryContextSwitchTo(pmi_index_only_context(&so->itups, so));
 		ord_entry_values(&so->col, &e, values, isnull);
-		scan->xs_itup = index_form_tuple(RelationGetDescr(index), values, isnull);
-		scan->xs_itupdesc = RelationGetDescr(index);
+		scan->xs_itup = pmi_index_only_tuple(&so->itups, scan->indexRelation, values, isnull);
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 		MemoryContextSwitchTo(old);
 	}
 	return true;
@@ -484,8 +483,7 @@ ord_endscan(IndexScanDesc scan)
 {
 	OrdScanOpaque so = (OrdScanOpaque) scan->opaque;
 
-	if (so->tupctx)
-		MemoryContextDelete(so->tupctx);
+	pmi_index_only_end(&so->itups);
 	if (so->filter_values)
 		MemoryContextDelete(so->filter_values);
 	if (so->bounds)

@@ -86,8 +86,7 @@ typedef struct OrdScanOpaqueData
 	 */
 	bool		interlock;
 	PmiScanHold hold;
-	MemoryContext tupctx;		/* index-only tuples, reset per tuple; NULL
-								 * until one */
+	PmiIndexOnlyTuples itups;
 	/* ammarkpos: the position to go back to (the batch is a snapshot) */
 	bool		marked_positioned;
 	int			marked_cur;
