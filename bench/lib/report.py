@@ -4,7 +4,7 @@
     python3 bench/lib/report.py DIR
 
 Reads whichever of pgbench.csv, build.csv, size.csv, recovery.csv, ready.csv, first_query.csv,
-core.csv, ycsb.csv and fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
+range_cpu.csv, core.csv, ycsb.csv and fbrtree.csv are in DIR (bench/run writes them), reports the median of the runs with their
 min-max and the ratio to PostgreSQL's btree (or, for the core structures, to the baseline; for
 the FBR-tree's fan-out study, to the shipped fan-out), and draws the plots with gnuplot.
 Standard library only.
@@ -430,6 +430,34 @@ def first_query_section(directory, out):
     out.append("")
 
 
+def range_cpu_section(directory, out):
+    rows = read_csv(directory, "range_cpu.csv")
+    if not rows:
+        return
+    out.append("## Range queries on the server, without clients\n")
+    out.append("One backend runs each query (100 keys, `sum(v)`: heap fetches; `count(*)`: "
+               "index-only) in a procedure, planned and committed one by one as pgbench's are; "
+               "microseconds per query, medians of the runs. The scan: the part of it perf "
+               "sampled under the executor's calls into the access method (`index_getnext_tid`, "
+               "`index_getbitmap`). vs btree: btree's time over this one's. Without the scan: "
+               "btree's time over btree's time less its scan, the most an index that cost "
+               "nothing to scan could give the query.\n")
+    out.append("| query | index | us per query | of it the scan | vs btree |")
+    out.append("|---|---|---:|---:|---:|")
+    groups = group_by(rows, lambda r: (r["query"], r["kind"]))
+    for key in sorted(groups, key=lambda k: (k[0], kind_key(k[1]))):
+        us = statistics.median(float(r["us_per_query"]) for r in groups[key])
+        scans = [float(r["scan_us_per_query"]) for r in groups[key] if r["scan_us_per_query"]]
+        scan = statistics.median(scans) if scans else None
+        base = groups.get((key[0], "btree"))
+        base_us = statistics.median(float(r["us_per_query"]) for r in base) if base else None
+        out.append(f"| {key[0]} | {key[1]} | {us:.1f} | {'' if scan is None else f'{scan:.1f}'} | "
+                   f"{'' if base_us is None else f'{base_us / us:.2f}x'} |")
+        if key[1] == "btree" and scan is not None and us > scan:
+            out.append(f"| {key[0]} | without the scan | {us - scan:.1f} | 0 | {us / (us - scan):.2f}x |")
+    out.append("")
+
+
 def ready_section(directory, out):
     rows = read_csv(directory, "ready.csv")
     if not rows:
@@ -581,6 +609,7 @@ def main():
     recovery_section(directory, plot, out)
     ready_section(directory, out)
     first_query_section(directory, out)
+    range_cpu_section(directory, out)
     cpu_section(directory, out)
     data_build_section(directory, out)
     data_build_section(directory, out, "pt_build.csv", "CREATE INDEX on `point`",
