@@ -4,6 +4,7 @@
 #   make unit-tests      the C unit tests of src/core (tests/unit/bin: plain and sanitized)
 #   make benches         the core micro-benchmarks (bench/bin)
 #   make install         install into the PostgreSQL that pg_config names
+#   make deb             a Debian package of it, postgresql-<major>-pm-index (tools/make-deb)
 #   make installcheck    pg_regress against a running server (PGHOST/PGPORT; it must have
 #                        shared_preload_libraries = 'pm_index'), then the Perl TAP suite
 #   make prove_installcheck   the Perl TAP suite alone (PROVE_TESTS=tests/t/010_*.pl for one
@@ -173,4 +174,8 @@ unit: $(UNIT_TESTS)
 prove_installcheck:
 	$(prove_installcheck)
 
-.PHONY: unit unit-tests unit-tests-tier unit-tests-plain list-unit-tests list-unit-tests-tier list-unit-tests-plain benches fuzz prove_installcheck
+# a Debian package for the PostgreSQL that pg_config names, in the repository root
+deb:
+	$(srcdir)/tools/make-deb $(CURDIR)
+
+.PHONY: deb unit unit-tests unit-tests-tier unit-tests-plain list-unit-tests list-unit-tests-tier list-unit-tests-plain benches fuzz prove_installcheck
