@@ -537,7 +537,12 @@ pm_uno_alloc(pm_uno *u, uint32_t applier, size_t size, pm_error *err)
 	uint64_t	off;
 
 	pm_assert(applier < pm_uno_appliers(u));
-	if ((off = pm_alloc_block(u->alloc, size, err)) == 0)
+	off = pm_alloc_block(u->alloc, size, err);
+	/* blocks the host retired may be free by now: a delete's come back this way */
+	if (off == 0 && pm_errcode_is_out_of_space(err->code) && u->host.reclaim != NULL &&
+		u->host.reclaim(u->host.ctx) > 0)
+		off = pm_alloc_block(u->alloc, size, err);
+	if (off == 0)
 		return 0;
 	/* a crash before the record leaves the block to allocator recovery */
 	if (log_append(u, applier, &dir_of(u)->mlog[applier], gen, PM_UNO_REC_ALLOC, off,

@@ -111,6 +111,13 @@ typedef struct pm_uno_host
 	 */
 	void		(*release) (void *ctx, uint64_t off);
 	void	   *ctx;
+
+	/*
+	 * An allocation found the pool full: free what release retired that no
+	 * reader holds any more, and return how many blocks that freed (the
+	 * allocation is tried again when any).  NULL: nothing is held back.
+	 */
+	int			(*reclaim) (void *ctx);
 } pm_uno_host;
 
 /* A process's handle (any number of its threads); uno.c's. */

@@ -63,6 +63,17 @@ release_block(void *ctx, uint64_t off)
 	pm_epoch_retire(pmi_epoch(), (uint32) st->slotno + 1, st->generation, off);
 }
 
+/*
+ * The pool is full: the blocks retired by release_block that no reader holds
+ * (this process's, and those of processes that have exited, VACUUM's
+ * backend say) are freed now rather than at some later reclaim.
+ */
+static int
+reclaim_blocks(void *ctx)
+{
+	return pm_epoch_reclaim(pmi_epoch());
+}
+
 static void
 detach(HashpmState *st)
 {
@@ -78,7 +89,8 @@ static void
 hashpm_attach(void *state, pm_pool *pool, int slotno, uint32 generation, uint64 dram_root)
 {
 	HashpmState *st = state;
-	pm_uno_host host = {advance_log, release_block, st};
+	pm_uno_host host = {.advance = advance_log, .release = release_block, .ctx = st,
+	.reclaim = reclaim_blocks};
 	pm_error	err;
 
 	detach(st);
