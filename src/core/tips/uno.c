@@ -243,11 +243,27 @@ walk_chain(pm_alloc *a, const pm_pool *pool, const pm_uno_dir *d, const pm_uno_l
 
 /* ---- writing a log (its applier alone) ---- */
 
+/*
+ * A block from the allocator.  A full pool first has the host reclaim what
+ * it retired (a checkpoint's frees may wait in the epoch's limbo until some
+ * process reclaims) and, if that freed any, is tried once more.
+ */
+static uint64_t
+alloc_reclaiming(pm_uno *u, size_t size, pm_error *err)
+{
+	uint64_t	off = pm_alloc_block(u->alloc, size, err);
+
+	if (off == 0 && pm_errcode_is_out_of_space(err->code) && u->host.reclaim != NULL &&
+		u->host.reclaim(u->host.ctx) > 0)
+		off = pm_alloc_block(u->alloc, size, err);
+	return off;
+}
+
 /* A new empty block at the end of log l's chain, after prev (0: the first). */
 static uint64_t
 log_grow(pm_uno *u, pm_uno_log_head *l, uint64_t prev, pm_error *err)
 {
-	uint64_t	off = pm_alloc_block(u->alloc, PM_UNO_LOG_BLOCK, err);
+	uint64_t	off = alloc_reclaiming(u, PM_UNO_LOG_BLOCK, err);
 
 	if (off == 0)
 		return 0;
@@ -537,12 +553,7 @@ pm_uno_alloc(pm_uno *u, uint32_t applier, size_t size, pm_error *err)
 	uint64_t	off;
 
 	pm_assert(applier < pm_uno_appliers(u));
-	off = pm_alloc_block(u->alloc, size, err);
-	/* blocks the host retired may be free by now: a delete's come back this way */
-	if (off == 0 && pm_errcode_is_out_of_space(err->code) && u->host.reclaim != NULL &&
-		u->host.reclaim(u->host.ctx) > 0)
-		off = pm_alloc_block(u->alloc, size, err);
-	if (off == 0)
+	if ((off = alloc_reclaiming(u, size, err)) == 0)
 		return 0;
 	/* a crash before the record leaves the block to allocator recovery */
 	if (log_append(u, applier, &dir_of(u)->mlog[applier], gen, PM_UNO_REC_ALLOC, off,
