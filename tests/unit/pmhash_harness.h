@@ -110,7 +110,7 @@ static inline bool
 hash_process_attach(hash_process *hp, pm_pool *pool, pm_epoch_domain *dom, uint64_t token,
 					void (*advance) (void *ctx, const uint64_t *pos, uint32_t npos))
 {
-	pm_uno_host host = {advance, hash_release, hp};
+	pm_uno_host host = {.advance = advance, .release = hash_release, .ctx = hp};
 	pm_error	err;
 
 	hp->pool = pool;

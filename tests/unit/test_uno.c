@@ -348,7 +348,7 @@ static const char *
 toy_attach(toy *t, pm_pool *pool)
 {
 	static char why[300];
-	pm_uno_host host = {host_advance, NULL, t};
+	pm_uno_host host = {.advance = host_advance, .ctx = t};
 	pm_error	err;
 
 	t->pool = pool;
@@ -781,7 +781,7 @@ test_limits(const char *path)
 	pm_pool    *pool = harness_pool(path, PM_MODE_EADR, 64 << 20, PM_KIND_TEST, format_small_logs);
 	pm_alloc	a;
 	pm_uno	   *u;
-	pm_uno_host host = {NULL, NULL, NULL};
+	pm_uno_host host = {0};
 	pm_error	err;
 	uint64_t	area;
 	pm_uno_stats before;
