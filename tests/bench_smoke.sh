@@ -7,11 +7,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${TMPDIR:-/tmp}/bench_smoke.$$
 mkdir -p "$WORK"
 trap 'rm -rf "$WORK"' EXIT
-N=0
-ok() { # status description
-	N=$((N + 1))
-	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$ROOT/tests/lib/tap.sh"
 echo "1..19"
 
 "$ROOT/bench/run" --help >"$WORK/help" 2>&1

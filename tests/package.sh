@@ -15,11 +15,8 @@ export PM_WORK
 . "$ROOT/tests/lib/common.sh"
 CLUSTER="$PM_WORK/cluster"
 trap 'pm_cluster_stop "$CLUSTER"; rm -rf "$PM_WORK"' EXIT
-N=0
-ok() { # status description
-	N=$((N + 1))
-	if (($1 == 0)); then echo "ok $N - $2"; else echo "not ok $N - $2"; fi
-}
+# shellcheck source=tests/lib/tap.sh
+. "$ROOT/tests/lib/tap.sh"
 echo "1..7"
 if ((EUID != 0)); then
 	for ((i = 1; i <= 7; i++)); do echo "ok $i # SKIP installing a package needs root"; done

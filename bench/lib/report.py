@@ -19,7 +19,7 @@ from collections import OrderedDict, defaultdict
 
 # none: the same table without an index (the insert suites), what an index costs is measured against
 KIND_ORDER = ["btree", "nbtree_pm", "nbtree_pm_tiered", "phast_pm", "phast_pm_tiered", "nvbtree_pm", "hash", "hash_pm", "gist", "spgist",
-              "fbrtree_pm", "fbrtree_pm_tiered", "none", "limit", "limit_io"]
+              "fbrtree_pm", "fbrtree_pm_tiered", "none", "limit", "limit_io", "local", "fdw1", "fdw2"]
 # bench_ycsb's structures: pm_index's ordered structures, then the DRAM baseline they are compared to
 STRUCTURE_ORDER = ["nbtree", "phast", "baseline"]
 SUITE_TEXT = OrderedDict([
@@ -63,6 +63,12 @@ SUITE_TEXT = OrderedDict([
     ("nd_win_46", "ids of the 3-D points in a cube holding 0.01% of them (geom &&& 3-D box)"),
     ("nd_win_100", "the same, 0.1%"),
     ("nd_knn10", "the 10 nearest 3-D points (ORDER BY geom <<->> point LIMIT 10)"),
+    ("sh_point", "point lookup on a local table (`local`) and through a postgres_fdw coordinator to one shard "
+                 "(`fdw1`) and to a table hash-partitioned over two (`fdw2`), nbtree_pm on every shard"),
+    ("sh_range100", "the same, sum over a range of 100 keys"),
+    ("sh_win", "the same, ids in a 1 x 1 degree window of SRID 4326 points (fbrtree_pm)"),
+    ("sh_knn10", "the same, the 10 nearest points (ORDER BY g <-> point LIMIT 10, pushed to each shard)"),
+    ("sh_insert1", "the same, 1-row inserts routed to their shard, synchronous_commit on"),
 ])
 
 
@@ -70,6 +76,8 @@ def base_kind(suite):
     """the built-in index a suite's ratios are to"""
     if suite.startswith(("sp_", "geo_", "nd_", "pt_")):
         return "gist"
+    if suite.startswith("sh_"):
+        return "local"
     return "hash" if suite.startswith("hk_") else "btree"
 
 
@@ -216,7 +224,8 @@ def pgbench_section(directory, plot, out):
 
     out.append("## pgbench: the same script against each index on identical tables\n")
     out.append("TPS is the median of the runs (min–max in brackets); the ratio is to the built-in "
-               "index's median (btree; GiST for the spatial suites) in the same suite and client count. "
+               "index's median (btree; GiST for the spatial suites; for the `sh_` suites the local table, "
+               "without the coordinator) in the same suite and client count. "
                "The paired ratio divides each run by the built-in index's run of the same round, "
                "which ran minutes apart at most, so the machine's slow drift cancels: median of "
                "the rounds (min–max). Latency is per transaction (pgbench's "
