@@ -14,7 +14,8 @@ use PostgreSQL::Test::Utils;
 use PmNode;
 
 our @EXPORT =
-  qw(create_table %QUERIES %AM $INDEXES verify_sql verified answers_differ at_one_replay_point start_write_load);
+  qw(create_table %QUERIES %AM $INDEXES verify_sql verified answers_differ at_one_replay_point start_write_load
+  planned building_sql);
 
 # Each index, a condition only it serves.
 our %QUERIES = (
@@ -100,6 +101,24 @@ sub create_table
 		ANALYZE t;
 	});
 	return;
+}
+
+# The indexes the node plans for their conditions (with sequential and bitmap scans off), sorted,
+# comma-separated: $INDEXES when it plans every one.
+sub planned
+{
+	my ($node) = @_;
+	return join(',',
+		grep { $node->safe_psql('postgres', "${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $QUERIES{$_}")
+			  =~ /Index (Only )?Scan using $_/ } sort keys %QUERIES);
+}
+
+# A query of the indexes whose pools are being built (after a base backup or pg_rewind), sorted,
+# comma-separated; NULL when none is.
+sub building_sql
+{
+	return qq{SELECT string_agg(i::text, ',' ORDER BY i::text) FROM pm_index_pools() p
+		JOIN unnest('\{$INDEXES\}'::regclass[]) i ON p.index = i WHERE p.state = 'building'};
 }
 
 # The queries whose answer through their index differs from the heap's, as "index: a vs b".

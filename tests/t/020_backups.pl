@@ -27,23 +27,7 @@ $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION pm_index');
 create_table($primary);
 $primary->safe_psql('postgres', 'CREATE TABLE plain (k int4); CREATE INDEX plain_k ON plain USING nbtree_pm (k)');
-my $building = qq{SELECT string_agg(i::text, ',' ORDER BY i::text) FROM pm_index_pools() p
-	JOIN unnest('\{$INDEXES\}'::regclass[]) i ON p.index = i WHERE p.state = 'building'};
-
-# Does the node plan each index (with sequential scans off)?
-sub planned
-{
-	my ($node) = @_;
-	my @planned;
-	for my $index (sort keys %QUERIES)
-	{
-		push @planned, $index
-		  if $node->safe_psql('postgres',
-			"${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $QUERIES{$index}")
-		  =~ /Index (Only )?Scan using $index/;
-	}
-	return join(',', @planned);
-}
+my $building = building_sql();
 
 # The node's answers through each index (or what the planner uses instead) and through the heap.
 sub compare

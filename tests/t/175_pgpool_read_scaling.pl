@@ -144,18 +144,6 @@ sub pgpool_differs
 	return join('; ', @differ);
 }
 
-# Does the node plan each index (with sequential scans off)?
-sub planned
-{
-	my ($node) = @_;
-	return join(',',
-		grep { $node->safe_psql('postgres', "${BY_INDEX}EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM t WHERE $QUERIES{$_}")
-			  =~ /Index (Only )?Scan using $_/ } sort keys %QUERIES);
-}
-
-my $building = qq{SELECT string_agg(i::text, ',' ORDER BY i::text) FROM pm_index_pools() p
-	JOIN unnest('\{$INDEXES\}'::regclass[]) i ON p.index = i WHERE p.state = 'building'};
-
 # pgbench's read-only transactions through pgpool: they all end well.
 PostgreSQL::Test::Utils::append_to_file("$dir/read.sql", qq{
 \\set a random(1, 20000)
@@ -176,7 +164,7 @@ sub read_load
 
 # 1. Standby b's copied pools are being built: it plans without them, and the statements pgpool
 # sends it answer as the primary's.
-is($standby_b->safe_psql('postgres', $building), $INDEXES, 'standby b: every copied pool is being built');
+is($standby_b->safe_psql('postgres', building_sql()), $INDEXES, 'standby b: every copied pool is being built');
 is(planned($standby_b), '', 'standby b: meanwhile its queries plan without those indexes');
 is(planned($_), $INDEXES, $_->name . ': plans every pm_index index') for $primary, $standby_a;
 my @before = selects();
@@ -189,7 +177,7 @@ read_load('while standby b builds');
 # 2. The prepared transaction ends: standby b's builds end, and every node plans every index.
 $primary->safe_psql('postgres', q{COMMIT PREPARED 'hold'});
 catch_up($primary, $_) for $standby_a, $standby_b;
-ok($standby_b->poll_query_until('postgres', "SELECT ($building) IS NULL"), 'standby b: the builds end');
+ok($standby_b->poll_query_until('postgres', "SELECT (" . building_sql() . ") IS NULL"), 'standby b: the builds end');
 is(planned($_), $INDEXES, $_->name . ': plans every pm_index index') for @nodes;
 
 my $scans = qq{SELECT sum(idx_scan) FROM pg_stat_user_indexes WHERE indexrelname = ANY ('\{$INDEXES\}')};
@@ -214,7 +202,7 @@ for my $standby ($standby_a, $standby_b)
 	is($checks, verified(), $standby->name . ': every verifier passes');
 }
 
-$pgpool->signal('TERM');
+$pgpool->signal('INT');    # fast shutdown
 $pgpool->finish;
 undef $pgpool;
 done_testing();
