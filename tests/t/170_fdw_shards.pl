@@ -78,7 +78,7 @@ for my $n (1 .. 2)
 	$coordinator->safe_psql('postgres', qq{
 		CREATE SERVER shard$n FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$host', port '$port',
 		  dbname 'postgres', extensions 'postgis', async_capable 'true', use_remote_estimate 'true',
-		  fetch_size '1000', batch_size '500');
+		  batch_size '500');
 		CREATE USER MAPPING FOR CURRENT_USER SERVER shard$n;
 		CREATE FOREIGN TABLE pts_$n PARTITION OF pts FOR VALUES WITH (MODULUS 2, REMAINDER @{[ $n - 1 ]})
 		  SERVER shard$n OPTIONS (table_name 't');
