@@ -13,12 +13,26 @@ use Test::More ();
 
 our @EXPORT =
   qw(pm_node ordered_ams index_heap_differ psql_start start_after_kill catch_up replication_state test_seed setseed
-  $BY_INDEX $BY_HEAP);
+  extension_installed $BY_INDEX $BY_HEAP $PGBENCH_NO_FAILURE);
 
 # Prefixes for a query: answered by index scans only, or by the heap only.
 our $BY_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; ';
 our $BY_HEAP =
   'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; ';
+
+# pgbench's output of a run that processed transactions and failed none.
+our $PGBENCH_NO_FAILURE =
+  qr/number of transactions actually processed: [1-9].*number of failed transactions: 0 /s;
+
+# Is the extension's control file in the share directory of the PostgreSQL on PATH (a test
+# that needs it skips without)?
+sub extension_installed
+{
+	my ($name) = @_;
+	my $sharedir = `pg_config --sharedir`;
+	chomp $sharedir;
+	return -f "$sharedir/extension/$name.control";
+}
 
 # PM_INITDB_TEMPLATE (tests/run makes one per run): a data directory that "initdb -A trust -N"
 # made, copied in place of running initdb again for every node of every file, as PostgreSQL's own
